@@ -1,0 +1,61 @@
+import type { Env } from "../env";
+import { checkBounds, type GatewayConfig, type LimiterConfig } from "./limits";
+
+export const DEFAULT_LIMITER: LimiterConfig = {
+  minConcurrency: 1,
+  startConcurrency: 4,
+  maxConcurrency: 256,
+  decreaseFactor: 0.5,
+  scaleUpPercent: 80,
+  cooldownMs: 5_000,
+  leaseTtlMs: 60_000,
+};
+
+export const DEFAULT_GATEWAY: GatewayConfig = {
+  maxAttempts: 6,
+  baseBackoffMs: 500,
+  maxBackoffMs: 30_000,
+  deadlineMs: 120_000,
+  maxBodyBytes: 10 * 1024 * 1024,
+};
+
+/** A var the operator set to something unusable: the gateway says which, rather than guessing. */
+export class ConfigError extends Error {}
+
+function num(env: Env, name: keyof Env, fallback: number, lo: number, hi: number, int = true): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < lo || n > hi || (int && !Number.isInteger(n)))
+    throw new ConfigError(`${name} must be ${int ? "an integer" : "a number"} in [${lo}, ${hi}], got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export function limiterConfigFromEnv(env: Env): LimiterConfig {
+  const c: LimiterConfig = {
+    minConcurrency: num(env, "MIN_CONCURRENCY", DEFAULT_LIMITER.minConcurrency, 1, 100_000),
+    startConcurrency: num(env, "START_CONCURRENCY", DEFAULT_LIMITER.startConcurrency, 1, 100_000),
+    maxConcurrency: num(env, "MAX_CONCURRENCY", DEFAULT_LIMITER.maxConcurrency, 1, 100_000),
+    decreaseFactor: num(env, "DECREASE_FACTOR", DEFAULT_LIMITER.decreaseFactor, 0.01, 0.99, false),
+    scaleUpPercent: num(env, "SCALE_UP_PERCENT", DEFAULT_LIMITER.scaleUpPercent, 1, 100, false),
+    cooldownMs: num(env, "COOLDOWN_MS", DEFAULT_LIMITER.cooldownMs, 0, 86_400_000),
+    leaseTtlMs: num(env, "LEASE_TTL_MS", DEFAULT_LIMITER.leaseTtlMs, 1_000, 86_400_000),
+  };
+  const bad = checkBounds(c);
+  if (bad) throw new ConfigError(bad.replace(/minConcurrency|startConcurrency|maxConcurrency/g, (m) => toVar(m)));
+  return c;
+}
+
+export function gatewayConfigFromEnv(env: Env): GatewayConfig {
+  return {
+    maxAttempts: num(env, "MAX_ATTEMPTS", DEFAULT_GATEWAY.maxAttempts, 1, 100),
+    baseBackoffMs: num(env, "BASE_BACKOFF_MS", DEFAULT_GATEWAY.baseBackoffMs, 0, 600_000),
+    maxBackoffMs: num(env, "MAX_BACKOFF_MS", DEFAULT_GATEWAY.maxBackoffMs, 0, 3_600_000),
+    deadlineMs: num(env, "DEADLINE_MS", DEFAULT_GATEWAY.deadlineMs, 1, 86_400_000),
+    maxBodyBytes: num(env, "MAX_BODY_BYTES", DEFAULT_GATEWAY.maxBodyBytes, 1, 100 * 1024 * 1024),
+  };
+}
+
+function toVar(field: string): string {
+  return field.replace(/[A-Z]/g, (ch) => `_${ch}`).toUpperCase();
+}

@@ -1,0 +1,22 @@
+import type { Limiter } from "./limiter/object";
+
+/** Bindings, vars and secrets as wrangler.toml and `wrangler secret put` declare them. */
+export interface Env {
+  LIMITER: DurableObjectNamespace<Limiter>;
+  MIN_CONCURRENCY?: string;
+  START_CONCURRENCY?: string;
+  MAX_CONCURRENCY?: string;
+  DECREASE_FACTOR?: string;
+  SCALE_UP_PERCENT?: string;
+  COOLDOWN_MS?: string;
+  MAX_ATTEMPTS?: string;
+  BASE_BACKOFF_MS?: string;
+  MAX_BACKOFF_MS?: string;
+  DEADLINE_MS?: string;
+  LEASE_TTL_MS?: string;
+  MAX_BODY_BYTES?: string;
+  /** JSON object (or a string holding one) adding or overriding providers. */
+  PROVIDERS?: string | Record<string, unknown>;
+  ADMIN_TOKEN?: string;
+  GATEWAY_TOKENS?: string;
+}

@@ -1,0 +1,24 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/node/**"] },
+      },
+      {
+        // End-to-end: real `wrangler dev`, a stand-in provider on loopback, the official SDKs.
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
