@@ -1,6 +1,22 @@
 import { Hono } from "hono";
+import type { Env } from "./env";
+import { gatewayError } from "./proxy/errors";
+import { proxy } from "./routes/proxy";
+
 export { Limiter } from "./limiter/object";
 
-const app = new Hono();
+const app = new Hono<{ Bindings: Env }>();
+
 app.get("/healthz", (c) => c.json({ ok: true }));
+app.route("/", proxy);
+app.notFound(() => gatewayError("unknown_provider", "use /<provider>/<path>, e.g. /openai/v1/chat/completions"));
+// Never a stack trace to the caller; the message stays in the logs, which hold no credentials.
+app.onError((err) => {
+  console.error("slotgate: unhandled error", err instanceof Error ? err.message : String(err));
+  return new Response(JSON.stringify({ error: { type: "internal_error", message: "the gateway failed to handle this request" } }), {
+    status: 500,
+    headers: { "content-type": "application/json", "x-slotgate-error": "internal_error" },
+  });
+});
+
 export default app;

@@ -1,4 +1,189 @@
 import { DurableObject } from "cloudflare:workers";
-export class Limiter extends DurableObject {
-  async ping() { return "pong"; }
+import { limiterConfigFromEnv } from "../config/env";
+import { checkBounds, type LimiterOverride } from "../config/limits";
+import type { Env } from "../env";
+import { LimiterCore, type Persisted } from "./core";
+import { snapshot } from "./snapshot";
+import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleRequest } from "./types";
+
+/** Metrics-only changes are written at most this often; learned limits and gates at once. */
+const FLUSH_MS = 1_000;
+
+type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void; enqueuedAt: number };
+
+/**
+ * One per rate-limit key. Decides who may go and when; bytes never pass through it. The
+ * decisions are LimiterCore's; this class wires them to RPC, SQLite storage, timers and the alarm.
+ */
+export class Limiter extends DurableObject<Env> {
+  /** Injected in tests: Durable Object alarms do not follow fake timers. */
+  now: () => number = () => Date.now();
+  private core: LimiterCore;
+  private meta: KeyMeta | null = null;
+  private lastSeen: number | null = null;
+  private pending = new Map<string, Pending>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private alarmAt: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
+    const rows = new Map(sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]));
+    const saved = rows.get("core");
+    this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
+    this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
+    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
+    // Leases outlive the object: their Workers are still streaming and will release them.
+    for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases"))
+      this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: l.expires });
+    void this.ensureAlarm();
+  }
+
+  async acquire(req: AcquireRequest): Promise<AcquireResult> {
+    const now = this.now();
+    this.touch(req, now);
+    const held = this.core.leases.get(req.leaseId);
+    if (held) return { granted: true, leaseId: req.leaseId, waitedMs: 0, leaseTtlMs: this.core.config.leaseTtlMs };
+    const waiting = this.pending.get(req.leaseId);
+    if (waiting) return waiting.promise;
+
+    const admission = this.core.enqueue(
+      { id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), enqueuedAt: now },
+      now,
+    );
+    if (admission.kind === "rejected") return { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs };
+    let resolve!: (r: AcquireResult) => void;
+    const promise = new Promise<AcquireResult>((r) => (resolve = r));
+    this.pending.set(req.leaseId, { promise, resolve, enqueuedAt: now });
+    this.pump();
+    return promise;
+  }
+
+  async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
+    const now = this.now();
+    const changed = this.core.settle(leaseId, outcome, now);
+    if (outcome.release) this.dropLease(leaseId);
+    // A new limit or gate must survive a restart; plain counters can wait for the next flush.
+    if (changed || outcome.cls === "rate_limit") this.save();
+    else this.scheduleFlush();
+    this.pump();
+  }
+
+  async release(leaseId: string): Promise<boolean> {
+    const had = this.dropLease(leaseId);
+    this.pump();
+    return had;
+  }
+
+  async renew(leaseId: string): Promise<boolean> {
+    const ok = this.core.renew(leaseId, this.now());
+    const lease = this.core.leases.get(leaseId);
+    if (lease) this.ctx.storage.sql.exec("UPDATE leases SET expires = ? WHERE id = ?", lease.expiresAt, leaseId);
+    return ok;
+  }
+
+  /** The caller left while queued: it must not be granted a slot nobody will use. */
+  async cancel(leaseId: string): Promise<boolean> {
+    const w = this.core.cancel(leaseId);
+    this.pending.get(leaseId)?.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+    this.pending.delete(leaseId);
+    return w !== undefined || this.dropLease(leaseId);
+  }
+
+  async state(): Promise<LimiterSnapshot> {
+    return snapshot(this.core, this.meta, this.lastSeen, this.now());
+  }
+
+  async configure(override: LimiterOverride): Promise<{ ok: true; state: LimiterSnapshot } | { ok: false; error: string }> {
+    const error = this.core.configure(override, this.now(), checkBounds);
+    if (error) return { ok: false, error };
+    this.save();
+    this.pump();
+    return { ok: true, state: await this.state() };
+  }
+
+  async reset(): Promise<LimiterSnapshot> {
+    this.core.reset();
+    this.save();
+    this.pump();
+    return this.state();
+  }
+
+  /** Sweeps leases whose Worker never came back, then lets the queue move. */
+  async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const gone = this.core.expireLeases(this.now());
+    for (const l of gone) this.ctx.storage.sql.exec("DELETE FROM leases WHERE id = ?", l.id);
+    this.pump();
+    await this.ensureAlarm();
+  }
+
+  private touch(meta: KeyMeta, now: number): void {
+    if (!this.meta) {
+      this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
+      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
+    }
+    this.lastSeen = now;
+  }
+
+  private dropLease(id: string): boolean {
+    if (!this.core.release(id)) return false;
+    this.ctx.storage.sql.exec("DELETE FROM leases WHERE id = ?", id);
+    return true;
+  }
+
+  /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
+  private pump(): void {
+    const now = this.now();
+    const { granted, expired } = this.core.pump(now);
+    const ttl = this.core.config.leaseTtlMs;
+    for (const w of granted) {
+      const lease = this.core.leases.get(w.id)!;
+      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", w.id, w.cost, lease.expiresAt);
+      this.settleWaiter(w.id, { granted: true, leaseId: w.id, waitedMs: now - w.enqueuedAt, leaseTtlMs: ttl });
+    }
+    for (const w of expired)
+      this.settleWaiter(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: this.core.retryAfter(w.cost, now) });
+    if (granted.length > 0) void this.ensureAlarm();
+    this.arm(this.core.wakeAt(now), now);
+  }
+
+  private settleWaiter(id: string, r: AcquireResult): void {
+    this.pending.get(id)?.resolve(r);
+    this.pending.delete(id);
+  }
+
+  private arm(at: number | null, now: number): void {
+    if (at === null || at >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.pump();
+    }, Math.max(0, at - now));
+  }
+
+  private async ensureAlarm(): Promise<void> {
+    const next = this.core.nextLeaseExpiry();
+    if (next === null || (this.alarmAt !== null && this.alarmAt <= next)) return;
+    this.alarmAt = next;
+    await this.ctx.storage.setAlarm(next);
+  }
+
+  private save(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const sql = this.ctx.storage.sql;
+    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('core', ?)", JSON.stringify(this.core.persisted()));
+    if (this.lastSeen !== null) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('lastSeen', ?)", String(this.lastSeen));
+  }
+
+  private scheduleFlush(): void {
+    this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
+  }
 }

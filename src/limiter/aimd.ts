@@ -1,0 +1,105 @@
+import type { LimiterConfig } from "../config/limits";
+
+export type ChangeReason = "slow_start" | "steady_up" | "rate_limit" | "quota" | "manual";
+export interface HistoryEntry {
+  at: number;
+  from: number;
+  to: number;
+  reason: ChangeReason;
+}
+
+export const HISTORY_MAX = 200;
+
+/**
+ * Adaptive concurrency. Two of the limiter's three clocks live here: `lastCutAt` debounces cuts
+ * (one per rate-limit episode) and `round` is the growth window. The send gate is the caller's.
+ */
+export interface AimdState {
+  limit: number;
+  phase: "slow_start" | "steady";
+  lastCutAt: number | null;
+  round: { completions: number; peakInFlight: number; clean: boolean };
+  history: HistoryEntry[];
+}
+
+export function initAimd(cfg: LimiterConfig, limit = cfg.startConcurrency): AimdState {
+  return {
+    limit: clamp(limit, cfg),
+    phase: "slow_start",
+    lastCutAt: null,
+    round: { completions: 0, peakInFlight: 0, clean: true },
+    history: [],
+  };
+}
+
+function clamp(n: number, cfg: LimiterConfig): number {
+  return Math.min(cfg.maxConcurrency, Math.max(cfg.minConcurrency, Math.floor(n)));
+}
+
+function change(s: AimdState, to: number, reason: ChangeReason, now: number, inFlight: number): HistoryEntry | null {
+  s.round = { completions: 0, peakInFlight: inFlight, clean: true };
+  if (to === s.limit) return null;
+  const entry = { at: now, from: s.limit, to, reason };
+  s.limit = to;
+  s.history.push(entry);
+  if (s.history.length > HISTORY_MAX) s.history.splice(0, s.history.length - HISTORY_MAX);
+  return entry;
+}
+
+/** Called after each grant with the in-flight count that grant produced. */
+export function noteInFlight(s: AimdState, inFlight: number): void {
+  if (inFlight > s.round.peakInFlight) s.round.peakInFlight = inFlight;
+}
+
+/**
+ * A first-attempt success. A round is `limit` such completions; it grows the limit only if it was
+ * clean and its peak in-flight reached `scaleUpPercent` of the limit, so an idle key never inflates.
+ */
+export function onSuccess(s: AimdState, cfg: LimiterConfig, now: number, inFlight: number): HistoryEntry | null {
+  s.round.completions += 1;
+  if (s.round.completions < s.limit) return null;
+  const used = s.round.peakInFlight >= Math.ceil((s.limit * cfg.scaleUpPercent) / 100);
+  if (!s.round.clean || !used) {
+    s.round = { completions: 0, peakInFlight: inFlight, clean: true };
+    return null;
+  }
+  const slow = s.phase === "slow_start";
+  return change(s, clamp(slow ? s.limit * 2 : s.limit + 1, cfg), slow ? "slow_start" : "steady_up", now, inFlight);
+}
+
+/** Transient errors say nothing about the rate limit: they spoil the round (no growth), never cut. */
+export function onTransient(s: AimdState): void {
+  s.round.clean = false;
+}
+
+/**
+ * Multiplicative cut, at most one per `cooldownMs` (one per episode: the many 429s of one burst
+ * are one signal). A `quota` cut never goes below what is in flight now: it trims headroom the
+ * quota would refuse anyway, without starving the pace the quota allows.
+ */
+export function cut(
+  s: AimdState,
+  cfg: LimiterConfig,
+  reason: "rate_limit" | "quota",
+  now: number,
+  inFlight: number,
+): HistoryEntry | null {
+  if (s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs) return null;
+  let to = clamp(s.limit * cfg.decreaseFactor, cfg);
+  if (reason === "quota") to = Math.max(to, Math.min(s.limit, inFlight));
+  if (to >= s.limit && reason === "quota") return null;
+  s.lastCutAt = now;
+  s.phase = "steady";
+  return change(s, to, reason, now, inFlight);
+}
+
+export function setManual(s: AimdState, cfg: LimiterConfig, limit: number, now: number, inFlight: number): HistoryEntry | null {
+  s.phase = "steady";
+  return change(s, clamp(limit, cfg), "manual", now, inFlight);
+}
+
+/** After a config change the limit must still lie within the (new) bounds. */
+export function rebound(s: AimdState, cfg: LimiterConfig, now: number, inFlight: number): HistoryEntry | null {
+  const to = clamp(s.limit, cfg);
+  return to === s.limit ? null : change(s, to, "manual", now, inFlight);
+}

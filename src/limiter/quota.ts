@@ -1,0 +1,93 @@
+import type { QuotaReading, RateLimitInfo } from "../policy/types";
+
+/**
+ * One provider window, modelled as a token bucket (OpenAI and Anthropic both refill continuously
+ * and report `reset` as the time until the bucket is full). `used` is what this limiter granted
+ * since the reading, which the provider had not yet counted.
+ */
+export interface QuotaWindow {
+  limit: number | null;
+  remaining: number;
+  observedAt: number;
+  /** Units per ms; derived from (limit - remaining) / (reset - observed). */
+  refillPerMs: number;
+  used: number;
+}
+
+export interface QuotaState {
+  requests: QuotaWindow | null;
+  tokens: QuotaWindow | null;
+}
+
+/** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
+const DEFAULT_WINDOW_MS = 60_000;
+export const LOW_WATER = 0.1;
+
+export function emptyQuota(): QuotaState {
+  return { requests: null, tokens: null };
+}
+
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number): QuotaWindow | null {
+  if (!r || r.remaining === null) return prev;
+  const limit = r.limit ?? prev?.limit ?? null;
+  const remaining = limit === null ? r.remaining : Math.min(r.remaining, limit);
+  let refillPerMs = prev?.refillPerMs ?? (limit !== null ? limit / DEFAULT_WINDOW_MS : 0);
+  if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
+    refillPerMs = (limit - remaining) / (r.resetAt - now);
+  return { limit, remaining, observedAt: now, refillPerMs, used: 0 };
+}
+
+/** Replaces each window the response reported; windows it did not mention keep their prediction. */
+export function observe(q: QuotaState, info: RateLimitInfo, now: number): void {
+  q.requests = fromReading(info.requests, q.requests, now);
+  q.tokens = fromReading(info.tokens, q.tokens, now);
+}
+
+/** What the window should hold now, before subtracting what was granted since the reading. */
+function refilled(w: QuotaWindow, now: number): number {
+  const r = w.remaining + w.refillPerMs * Math.max(0, now - w.observedAt);
+  return w.limit === null ? r : Math.min(w.limit, r);
+}
+
+export function available(w: QuotaWindow, now: number): number {
+  return refilled(w, now) - w.used;
+}
+
+/** When `need` units will be there, or `now` if they already are. Infinity if it never refills. */
+function readyAt(w: QuotaWindow, need: number, now: number): number {
+  // A request larger than the whole window goes when the window is full, or it would never go.
+  const want = w.limit !== null ? Math.min(need, w.limit) : need;
+  const short = want - available(w, now);
+  if (short <= 0) return now;
+  if (w.refillPerMs <= 0) return Number.POSITIVE_INFINITY;
+  return now + Math.ceil(short / w.refillPerMs);
+}
+
+/** The earliest time a request of `cost` tokens fits both windows (`now` when it fits already). */
+export function fitsAt(q: QuotaState, cost: number, now: number): number {
+  let at = now;
+  if (q.requests) at = Math.max(at, readyAt(q.requests, 1, now));
+  if (q.tokens) at = Math.max(at, readyAt(q.tokens, cost, now));
+  return at;
+}
+
+export function charge(q: QuotaState, cost: number): void {
+  if (q.requests) q.requests.used += 1;
+  if (q.tokens) q.tokens.used += cost;
+}
+
+/** True when a reported window has less than 10% left: time to trim concurrency before a 429. */
+export function lowWater(q: QuotaState, now: number): boolean {
+  return [q.requests, q.tokens].some(
+    (w) => w !== null && w.limit !== null && w.limit > 0 && available(w, now) < w.limit * LOW_WATER,
+  );
+}
+
+/** The contract's view: remaining as predicted now, resetAt when the window will be full again. */
+export function describe(w: QuotaWindow | null, now: number): { limit: number | null; remaining: number; resetAt: string | null } | null {
+  if (!w) return null;
+  const left = Math.max(0, Math.floor(available(w, now)));
+  let resetAt: string | null = null;
+  if (w.limit !== null && w.refillPerMs > 0) resetAt = new Date(now + Math.ceil(Math.max(0, w.limit - available(w, now)) / w.refillPerMs)).toISOString();
+  return { limit: w.limit, remaining: left, resetAt };
+}

@@ -1,0 +1,61 @@
+import type { LimiterOverride } from "../config/limits";
+import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+
+/** Who the limiter is for; stored on first use so admin views can name it. */
+export interface KeyMeta {
+  key: string;
+  provider: string;
+  model: string;
+}
+
+export interface AcquireRequest extends KeyMeta {
+  /** Chosen by the Worker per attempt, so a repeated call is the same call. */
+  leaseId: string;
+  /** Estimated tokens (prompt plus max output). */
+  cost: number;
+  /** A retry rejoins at the head of the queue. */
+  retry: boolean;
+  /** How long the caller can still wait, in ms (relative: the Worker's and the object's clocks differ). */
+  waitMs: number;
+}
+
+export type AcquireResult =
+  | { granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number }
+  | { granted: false; reason: "queue_timeout"; retryAfterMs: number };
+
+export interface SettleRequest {
+  cls: OutcomeClass;
+  status: number;
+  info: RateLimitInfo;
+  latencyMs: number;
+  attempt: number;
+  final: boolean;
+  /** Release the slot in the same call (an attempt whose body is already consumed). */
+  release?: boolean;
+}
+
+export interface QuotaView {
+  limit: number | null;
+  remaining: number;
+  resetAt: string | null;
+}
+
+/** `GET /admin/keys/:key`, as the design's contract lists it. */
+export interface LimiterSnapshot extends KeyMeta {
+  concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady" };
+  cooldownUntil: string | null;
+  quotas: { requests: QuotaView | null; tokens: QuotaView | null };
+  metrics: {
+    totalRequests: number;
+    completedRequests: number;
+    failedRequests: number;
+    rateLimitHits: number;
+    retriedRequests: number;
+    avgLatencyMs: number;
+    p50LatencyMs: number;
+    p99LatencyMs: number;
+  };
+  history: { at: string; from: number; to: number; reason: string }[];
+  config: LimiterOverride;
+  lastSeen: string | null;
+}

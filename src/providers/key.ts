@@ -1,0 +1,41 @@
+import { modelFromPath } from "./url";
+import { FLAVOURS, type Provider } from "./table";
+
+/** A caller's `x-slotgate-limit-key` label: replaces the model part, nothing else. */
+export const LABEL = /^[A-Za-z0-9._@+\/-]{1,128}$/;
+
+export interface KeyParts {
+  key: string;
+  model: string;
+  credentialHash: string;
+}
+
+async function sha256Hex16(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * `<provider>:<model or *>:<first 16 hex of SHA-256(credential + org/project)>`. The raw
+ * credential only ever enters the hash; provider and hash always stay, so a label cannot
+ * reach another tenant's limiter.
+ */
+export async function limitKey(p: Provider, headers: Headers, url: URL, rest: string, body: unknown, label: string | null): Promise<KeyParts> {
+  const f = FLAVOURS[p.flavour];
+  const parts = [
+    ...f.credentialHeaders.map((h) => headers.get(h) ?? ""),
+    ...f.credentialParams.map((q) => url.searchParams.get(q) ?? ""),
+    ...f.scopeHeaders.map((h) => headers.get(h) ?? ""),
+  ];
+  const credentialHash = await sha256Hex16(parts.join("\n"));
+  let model: string | null = label;
+  if (!model) model = f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  model = model && model.length <= 128 ? model : "*";
+  return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
+}
+
+function bodyModel(body: unknown): string | null {
+  if (typeof body !== "object" || body === null) return null;
+  const m = (body as { model?: unknown }).model;
+  return typeof m === "string" && m.length > 0 ? m : null;
+}

@@ -1,0 +1,59 @@
+import { ConfigError } from "../config/env";
+import { BUILT_IN, FLAVOURS, type FlavourName, type Provider } from "./table";
+
+const cache = new Map<string, Record<string, Provider>>();
+
+/**
+ * The built-in table with `PROVIDERS` merged over it. `PROVIDERS` is a JSON object (or a string
+ * holding one) of `{name: {baseUrl, headers?}}`; `headers` names the flavour (default: the
+ * built-in's, else openai). Parsed once per distinct value.
+ */
+export function providers(raw: unknown): Record<string, Provider> {
+  const text = typeof raw === "string" ? raw : JSON.stringify(raw ?? {});
+  const hit = cache.get(text);
+  if (hit) return hit;
+  const table: Record<string, Provider> = {};
+  for (const [name, p] of Object.entries(BUILT_IN)) table[name] = { name, ...p };
+  for (const [name, spec] of Object.entries(parseOverrides(raw))) {
+    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError(`PROVIDERS: provider name ${JSON.stringify(name)} must be lowercase letters, digits, - or _`);
+    if (name === "admin" || name === "healthz") throw new ConfigError(`PROVIDERS: ${name} is a reserved route`);
+    if (typeof spec !== "object" || spec === null) throw new ConfigError(`PROVIDERS.${name} must be an object`);
+    const { baseUrl, headers } = spec as { baseUrl?: unknown; headers?: unknown };
+    const base = baseUrl ?? table[name]?.baseUrl;
+    if (typeof base !== "string") throw new ConfigError(`PROVIDERS.${name}.baseUrl must be a string`);
+    const flavour = headers ?? table[name]?.flavour ?? "openai";
+    if (typeof flavour !== "string" || !(flavour in FLAVOURS))
+      throw new ConfigError(`PROVIDERS.${name}.headers must be one of ${Object.keys(FLAVOURS).join(", ")}`);
+    table[name] = { name, baseUrl: checkBase(name, base), flavour: flavour as FlavourName };
+  }
+  if (cache.size > 16) cache.clear();
+  cache.set(text, table);
+  return table;
+}
+
+function parseOverrides(raw: unknown): Record<string, unknown> {
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.trim() === "") return {};
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigError("PROVIDERS is not valid JSON");
+    }
+  }
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError("PROVIDERS must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+function checkBase(name: string, base: string): string {
+  let url: URL;
+  try {
+    url = new URL(base.replace("{resource}", "resource"));
+  } catch {
+    throw new ConfigError(`PROVIDERS.${name}.baseUrl is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`PROVIDERS.${name}.baseUrl must be http(s)`);
+  if (url.search || url.hash || url.username || url.password) throw new ConfigError(`PROVIDERS.${name}.baseUrl must not carry a query, fragment or credentials`);
+  return base.replace(/\/+$/, "");
+}

@@ -1,0 +1,33 @@
+/** The contract's gateway-made errors, plus the two ways bad input and an unreachable limiter are told. */
+export type GatewayErrorType =
+  | "unknown_provider"
+  | "body_too_large"
+  | "unauthorized"
+  | "queue_timeout"
+  | "upstream_unreachable"
+  | "limiter_unavailable"
+  | "invalid_request"
+  | "config_error";
+
+const STATUS: Record<GatewayErrorType, number> = {
+  unknown_provider: 404,
+  body_too_large: 413,
+  unauthorized: 401,
+  queue_timeout: 429,
+  upstream_unreachable: 502,
+  limiter_unavailable: 503,
+  invalid_request: 400,
+  config_error: 500,
+};
+
+export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error: { type, message } }), {
+    status: STATUS[type],
+    headers: { "content-type": "application/json", "x-slotgate-error": type, ...headers },
+  });
+}
+
+/** Whole seconds for a `retry-after` header, never 0 (0 reads as "now" and invites a stampede). */
+export function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}

@@ -1,0 +1,65 @@
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and ones the runtime sets itself. */
+const HOP = new Set([
+  "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+  "proxy-authorization", "proxy-authenticate", "host", "content-length", "expect",
+]);
+
+function dropped(name: string): boolean {
+  return HOP.has(name) || name.startsWith("cf-") || name.startsWith("x-slotgate-") ||
+    name === "x-forwarded-for" || name === "x-real-ip";
+}
+
+/** What goes upstream: the caller's headers minus hop-by-hop, `host`, `cf-*` and `x-slotgate-*`. */
+export function upstreamHeaders(incoming: Headers): Headers {
+  const out = new Headers();
+  for (const [name, value] of incoming) if (!dropped(name)) out.set(name, value);
+  return out;
+}
+
+/**
+ * What goes back: the provider's headers minus hop-by-hop ones. The runtime has already decoded
+ * the body, so its encoding and length no longer describe it.
+ */
+export function callerHeaders(upstream: Headers): Headers {
+  const out = new Headers();
+  for (const [name, value] of upstream)
+    if (!HOP.has(name) && name !== "content-encoding" && !name.startsWith("cf-")) out.append(name, value);
+  return out;
+}
+
+/** Reads at most `max` bytes; null when the body is larger (the caller gets 413, nothing is sent). */
+export async function readBounded(req: Request, max: number): Promise<Uint8Array | null> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > max) return null;
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** Parses a JSON body if it is one; anything else is forwarded untouched. */
+export function parseJson(bytes: Uint8Array): unknown {
+  if (bytes.byteLength === 0) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,97 @@
+import type { Limiter } from "../limiter/object";
+import type { AcquireRequest, AcquireResult, SettleRequest } from "../limiter/types";
+
+/** The key's limiter could not be asked in time: fail closed, never send around it. */
+export class LimiterUnavailable extends Error {
+  constructor(readonly retryAfterMs: number, message: string) {
+    super(message);
+  }
+}
+
+/** Beyond the caller's deadline, how long an acquire may take to come back before we give up on it. */
+const GRACE_MS = 2_000;
+const RETRY_PAUSE_MS = 50;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+type Flags = { retryable?: boolean; overloaded?: boolean };
+
+/**
+ * The Worker's side of one key's Limiter. Acquire retries a broken object with a fresh stub
+ * (the object may have restarted); the other calls are fire-and-forget, kept alive by waitUntil.
+ */
+export class LimiterClient {
+  private stub: DurableObjectStub<Limiter>;
+  private id: DurableObjectId;
+
+  constructor(
+    private ns: DurableObjectNamespace<Limiter>,
+    key: string,
+    private waitUntil: (p: Promise<unknown>) => void,
+    private now: () => number = Date.now,
+  ) {
+    this.id = ns.idFromName(key);
+    this.stub = ns.get(this.id);
+  }
+
+  async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LimiterUnavailable(1_000, "the limiter did not answer in time")), Math.max(0, deadline - this.now()) + GRACE_MS);
+      });
+      try {
+        const call = this.stub.acquire({ ...req, waitMs: Math.max(0, deadline - this.now()) }) as Promise<AcquireResult>;
+        return await Promise.race([call, timeout]);
+      } catch (err) {
+        if (err instanceof LimiterUnavailable) throw err;
+        const flags = (err ?? {}) as Flags;
+        if (flags.overloaded) throw new LimiterUnavailable(1_000, "the limiter is overloaded");
+        if (!flags.retryable || this.now() + RETRY_PAUSE_MS >= deadline) throw new LimiterUnavailable(1_000, "the limiter could not be reached");
+        await sleep(RETRY_PAUSE_MS);
+        this.stub = this.ns.get(this.id);
+      } finally {
+        if (timer !== undefined) clearTimeout(timer);
+      }
+    }
+  }
+
+  settle(leaseId: string, outcome: SettleRequest): void {
+    this.background(() => this.stub.settle(leaseId, outcome));
+  }
+
+  /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
+    try {
+      await this.stub.settle(leaseId, outcome);
+    } catch {
+      this.settle(leaseId, outcome);
+    }
+  }
+
+  release(leaseId: string): void {
+    this.background(() => this.stub.release(leaseId));
+  }
+
+  cancel(leaseId: string): void {
+    this.background(() => this.stub.cancel(leaseId));
+  }
+
+  /** Keeps a held lease alive while the provider is slow or the stream long. Returns the stopper. */
+  keepAlive(leaseId: string, ttlMs: number): () => void {
+    const every = Math.max(250, Math.floor(ttlMs / 3));
+    const timer = setInterval(() => this.background(() => this.stub.renew(leaseId)), every);
+    return () => clearInterval(timer);
+  }
+
+  /** A lost settle or release is bounded by the lease's expiry; it must never fail the request. */
+  private background(call: () => Promise<unknown>): void {
+    this.waitUntil(
+      call().catch(async (err) => {
+        if (!(err as Flags)?.retryable) return;
+        this.stub = this.ns.get(this.id);
+        await call().catch(() => {});
+      }),
+    );
+  }
+}

@@ -1,0 +1,150 @@
+import type { GatewayConfig } from "../config/limits";
+import type { KeyMeta, SettleRequest } from "../limiter/types";
+import { decideRetry } from "../policy/backoff";
+import { classify } from "../policy/classify";
+import { parseRateLimitHeaders } from "../policy/headers";
+import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import { gatewayError, retryAfterSeconds } from "./errors";
+import { callerHeaders, parseJson } from "./forward";
+import { type LimiterClient, LimiterUnavailable } from "./limiter-client";
+
+/** One caller request, resolved and read, ready to be sent as many times as policy allows. */
+export interface Plan {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: Uint8Array | null;
+  key: KeyMeta;
+  cost: number;
+  deadline: number;
+  maxAttempts: number;
+  gateway: GatewayConfig;
+  signal: AbortSignal;
+  waitUntil: (p: Promise<unknown>) => void;
+}
+
+export interface Deps {
+  fetch: typeof fetch;
+  now: () => number;
+  random: () => number;
+}
+
+const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
+/** The caller is gone; the status is never seen, but the runtime wants a Response. */
+const GONE = () => new Response(null, { status: 499 });
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
+/**
+ * Acquire, send, settle, and retry what policy says to retry, until an answer the caller should
+ * see. The slot of a successful attempt is held until its body has been streamed out.
+ */
+export async function run(plan: Plan, limiter: LimiterClient, deps: Deps): Promise<Response> {
+  const requestId = crypto.randomUUID();
+  let attempts = 0;
+  let queueMs = 0;
+  let last: Response | null = null;
+  const stamp = (res: Response) => {
+    res.headers.set("x-slotgate-key", plan.key.key);
+    res.headers.set("x-slotgate-attempts", String(attempts));
+    res.headers.set("x-slotgate-queue-ms", String(Math.round(queueMs)));
+    return res;
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    const leaseId = `${requestId}:${attempt}`;
+    const asked = deps.now();
+    const leave = () => limiter.cancel(leaseId);
+    plan.signal.addEventListener("abort", leave);
+    let grant;
+    try {
+      grant = await limiter.acquire({ ...plan.key, leaseId, cost: plan.cost, retry: attempt > 1 }, plan.deadline);
+    } catch (err) {
+      if (!(err instanceof LimiterUnavailable)) throw err;
+      return stamp(last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
+    } finally {
+      plan.signal.removeEventListener("abort", leave);
+    }
+    queueMs += deps.now() - asked;
+    if (plan.signal.aborted) {
+      if (grant.granted) limiter.release(leaseId);
+      return GONE();
+    }
+    if (!grant.granted)
+      return stamp(last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
+
+    attempts = attempt;
+    const stopRenewing = limiter.keepAlive(leaseId, grant.leaseTtlMs);
+    const sent = deps.now();
+    let res: Response;
+    try {
+      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: plan.signal, redirect: "manual" });
+    } catch {
+      stopRenewing();
+      if (plan.signal.aborted) {
+        limiter.settle(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, true));
+        return GONE();
+      }
+      const d = decide("transient", attempt, null, plan, deps);
+      await limiter.settleNow(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry));
+      if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", "the provider could not be reached"));
+      await sleep(d.delayMs, plan.signal);
+      continue;
+    }
+    const latency = deps.now() - sent;
+
+    if (res.status < 400) {
+      limiter.settle(leaseId, { ...outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true), release: false });
+      return stamp(streamBack(res, plan.waitUntil, () => {
+        stopRenewing();
+        limiter.release(leaseId);
+      }));
+    }
+
+    // An error body is small and needed twice: to classify it, and to hand it back unchanged.
+    const bytes = new Uint8Array(await res.arrayBuffer().catch(() => new ArrayBuffer(0)));
+    stopRenewing();
+    const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
+    const info = parseRateLimitHeaders(res.headers, deps.now(), body);
+    const cls = classify(res.status, body, res.statusText);
+    const d = decide(cls, attempt, info.retryAfterMs, plan, deps);
+    await limiter.settleNow(leaseId, outcome(cls, res.status, info, latency, attempt, !d.retry));
+    last = new Response(bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
+    if (!d.retry) return stamp(last);
+    await sleep(d.delayMs, plan.signal);
+    if (plan.signal.aborted) return GONE();
+  }
+}
+
+function decide(cls: OutcomeClass, attempt: number, hintMs: number | null, plan: Plan, deps: Deps) {
+  return decideRetry({
+    cls, attempt, hintMs, maxAttempts: plan.maxAttempts, now: deps.now(), deadline: plan.deadline,
+    baseMs: plan.gateway.baseBackoffMs, maxMs: plan.gateway.maxBackoffMs, random: deps.random,
+  });
+}
+
+function outcome(cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): SettleRequest {
+  return { cls, status, info, latencyMs, attempt, final, release: true };
+}
+
+/** Streams the provider's body chunk by chunk; `done` runs when it ends or the caller leaves. */
+function streamBack(res: Response, waitUntil: (p: Promise<unknown>) => void, done: () => void): Response {
+  const init = { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) };
+  if (!res.body) {
+    done();
+    return new Response(null, init);
+  }
+  const { readable, writable } = new TransformStream();
+  waitUntil(res.body.pipeTo(writable).catch(() => {}).finally(done));
+  return new Response(readable, init);
+}

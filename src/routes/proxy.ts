@@ -1,0 +1,75 @@
+import { Hono } from "hono";
+import { gatewayTokenOk } from "../auth";
+import { ConfigError, gatewayConfigFromEnv } from "../config/env";
+import type { Env } from "../env";
+import { estimateTokens } from "../policy/estimate";
+import { providers } from "../providers/registry";
+import { LABEL, limitKey } from "../providers/key";
+import { upstreamUrl } from "../providers/url";
+import { gatewayError } from "../proxy/errors";
+import { parseJson, readBounded, upstreamHeaders } from "../proxy/forward";
+import { LimiterClient } from "../proxy/limiter-client";
+import { run } from "../proxy/run";
+
+export const proxy = new Hono<{ Bindings: Env }>();
+
+/** A caller may lower, never raise, a limit with a header; garbage is refused, not guessed at. */
+function lowered(raw: string | undefined, configured: number, name: string): number | string {
+  if (raw === undefined) return configured;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < 1) return `${name} must be a positive integer`;
+  return Math.min(n, configured);
+}
+
+proxy.all("/:provider/*", async (c) => {
+  const name = c.req.param("provider");
+  let table, gw;
+  try {
+    table = providers(c.env.PROVIDERS);
+    gw = gatewayConfigFromEnv(c.env);
+  } catch (err) {
+    if (err instanceof ConfigError) return gatewayError("config_error", err.message);
+    throw err;
+  }
+  const provider = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (!provider) return gatewayError("unknown_provider", `no provider named ${JSON.stringify(name.slice(0, 64))}`);
+  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
+    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
+
+  const incoming = new URL(c.req.url);
+  const rest = incoming.pathname.slice(name.length + 1);
+  const url = upstreamUrl(provider, rest, incoming.search);
+  if (!url) return gatewayError("invalid_request", "the path may not leave the provider's base URL");
+  const label = c.req.header("x-slotgate-limit-key") ?? null;
+  if (label !== null && !LABEL.test(label)) return gatewayError("invalid_request", "x-slotgate-limit-key must be 1-128 of A-Z a-z 0-9 . _ @ + / -");
+  const maxAttempts = lowered(c.req.header("x-slotgate-max-attempts"), gw.maxAttempts, "x-slotgate-max-attempts");
+  const deadlineMs = lowered(c.req.header("x-slotgate-deadline-ms"), gw.deadlineMs, "x-slotgate-deadline-ms");
+  if (typeof maxAttempts === "string") return gatewayError("invalid_request", maxAttempts);
+  if (typeof deadlineMs === "string") return gatewayError("invalid_request", deadlineMs);
+
+  const start = Date.now();
+  const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
+  const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
+  if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
+  const json = parseJson(bytes);
+  const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
+  const limiter = new LimiterClient(c.env.LIMITER, key.key, (p) => c.executionCtx.waitUntil(p));
+
+  return run(
+    {
+      url,
+      method: c.req.method,
+      headers: upstreamHeaders(c.req.raw.headers),
+      body: hasBody ? bytes : null,
+      key: { key: key.key, provider: provider.name, model: key.model },
+      cost: estimateTokens(json, bytes.byteLength),
+      deadline: start + deadlineMs,
+      maxAttempts,
+      gateway: gw,
+      signal: c.req.raw.signal,
+      waitUntil: (p) => c.executionCtx.waitUntil(p),
+    },
+    limiter,
+    { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
+  );
+});
