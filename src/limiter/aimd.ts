@@ -84,6 +84,8 @@ export function cut(
   now: number,
   inFlight: number,
 ): HistoryEntry | null {
+  // Every 429 of an episode spoils the round, even the ones the debounce does not cut for.
+  if (reason === "rate_limit") s.round.clean = false;
   if (s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs) return null;
   let to = clamp(s.limit * cfg.decreaseFactor, cfg);
   if (reason === "quota") to = Math.max(to, Math.min(s.limit, inFlight));

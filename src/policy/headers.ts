@@ -1,0 +1,243 @@
+import type { QuotaReading, RateLimitInfo } from "./types";
+
+/**
+ * Parsers for what providers send about rate limits. Pure and total: every input gives a number or
+ * null, never an exception, because a stray header must not break a request that already succeeded.
+ */
+
+/** A wait beyond a day means a wrong unit or a broken clock, never a real plan to sleep. */
+export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
+
+const UNIT_MS: Record<string, number> = {
+  h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ns: 1e-6,
+};
+// "ms" before "m", or "20ms" would read as 20 minutes and a stray "s".
+const DURATION_PART = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)/y;
+const DECIMAL = /^\d+(?:\.\d+)?$/;
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+const wait = (ms: number): number | null => (Number.isFinite(ms) && ms >= 0 && ms <= MAX_WAIT_MS ? ms : null);
+
+/** A plain non-negative decimal ("2", "1.5"). No sign, exponent or "Infinity": those are not what providers send. */
+function decimal(v: unknown): number | null {
+  const t = text(v).trim();
+  if (t.length > 32 || !DECIMAL.test(t)) return null;
+  const n = Number(t);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Go-style duration as OpenAI and Groq send it ("6m0s", "20ms", "1m30.5s", "0.5m") → ms. */
+export function parseDuration(v: string): number | null {
+  const t = text(v).trim();
+  if (t === "" || t.length > 64) return null;
+  const re = new RegExp(DURATION_PART); // own lastIndex per call
+  let total = 0;
+  while (re.lastIndex < t.length) {
+    const m = re.exec(t);
+    if (!m) return null;
+    total += Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? NaN);
+  }
+  // Sub-ms units and decimal fractions leave float noise (1.1s → 1100.0000000000002); keep µs precision.
+  return wait(Math.round(total * 1000) / 1000);
+}
+
+/** UTC epoch ms from calendar parts, or null when a part is out of range (no silent Feb 30 → Mar 2). */
+function utc(y: number, mon: number, d: number, h: number, mi: number, s: number): number | null {
+  if (mon < 1 || mon > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return null;
+  const t = Date.UTC(y, mon - 1, d, h, mi, Math.min(s, 59)); // a leap second folds into :59
+  return new Date(t).getUTCDate() === d ? t : null;
+}
+
+const IMF_DATE = /^[a-z]{3}, (\d{1,2}) ([a-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) (?:gmt|utc)$/i;
+const RFC850_DATE = /^[a-z]{6,9}, (\d{2})-([a-z]{3})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) gmt$/i;
+const ASCTIME_DATE = /^[a-z]{3} ([a-z]{3}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/i;
+
+/** The three HTTP-date forms of RFC 9110, parsed by hand because Date.parse reads asctime as local time. */
+function parseHttpDate(v: string): number | null {
+  const t = v.trim();
+  const m = IMF_DATE.exec(t) ?? RFC850_DATE.exec(t);
+  const a = ASCTIME_DATE.exec(t);
+  // Every form reordered to [day, month, year, hour, minute, second].
+  const p = m ? m.slice(1) : a ? [a[2], a[1], a[6], a[3], a[4], a[5]] : null;
+  if (!p) return null;
+  const [day, mon, year, h, mi, s] = p.map((x) => text(x));
+  let y = Number(year);
+  if (y < 100) y += y < 70 ? 2000 : 1900; // RFC 850 two-digit years
+  const month = MONTHS.indexOf(text(mon).toLowerCase()) + 1;
+  return utc(y, month, Number(day), Number(h), Number(mi), Number(s));
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[t ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:(z)|([+-])(\d{2}):?(\d{2}))$/i;
+
+/** RFC 3339 timestamp ("2026-11-22T08:05:09Z", fractions and offsets allowed) → epoch ms. */
+function parseTimestamp(v: string): number | null {
+  const m = RFC3339.exec(v.trim());
+  if (!m) return null;
+  const [y, mon, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const base = utc(y, mon, d, h, mi, s);
+  const offH = Number(m[10] ?? 0), offM = Number(m[11] ?? 0);
+  if (base === null || offH > 23 || offM > 59) return null;
+  const offset = (m[9] === "-" ? -1 : 1) * (offH * 60 + offM) * 60_000;
+  return base + Math.floor(Number(`0${m[7] ?? ""}`) * 1000) - offset;
+}
+
+/** `retry-after`: delta seconds or an HTTP-date → ms to wait. A date already past means "now" (clock skew). */
+export function parseRetryAfter(v: string, now: number): number | null {
+  const secs = decimal(v);
+  if (secs !== null) return wait(secs * 1000);
+  const at = parseHttpDate(text(v));
+  return at === null ? null : wait(Math.max(0, at - now));
+}
+
+/**
+ * A reset header → absolute epoch ms. Numbers are delta seconds unless too big to be one (epoch
+ * seconds above 1e9, epoch ms above 1e12). Resets more than a day away on either side are garbage;
+ * one slightly past is kept, since it truthfully says the window has already rolled over.
+ */
+export function parseReset(v: string, now: number): number | null {
+  const n = decimal(v);
+  let at: number | null;
+  if (n !== null) at = n > 1e12 ? n : n > 1e9 ? n * 1000 : now + n * 1000;
+  else {
+    const d = parseDuration(v);
+    at = d !== null ? now + d : (parseTimestamp(text(v)) ?? parseHttpDate(text(v)));
+  }
+  return at !== null && Math.abs(at - now) <= MAX_WAIT_MS ? at : null;
+}
+
+function parseJson(v: string): unknown {
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+/** The `error` object of an error body: parsed JSON, raw JSON text, or Gemini's array wrapping it. */
+export function errorObject(body: unknown): Obj | null {
+  let b = typeof body === "string" ? parseJson(body) : body;
+  if (Array.isArray(b)) b = b.find((x) => isObj(x) && isObj(x.error));
+  return isObj(b) && isObj(b.error) ? b.error : null;
+}
+
+/** Google's `error.details` entries (RetryInfo, QuotaFailure, Help, ...). */
+export function googleDetails(err: Obj | null): Obj[] {
+  return Array.isArray(err?.details) ? err.details.filter(isObj) : [];
+}
+
+/** Google `RetryInfo.retryDelay` ("30s", or proto {seconds, nanos}) from an error body → ms. */
+export function parseRetryInfo(body: unknown): number | null {
+  try {
+    for (const d of googleDetails(errorObject(body))) {
+      const rd = d.retryDelay;
+      const ms = isObj(rd)
+        ? wait(Number(rd.seconds ?? 0) * 1000 + Number(rd.nanos ?? 0) / 1e6)
+        : parseDuration(text(rd));
+      if (ms !== null) return ms;
+    }
+  } catch {
+    // A getter on an odd body must not turn a parse into a crash.
+  }
+  return null;
+}
+
+const nullIfEmpty = (r: QuotaReading): QuotaReading | null =>
+  r.limit === null && r.remaining === null && r.resetAt === null ? null : r;
+
+/** One window from three header names; a count must be a plain non-negative number. */
+function reading(h: Headers, now: number, limit: string, remaining: string, reset: string): QuotaReading | null {
+  return nullIfEmpty({
+    limit: decimal(h.get(limit)),
+    remaining: decimal(h.get(remaining)),
+    resetAt: parseReset(text(h.get(reset)), now),
+  });
+}
+
+/** Share of the window left; a window without both numbers counts as loosest. */
+function share(r: QuotaReading): number {
+  if (r.limit === null || r.remaining === null) return Number.POSITIVE_INFINITY;
+  return r.limit > 0 ? r.remaining / r.limit : 0;
+}
+
+function tighter(a: QuotaReading | null, b: QuotaReading | null): QuotaReading | null {
+  if (!a || !b) return a ?? b;
+  return share(b) < share(a) ? b : a;
+}
+
+type SfItem = { name: string; params: Map<string, string> };
+
+/** Minimal RFC 8941 list of `"name";k=v;k=v` items: enough for the IETF RateLimit fields. */
+function sfList(v: string | null): SfItem[] {
+  if (!v) return [];
+  return v.split(",").map((item) => {
+    const [name = "", ...params] = item.split(";").map((s) => s.trim());
+    const pairs = params.map((p): [string, string] => {
+      const i = p.indexOf("=");
+      return i < 0 ? [p, "?1"] : [p.slice(0, i).trim(), p.slice(i + 1).trim()];
+    });
+    return { name: name.replace(/^"|"$/g, ""), params: new Map(pairs) };
+  });
+}
+
+/** `RateLimit: "default";r=50;t=30` + `RateLimit-Policy: "default";q=100;w=60`; tightest policy wins. */
+function structured(h: Headers, now: number): QuotaReading | null {
+  const states = sfList(h.get("ratelimit"));
+  const policies = sfList(h.get("ratelimit-policy"));
+  let best: QuotaReading | null = null;
+  for (const { name } of states.length ? states : policies) {
+    const state = states.find((s) => s.name === name)?.params;
+    const t = decimal(state?.get("t"));
+    const untilReset = t === null ? null : wait(t * 1000);
+    best = tighter(best, nullIfEmpty({
+      limit: decimal(policies.find((p) => p.name === name)?.params.get("q")),
+      remaining: decimal(state?.get("r")),
+      resetAt: untilReset === null ? null : now + untilReset,
+    }));
+  }
+  return best;
+}
+
+const anthropic = (h: Headers, now: number, k: string) =>
+  reading(h, now, `anthropic-ratelimit-${k}-limit`, `anthropic-ratelimit-${k}-remaining`, `anthropic-ratelimit-${k}-reset`);
+const openai = (h: Headers, now: number, k: string) =>
+  reading(h, now, `x-ratelimit-limit-${k}`, `x-ratelimit-remaining-${k}`, `x-ratelimit-reset-${k}`);
+const generic = (h: Headers, now: number, prefix: string) =>
+  reading(h, now, `${prefix}limit`, `${prefix}remaining`, `${prefix}reset`);
+
+/** Server's wait hint: the most precise header first; an invalid one falls through to the next. */
+function retryAfter(h: Headers, now: number, body: unknown): number | null {
+  const ms = (v: string | null) => {
+    const n = decimal(v);
+    return n === null ? null : wait(n);
+  };
+  return (
+    ms(h.get("retry-after-ms")) ??
+    ms(h.get("x-ms-retry-after-ms")) ??
+    parseRetryAfter(text(h.get("retry-after")), now) ??
+    (body === undefined ? null : parseRetryInfo(body))
+  );
+}
+
+/** Everything a response says about rate limits, in the shape the limiter learns from. */
+export function parseRateLimitHeaders(h: Headers, now: number, body?: unknown): RateLimitInfo {
+  try {
+    return {
+      retryAfterMs: retryAfter(h, now, body),
+      requests:
+        openai(h, now, "requests") ??
+        anthropic(h, now, "requests") ??
+        generic(h, now, "x-ratelimit-") ??
+        generic(h, now, "ratelimit-") ??
+        structured(h, now),
+      tokens:
+        openai(h, now, "tokens") ??
+        anthropic(h, now, "tokens") ??
+        tighter(anthropic(h, now, "input-tokens"), anthropic(h, now, "output-tokens")),
+    };
+  } catch {
+    return { retryAfterMs: null, requests: null, tokens: null };
+  }
+}

@@ -1,0 +1,160 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITER } from "../../src/config/env";
+import { checkBounds } from "../../src/config/limits";
+import { LimiterCore, NO_HINT_GATE_MS, type Outcome } from "../../src/limiter/core";
+import type { Waiter } from "../../src/limiter/queue";
+import type { RateLimitInfo } from "../../src/policy/types";
+
+const cfg = { ...DEFAULT_LIMITER, startConcurrency: 2, cooldownMs: 1_000, leaseTtlMs: 10_000 };
+const w = (id: string, o: Partial<Waiter> = {}): Waiter => ({ id, cost: 10, deadline: 60_000, retry: false, enqueuedAt: 0, ...o });
+const NONE: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
+const out = (o: Partial<Outcome> = {}): Outcome => ({ cls: "success", status: 200, info: NONE, latencyMs: 50, attempt: 1, final: true, ...o });
+
+function enqueueAll(core: LimiterCore, ids: string[], now = 0, o: Partial<Waiter> = {}) {
+  for (const id of ids) expect(core.enqueue(w(id, o), now)).toEqual({ kind: "queued" });
+}
+
+describe("LimiterCore", () => {
+  it("grants up to the limit in FIFO order and the next on release", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a", "b", "c", "d"]);
+    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b"]);
+    expect(core.inFlight).toBe(2);
+    expect(core.pump(0).granted).toEqual([]);
+    core.release("b");
+    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["c"]);
+    expect(core.release("b")).toBe(false); // idempotent
+  });
+
+  it("sends a retry ahead of waiters who arrived before it", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a", "b", "c"]);
+    core.pump(0);
+    core.enqueue(w("a:2", { retry: true }), 1);
+    core.release("a");
+    expect(core.pump(1).granted.map((x) => x.id)).toEqual(["a:2"]);
+  });
+
+  it("a rate limit shuts the send gate for everyone until the hint has passed", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a", "b", "c"]);
+    core.pump(0);
+    core.settle("a", out({ cls: "rate_limit", status: 429, info: { ...NONE, retryAfterMs: 2_000 }, final: false }), 100);
+    core.release("a");
+    core.release("b");
+    expect(core.pump(100).granted).toEqual([]);
+    expect(core.wakeAt(100)).toBe(2_100);
+    expect(core.pump(2_099).granted).toEqual([]);
+    expect(core.pump(2_100).granted.map((x) => x.id)).toEqual(["c"]);
+  });
+
+  it("a 429 without a hint still holds the key briefly", () => {
+    const core = new LimiterCore(cfg);
+    core.settle("x", out({ cls: "rate_limit", status: 429 }), 0);
+    expect(core.cooldownUntil).toBe(NO_HINT_GATE_MS);
+  });
+
+  it("refuses at once a waiter whose deadline falls before the gate opens", () => {
+    const core = new LimiterCore(cfg);
+    core.settle("x", out({ cls: "rate_limit", info: { ...NONE, retryAfterMs: 30_000 } }), 0);
+    const r = core.enqueue(w("a", { deadline: 5_000 }), 0);
+    expect(r).toEqual({ kind: "rejected", retryAfterMs: 30_000 });
+    expect(core.queue.size).toBe(0);
+  });
+
+  it("times out waiters at their deadline, exactly once", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 1 });
+    enqueueAll(core, ["a"]);
+    core.enqueue(w("b", { deadline: 500 }), 0);
+    core.pump(0);
+    expect(core.wakeAt(0)).toBe(500);
+    expect(core.pump(500).expired.map((x) => x.id)).toEqual(["b"]);
+    expect(core.pump(600).expired).toEqual([]);
+  });
+
+  it("holds the head of the line when its tokens do not fit, rather than letting smaller ones pass", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
+    core.settle("x", out({ info: { ...NONE, tokens: { limit: 60_000, remaining: 100, resetAt: 59_900 } } }), 0); // 1 token/ms
+    core.enqueue(w("big", { cost: 1_100 }), 0);
+    core.enqueue(w("small", { cost: 1 }), 0);
+    expect(core.pump(0).granted).toEqual([]);
+    expect(core.wakeAt(0)).toBe(1_000);
+    expect(core.pump(1_000).granted.map((x) => x.id)).toEqual(["big"]);
+    expect(core.pump(1_001).granted.map((x) => x.id)).toEqual(["small"]);
+  });
+
+  it("settles once per lease id, however often it is told", () => {
+    const core = new LimiterCore(cfg);
+    core.settle("a", out(), 0);
+    core.settle("a", out(), 0);
+    expect(core.metrics.totalRequests).toBe(1);
+  });
+
+  it("a success after a retry neither grows the limit nor counts toward the round", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a", "b"]);
+    core.pump(0);
+    for (let i = 0; i < 10; i++) core.settle(`r${i}`, out({ attempt: 2 }), 0);
+    expect(core.aimd.limit).toBe(2);
+    core.settle("a", out(), 0);
+    core.settle("b", out(), 0);
+    expect(core.aimd.limit).toBe(4);
+  });
+
+  it("expires leases whose holder never came back, and frees their slots", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a", "b", "c"]);
+    core.pump(0);
+    expect(core.nextLeaseExpiry()).toBe(10_000);
+    core.renew("b", 5_000);
+    expect(core.expireLeases(10_000).map((l) => l.id)).toEqual(["a"]);
+    expect(core.pump(10_000).granted.map((x) => x.id)).toEqual(["c"]);
+    expect(core.renew("zzz", 0)).toBe(false);
+  });
+
+  it("a cancelled waiter is never granted", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 1 });
+    enqueueAll(core, ["a", "b", "c"]);
+    core.pump(0);
+    expect(core.cancel("b")?.id).toBe("b");
+    core.release("a");
+    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["c"]);
+  });
+
+  it("applies overrides, refuses inconsistent ones whole, and sets a manual limit", () => {
+    const core = new LimiterCore(cfg);
+    expect(core.configure({ minConcurrency: 500 }, 0, checkBounds)).toMatch(/minConcurrency/);
+    expect(core.config.minConcurrency).toBe(cfg.minConcurrency);
+    expect(core.configure({ maxConcurrency: 16, limit: 12 }, 0, checkBounds)).toBeNull();
+    expect(core.aimd.limit).toBe(12);
+    expect(core.aimd.history.at(-1)).toMatchObject({ to: 12, reason: "manual" });
+    expect(core.configure({ limit: 17 }, 0, checkBounds)).toMatch(/limit must lie within/);
+    expect(core.overrides).toEqual({ maxConcurrency: 16 });
+  });
+
+  it("reset clears overrides, learning and metrics but not leases held by live requests", () => {
+    const core = new LimiterCore(cfg);
+    enqueueAll(core, ["a"]);
+    core.pump(0);
+    core.configure({ limit: 50 }, 0, checkBounds);
+    core.settle("x", out({ cls: "rate_limit" }), 0);
+    core.reset();
+    expect(core.aimd.limit).toBe(cfg.startConcurrency);
+    expect(core.aimd.history).toEqual([]);
+    expect(core.metrics.totalRequests).toBe(0);
+    expect(core.cooldownUntil).toBe(0);
+    expect(core.inFlight).toBe(1);
+  });
+
+  it("restores everything it learned from its persisted form", () => {
+    const core = new LimiterCore(cfg);
+    core.configure({ limit: 40, cooldownMs: 2_000 }, 0, checkBounds);
+    core.settle("x", out({ cls: "rate_limit", info: { retryAfterMs: 5_000, requests: { limit: 100, remaining: 3, resetAt: 60_000 }, tokens: null } }), 10);
+    const again = new LimiterCore(cfg, JSON.parse(JSON.stringify(core.persisted())));
+    expect(again.aimd).toEqual(core.aimd);
+    expect(again.quota).toEqual(core.quota);
+    expect(again.cooldownUntil).toBe(5_010);
+    expect(again.config.cooldownMs).toBe(2_000);
+    expect(again.metrics.rateLimitHits).toBe(1);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { available, charge, describe as view, emptyQuota, fitsAt, lowWater, observe } from "../../src/limiter/quota";
+import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
+
+const info = (requests: QuotaReading | null, tokens: QuotaReading | null = null): RateLimitInfo => ({ retryAfterMs: null, requests, tokens });
+
+describe("quota model", () => {
+  it("knows nothing until the provider reports, and then never blocks", () => {
+    const q = emptyQuota();
+    expect(fitsAt(q, 1_000_000, 5)).toBe(5);
+    expect(lowWater(q, 0)).toBe(false);
+  });
+
+  it("subtracts what it granted since the reading", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 60, remaining: 3, resetAt: 57_000 }), 0); // refills 57 in 57 s: 1/s
+    charge(q, 10);
+    charge(q, 10);
+    expect(available(q.requests!, 0)).toBe(1);
+    charge(q, 10);
+    expect(fitsAt(q, 10, 0)).toBe(1_000); // the next unit arrives in a second
+  });
+
+  it("refills continuously at the rate the reset implies, up to the limit", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 100, remaining: 0, resetAt: 10_000 }), 0); // 10/s
+    expect(available(q.requests!, 500)).toBe(5);
+    expect(available(q.requests!, 60_000)).toBe(100);
+    expect(fitsAt(q, 1, 0)).toBe(100);
+  });
+
+  it("holds a request whose token cost does not fit until enough tokens refill", () => {
+    const q = emptyQuota();
+    observe(q, info(null, { limit: 60_000, remaining: 1_000, resetAt: 59_000 }), 0); // 1 token/ms
+    expect(fitsAt(q, 800, 0)).toBe(0);
+    expect(fitsAt(q, 3_000, 0)).toBe(2_000);
+  });
+
+  it("lets a request larger than the whole window go once the window is full", () => {
+    const q = emptyQuota();
+    observe(q, info(null, { limit: 1_000, remaining: 0, resetAt: 1_000 }), 0);
+    expect(fitsAt(q, 5_000, 0)).toBe(1_000);
+  });
+
+  it("uses the tighter of the two windows", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 100, remaining: 50, resetAt: 5_000 }, { limit: 1_000, remaining: 0, resetAt: 10_000 }), 0);
+    expect(fitsAt(q, 200, 0)).toBe(2_000);
+  });
+
+  it("keeps a window the response did not mention, and assumes a minute's refill without a reset", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 600, remaining: 0, resetAt: null }), 0);
+    expect(fitsAt(q, 1, 0)).toBe(100); // 600 per 60 s
+    observe(q, info(null, { limit: 10, remaining: 10, resetAt: null }), 0);
+    expect(q.requests).not.toBeNull();
+  });
+
+  it("rejects nothing it cannot refill: no limit and no rate means wait forever is not an answer", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: null, remaining: 0, resetAt: null }), 0);
+    expect(fitsAt(q, 1, 0)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("flags low water under 10% of the limit", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 100, remaining: 10, resetAt: 60_000 }), 0);
+    expect(lowWater(q, 0)).toBe(false);
+    charge(q, 1);
+    expect(lowWater(q, 0)).toBe(true);
+  });
+
+  it("describes remaining and the time the window is full again", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 100, remaining: 40, resetAt: 6_000 }), 0);
+    expect(view(q.requests, 0)).toEqual({ limit: 100, remaining: 40, resetAt: new Date(6_000).toISOString() });
+    expect(view(null, 0)).toBeNull();
+  });
+});
