@@ -1,0 +1,74 @@
+import { describe, expect, it, vi } from "vitest";
+import { DEFAULT_GATEWAY } from "../../src/config/env";
+import { LimiterClient } from "../../src/proxy/limiter-client";
+import { type Plan, run } from "../../src/proxy/run";
+
+function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal) {
+  const calls = { cancel: 0, settle: [] as unknown[], release: 0 };
+  const stub = {
+    acquire,
+    cancel: async () => void calls.cancel++,
+    settle: async (_: string, o: unknown) => void calls.settle.push(o),
+    release: async () => void calls.release++,
+    renew: async () => true,
+  };
+  const ns = { idFromName: () => ({}), get: () => stub } as never;
+  const pending: Promise<unknown>[] = [];
+  const limiter = new LimiterClient(ns, "k", (p) => pending.push(p));
+  const plan: Plan = {
+    url: new URL("https://api.openai.com/v1/chat/completions"), method: "POST", headers: new Headers(), body: new Uint8Array(0),
+    key: { key: "openai:m:0", provider: "openai", model: "m" }, cost: 1, deadline: Date.now() + 10_000, maxAttempts: 3,
+    gateway: { ...DEFAULT_GATEWAY, baseBackoffMs: 1, maxBackoffMs: 5 }, signal, waitUntil: (p) => pending.push(p),
+  };
+  const go = () => run(plan, limiter, { fetch: fetchImpl, now: Date.now, random: () => 0.5 });
+  return { go, calls, pending };
+}
+const GRANT = () => Promise.resolve({ granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000 });
+
+describe("run", () => {
+  it("answers 503 limiter_unavailable with retry-after when the limiter cannot be reached, and sends nothing", async () => {
+    const fetchSpy = vi.fn();
+    const { go } = setup(() => Promise.reject(Object.assign(new Error("x"), { overloaded: true })), fetchSpy);
+    const res = await go();
+    expect(res.status).toBe(503);
+    expect(res.headers.get("x-slotgate-error")).toBe("limiter_unavailable");
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
+  it("answers 502 upstream_unreachable after a network failure on every attempt, releasing each slot", async () => {
+    const fetchSpy = vi.fn(() => Promise.reject(new TypeError("connect ECONNREFUSED")));
+    const { go, calls } = setup(GRANT, fetchSpy as never);
+    const res = await go();
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider could not be reached" } });
+    expect(res.headers.get("x-slotgate-attempts")).toBe("3");
+    expect(fetchSpy).toHaveBeenCalledTimes(3);
+    expect(calls.settle).toHaveLength(3);
+    expect(calls.settle.every((o) => (o as { release: boolean; cls: string }).release && (o as { cls: string }).cls === "transient")).toBe(true);
+  });
+
+  it("leaves the queue when the caller disconnects while waiting", async () => {
+    const ctrl = new AbortController();
+    let resolveGrant!: (v: unknown) => void;
+    const fetchSpy = vi.fn();
+    const { go, calls } = setup(() => new Promise((r) => (resolveGrant = r)), fetchSpy, ctrl.signal);
+    const pending = go();
+    await new Promise((r) => setTimeout(r, 10));
+    ctrl.abort();
+    resolveGrant({ granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+    await pending;
+    expect(calls.cancel).toBe(1);
+    expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
+  it("releases the slot when the caller leaves mid-stream", async () => {
+    const ctrl = new AbortController();
+    const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode("data: 1\n\n")); } });
+    const { go, calls, pending } = setup(GRANT, (() => Promise.resolve(new Response(body))) as never, ctrl.signal);
+    const res = await go();
+    await res.body!.cancel();
+    await Promise.allSettled(pending);
+    await vi.waitFor(() => expect(calls.release).toBe(1));
+  });
+});
