@@ -1,0 +1,132 @@
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../../src/index";
+import type { Env } from "../../src/env";
+import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Calls the app with a modified environment, as a deployment with other vars would. */
+async function call(path: string, init: RequestInit, vars: Partial<Env>) {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(new Request(`http://gateway${path}`, init), { ...env, ...vars }, ctx);
+  // Read the body before waiting: the slot is released by a waitUntil that ends with the stream.
+  const body = await res.arrayBuffer();
+  await waitOnExecutionContext(ctx);
+  return new Response(body, res);
+}
+const post = (headers: Record<string, string> = {}) => ({
+  method: "POST",
+  headers: { authorization: "Bearer sk-x", "content-type": "application/json", ...headers },
+  body: JSON.stringify({ model: "gpt-4o-mini", messages: [] }),
+});
+
+describe("tenants", () => {
+  it("two credentials never share a limiter, whatever x-slotgate-limit-key says", async () => {
+    mockUpstream(() => json(CHAT));
+    const a = await chat({ key: "sk-tenant-a", headers: { "x-slotgate-limit-key": "shared" } });
+    const b = await chat({ key: "sk-tenant-b", headers: { "x-slotgate-limit-key": "shared" } });
+    expect(a.headers.get("x-slotgate-key")).not.toBe(b.headers.get("x-slotgate-key"));
+    expect(a.headers.get("x-slotgate-key")).toMatch(/^openai:shared:/);
+  });
+
+  it("one tenant's 429 storm does not slow another", async () => {
+    mockUpstream((req) =>
+      req.headers.get("authorization") === "Bearer sk-stormy" ? json(RATE_LIMITED, 429, { "retry-after": "30" }) : json(CHAT),
+    );
+    const stormy = await chat({ key: "sk-stormy", headers: { "x-slotgate-deadline-ms": "1000" } });
+    expect(stormy.status).toBe(429);
+    const started = Date.now();
+    const calm = await Promise.all(Array.from({ length: 10 }, () => chat({ key: "sk-calm" })));
+    expect(calm.every((r) => r.status === 200 && r.headers.get("x-slotgate-attempts") === "1")).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe("gateway tokens", () => {
+  it("without a listed x-slotgate-token: 401 and nothing goes upstream", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    for (const headers of [{}, { "x-slotgate-token": "wrong" }] as Record<string, string>[]) {
+      const res = await call("/openai/v1/chat/completions", post(headers), { GATEWAY_TOKENS: "tok-1, tok-2" });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("x-slotgate-error")).toBe("unauthorized");
+    }
+    expect(calls).toHaveLength(0);
+  });
+
+  it("with one: forwarded, and the token is stripped", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const res = await call("/openai/v1/chat/completions", post({ "x-slotgate-token": "tok-2" }), { GATEWAY_TOKENS: "tok-1,tok-2" });
+    expect(res.status).toBe(200);
+    expect(calls[0]!.headers.get("x-slotgate-token")).toBeNull();
+  });
+});
+
+describe("configuration", () => {
+  it("PROVIDERS points a provider at another base URL, as a string or an object", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    await call("/openai/v1/chat/completions", post(), { PROVIDERS: '{"openai":{"baseUrl":"http://127.0.0.1:9100"}}' });
+    await call("/local/v1/chat/completions", post(), { PROVIDERS: { local: { baseUrl: "http://10.0.0.5:8000/api/", headers: "openai" } } });
+    expect(calls.map((c) => c.url)).toEqual(["http://127.0.0.1:9100/v1/chat/completions", "http://10.0.0.5:8000/api/v1/chat/completions"]);
+  });
+
+  it.each([
+    ["{not json", /not valid JSON/],
+    ["[1,2]", /must be a JSON object/],
+    ['{"openai":{"baseUrl":"file:///etc/passwd"}}', /must be http\(s\)/],
+    ['{"openai":{"baseUrl":"not a url"}}', /not a URL/],
+    ['{"x":{"baseUrl":"http://a","headers":"soap"}}', /headers must be one of/],
+    ['{"admin":{"baseUrl":"http://a"}}', /reserved/],
+  ])("a malformed PROVIDERS %s gets 500 config_error naming the problem, and nothing is sent", async (providers, message) => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const res = await call("/openai/v1/chat/completions", post(), { PROVIDERS: providers });
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(message);
+    expect(calls).toHaveLength(0);
+  });
+
+  it("a bad numeric var is named too", async () => {
+    const res = await call("/openai/v1/chat/completions", post(), { MAX_ATTEMPTS: "lots" });
+    expect(res.status).toBe(500);
+    expect(await res.text()).toContain("MAX_ATTEMPTS");
+  });
+
+  it("x-slotgate-max-attempts may lower the attempts but never raise them", async () => {
+    const { calls } = mockUpstream(() => json({ error: { message: "busy" } }, 503, { "retry-after-ms": "1" }));
+    const res = await call("/openai/v1/chat/completions", post({ "x-slotgate-max-attempts": "50" }), { MAX_ATTEMPTS: "3" });
+    expect(res.headers.get("x-slotgate-attempts")).toBe("3");
+    expect(calls).toHaveLength(3);
+  });
+
+  it("a body that is not JSON is forwarded untouched", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const res = await call("/openai/v1/audio/transcriptions", { method: "POST", headers: { authorization: "Bearer sk-x" }, body: "\x00\x01binary" }, {});
+    expect(res.status).toBe(200);
+    expect(calls[0]!.body).toBe("\x00\x01binary");
+    expect(res.headers.get("x-slotgate-key")).toMatch(/^openai:\*:/);
+  });
+});
+
+describe("secrets", () => {
+  it("a planted credential appears nowhere: not in the Limiter's storage, the answer's headers, or the logs", async () => {
+    const secret = "sk-planted-secret-123";
+    const logs: string[] = [];
+    for (const level of ["log", "info", "warn", "error", "debug"] as const)
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(" ")));
+    mockUpstream((_, n) => (n === 1 ? json(RATE_LIMITED, 429, { "retry-after-ms": "5" }) : json(CHAT)));
+    const res = await chat({ key: secret });
+    const key = res.headers.get("x-slotgate-key")!;
+    expect([...res.headers].flat().join("\n")).not.toContain(secret);
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    const dump = await runInDurableObject(stub, (_obj, state) => {
+      const sql = state.storage.sql;
+      const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray();
+      return tables.map((t) => JSON.stringify(sql.exec(`SELECT * FROM "${t.name}"`).toArray())).join("\n");
+    });
+    expect(dump).toContain(key.split(":")[2]); // the hash is there: the dump is real
+    expect(dump).not.toContain(secret);
+    expect(JSON.stringify(await stub.state())).not.toContain(secret);
+    expect(logs.join("\n")).not.toContain(secret);
+  });
+});

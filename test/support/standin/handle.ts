@@ -1,0 +1,157 @@
+// The pipeline every API request goes through, whatever the provider:
+// credential -> body -> provider checks -> quota -> concurrency -> buckets -> fault roll -> latency -> answer.
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { anthropic } from "./anthropic.ts";
+import type { Dialect, ErrorReply, StreamPlan } from "./dialect.ts";
+import { encodeSse } from "./dialect.ts";
+import { cloudflare524 } from "./faults.ts";
+import type { Dice } from "./faults.ts";
+import { Account } from "./limits.ts";
+import type { LimitKind } from "./limits.ts";
+import { openai } from "./openai.ts";
+import type { StandinOptions } from "./options.ts";
+import { makeReply } from "./reply.ts";
+import { parseRequest } from "./request.ts";
+import type { Outcome, StatsRecorder } from "./stats.ts";
+
+export interface State {
+  options: StandinOptions;
+  accounts: Map<string, Account>;
+  stats: StatsRecorder;
+  dice: Dice;
+}
+
+type Headers = Record<string, string>;
+
+/** The provider and endpoint of a path: suffix match, so /v1/... and /openai/v1/... both work. */
+export function route(path: string): { dialect: Dialect; endpoint: string } | null {
+  const p = path.replace(/\/+$/, "");
+  for (const dialect of [anthropic, openai]) {
+    for (const endpoint of Object.keys(dialect.endpoints)) if (p.endsWith(endpoint)) return { dialect, endpoint };
+  }
+  return null;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = {}): void {
+  if (res.destroyed) return; // the caller has gone
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Resolves after `ms`, or at once when the caller has gone. */
+function sleep(ms: number, res: ServerResponse): Promise<void> {
+  if (ms <= 0 || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.on("close", done);
+  });
+}
+
+/** retry-after header(s) for a wait of `waitMs`, in the configured mode. */
+export function retryAfter(o: StandinOptions, waitMs: number): Headers {
+  if (o.retryAfter === "absent") return {};
+  if (o.retryAfter === "long") return { "retry-after": String(o.longRetryAfterSec) };
+  if (!Number.isFinite(waitMs)) return {}; // waiting will never help
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  if (o.retryAfter === "date") {
+    return { "retry-after": new Date(Math.ceil((Date.now() + seconds * 1000) / 1000) * 1000).toUTCString() };
+  }
+  if (o.retryAfter === "ms") return { "retry-after": String(seconds), "retry-after-ms": String(Math.ceil(waitMs)) };
+  return { "retry-after": String(seconds) };
+}
+
+/** Writes `head` after one share of the latency, each delta after another, then `tail`. */
+async function writeStream(res: ServerResponse, plan: StreamPlan, totalMs: number, headers: Headers): Promise<void> {
+  const gap = totalMs / (plan.deltas.length + 1);
+  await sleep(gap, res);
+  if (res.destroyed) return;
+  res.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+  res.write(plan.head.map(encodeSse).join(""));
+  for (const delta of plan.deltas) {
+    await sleep(gap, res);
+    if (res.destroyed) return;
+    res.write(encodeSse(delta));
+  }
+  res.end(plan.tail.map(encodeSse).join(""));
+}
+
+export async function handleApi(
+  state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, raw: string,
+  target: { dialect: Dialect; endpoint: string },
+): Promise<void> {
+  const { dialect, endpoint } = target;
+  const o = state.options;
+  const credential = dialect.credential(h);
+  const parsed = parseRequest(raw);
+  const req = typeof parsed === "string" ? null : parsed;
+  const model = req?.model ?? "";
+  const at = Date.now();
+  const record = (status: number, outcome: Outcome, limitedBy?: LimitKind | "concurrency") =>
+    state.stats.record(
+      { at, credential: credential ?? null, provider: dialect.name, path, model, stream: req?.stream ?? false, status, outcome },
+      o.logLimit, limitedBy,
+    );
+  let account: Account | null = null;
+  const ids = dialect.requestId();
+  const headers = (): Headers => ({
+    ...ids,
+    ...(o.headers && account ? dialect.limitHeaders(account.snapshot(o, performance.now())) : {}),
+  });
+  const refuse = (err: ErrorReply, outcome: Outcome, extra: Headers = {}, limitedBy?: LimitKind | "concurrency") => {
+    record(err.status, outcome, limitedBy);
+    sendJson(res, err.status, dialect.stamp(err.body, ids), { ...headers(), ...extra });
+  };
+
+  if (!credential || (o.apiKeys && !o.apiKeys.includes(credential))) return refuse(dialect.unauthorized(credential), "unauthorized");
+  if (!req) return refuse(dialect.invalid(parsed as string), "invalid");
+  const bad = dialect.check(h, req, endpoint);
+  if (bad) return refuse(bad, "invalid");
+  if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(), "quota");
+  account = state.accounts.get(credential) ?? new Account();
+  state.accounts.set(credential, account);
+  if (o.maxConcurrent > 0 && account.inFlight >= o.maxConcurrent) {
+    return refuse(dialect.tooManyConcurrent(model, o.organization), "rate_limited", retryAfter(o, 1000), "concurrency");
+  }
+  const cost = { input: req.promptTokens, output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
+  const admission = account.admit(o, cost, performance.now());
+  if (!admission.ok) {
+    const err = dialect.rateLimited(admission, model, o.organization);
+    return refuse(err, "rate_limited", retryAfter(o, admission.waitMs), admission.kind);
+  }
+
+  const fault = state.dice.fault(o.faults);
+  const okHeaders = headers(); // limits as they stand at admission, like the real providers
+  const totalMs = o.latencyMs + state.dice.jitter(o.jitterMs);
+  record(fault ? Number(fault) : 200, fault ? "fault" : "success");
+  account.inFlight++;
+  state.stats.begin();
+  try {
+    if (fault === "524") {
+      await sleep(totalMs, res);
+      if (res.destroyed) return;
+      const page = cloudflare524(dialect.name === "openai" ? "api.openai.com" : "api.anthropic.com");
+      res.writeHead(524, "A Timeout Occurred", { ...page.headers, "content-length": Buffer.byteLength(page.body) });
+      res.end(page.body);
+    } else if (fault) {
+      if (fault === "500") await sleep(totalMs, res);
+      const err = dialect.fault(Number(fault) as 500 | 503 | 529);
+      sendJson(res, err.status, dialect.stamp(err.body, ids), okHeaders);
+    } else {
+      const result = dialect.endpoints[endpoint]!(req, makeReply(req, o));
+      if ("stream" in result) await writeStream(res, result.stream, totalMs, okHeaders);
+      else {
+        await sleep(totalMs, res);
+        sendJson(res, 200, result.json, okHeaders);
+      }
+    }
+  } finally {
+    account.inFlight--;
+    state.stats.end(res.destroyed && !res.writableFinished);
+  }
+}

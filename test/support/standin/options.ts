@@ -1,0 +1,159 @@
+// Options of the stand-in provider: defaults, validation, live merge.
+// Every limit is per credential. A limit <= 0 means "unlimited" (no bucket, no headers for it).
+
+/** How a 429 tells the caller when to come back. */
+export type RetryAfterMode =
+  | "exact" // retry-after: whole seconds until the request would pass (ceil)
+  | "ms" // "exact" plus retry-after-ms with the exact milliseconds
+  | "date" // retry-after as an HTTP-date (the moment, rounded up to the second)
+  | "absent" // no retry-after at all
+  | "long"; // retry-after: longRetryAfterSec, whatever the real wait is
+
+export type FaultStatus = "500" | "503" | "524" | "529";
+
+export interface StandinOptions {
+  /** 0 lets the OS pick. */
+  port: number;
+  host: string;
+  /** Requests per minute. */
+  rpm: number;
+  /** Tokens per minute; a request costs prompt tokens (chars/4) + its max output tokens. */
+  tpm: number;
+  /** Input tokens per minute (Anthropic's ITPM); null = same as tpm. */
+  itpm: number | null;
+  /** Output tokens per minute (Anthropic's OTPM, charged with max_tokens); null = same as tpm. */
+  otpm: number | null;
+  /**
+   * Bucket capacity. A number is a fraction of each per-minute limit (1 = a full minute's worth,
+   * 0.1 = six seconds' worth); an object gives absolute capacities (missing ones stay a minute's).
+   */
+  burst: number | { requests?: number; tokens?: number };
+  /** Requests in flight per credential beyond which the stand-in answers 429; 0 = no cap. */
+  maxConcurrent: number;
+  /** false: no rate-limit headers at all (the gateway must discover the limits by itself). */
+  headers: boolean;
+  retryAfter: RetryAfterMode;
+  longRetryAfterSec: number;
+  /** Time an accepted request takes, spread across the chunks of a stream. */
+  latencyMs: number;
+  /** Uniform extra latency in [0, jitterMs). */
+  jitterMs: number;
+  /** Number of content deltas in a stream. */
+  streamChunks: number;
+  /** Length of the reply in tokens (one word each), capped by the request's max tokens. */
+  outputTokens: number;
+  /** Fraction of accepted requests answered with that status instead, e.g. {"529": 0.1}. */
+  faults: Partial<Record<FaultStatus, number>>;
+  /** Seed of the PRNG behind faults and jitter; the same seed and request order give the same run. */
+  seed: number;
+  /** Credentials that always get insufficient_quota (OpenAI 429) / credit balance too low (Anthropic 400). */
+  quotaExhaustedKeys: string[];
+  /** When set, any other credential gets 401 invalid key. */
+  apiKeys: string[] | null;
+  /** Reply with the text of the last user message instead of filler words. */
+  echo: boolean;
+  /** Organisation id used in error messages and headers. */
+  organization: string;
+  /** Attempts kept in the stats log (oldest dropped first). */
+  logLimit: number;
+}
+
+export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
+  port: 0,
+  host: "127.0.0.1",
+  rpm: 500,
+  tpm: 200_000,
+  itpm: null,
+  otpm: null,
+  burst: 1,
+  maxConcurrent: 0,
+  headers: true,
+  retryAfter: "exact",
+  longRetryAfterSec: 3600,
+  latencyMs: 20,
+  jitterMs: 0,
+  streamChunks: 4,
+  outputTokens: 12,
+  faults: {},
+  seed: 1,
+  quotaExhaustedKeys: [],
+  apiKeys: null,
+  echo: false,
+  organization: "org-standin",
+  logLimit: 100_000,
+});
+
+const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
+const FAULTS: readonly string[] = ["500", "503", "524", "529"];
+const NUMBERS = [
+  "port", "rpm", "tpm", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
+  "streamChunks", "outputTokens", "seed", "logLimit",
+] as const;
+
+function fail(message: string): never {
+  throw new Error(`standin options: ${message}`);
+}
+
+function isNumber(v: unknown): v is number {
+  return typeof v === "number" && !Number.isNaN(v);
+}
+
+/** Checks a partial (from code or from POST /_config) and returns it typed; throws on bad input. */
+export function validateOptions(input: unknown): Partial<StandinOptions> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) fail("expected an object");
+  // undefined counts as absent, so `{ ...a, x: undefined }` from code is fine.
+  const o = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  for (const key of Object.keys(o)) if (!(key in DEFAULT_OPTIONS)) fail(`unknown option "${key}"`);
+  for (const key of NUMBERS) if (key in o && !isNumber(o[key])) fail(`${key} must be a number`);
+  for (const key of ["itpm", "otpm"] as const) {
+    if (key in o && o[key] !== null && !isNumber(o[key])) fail(`${key} must be a number or null`);
+  }
+  for (const key of ["headers", "echo"] as const) {
+    if (key in o && typeof o[key] !== "boolean") fail(`${key} must be a boolean`);
+  }
+  for (const key of ["host", "organization"] as const) {
+    if (key in o && typeof o[key] !== "string") fail(`${key} must be a string`);
+  }
+  if ("retryAfter" in o && !RETRY_MODES.includes(o.retryAfter as string)) {
+    fail(`retryAfter must be one of ${RETRY_MODES.join(", ")}`);
+  }
+  if ("burst" in o) validateBurst(o.burst);
+  if ("faults" in o) validateFaults(o.faults);
+  if ("quotaExhaustedKeys" in o && !isStrings(o.quotaExhaustedKeys)) fail("quotaExhaustedKeys must be strings");
+  if ("apiKeys" in o && o.apiKeys !== null && !isStrings(o.apiKeys)) fail("apiKeys must be strings or null");
+  return o as Partial<StandinOptions>;
+}
+
+function isStrings(v: unknown): boolean {
+  return Array.isArray(v) && v.every((s) => typeof s === "string");
+}
+
+function validateBurst(b: unknown): void {
+  if (isNumber(b)) {
+    if (b <= 0) fail("burst fraction must be > 0");
+    return;
+  }
+  if (typeof b !== "object" || b === null) fail("burst must be a fraction or {requests, tokens}");
+  for (const [k, v] of Object.entries(b)) {
+    if (k !== "requests" && k !== "tokens") fail(`unknown burst field "${k}"`);
+    if (!isNumber(v) || v <= 0) fail(`burst.${k} must be a positive number`);
+  }
+}
+
+function validateFaults(f: unknown): void {
+  if (typeof f !== "object" || f === null || Array.isArray(f)) fail("faults must be an object");
+  let sum = 0;
+  for (const [k, v] of Object.entries(f)) {
+    if (!FAULTS.includes(k)) fail(`faults: unsupported status ${k} (use ${FAULTS.join(", ")})`);
+    if (!isNumber(v) || v < 0 || v > 1) fail(`faults.${k} must be a rate in [0, 1]`);
+    sum += v;
+  }
+  if (sum > 1) fail("fault rates add up to more than 1");
+}
+
+/** Defaults, then each partial in order; every partial is validated. */
+export function mergeOptions(...partials: (Partial<StandinOptions> | undefined)[]): StandinOptions {
+  let out: StandinOptions = { ...DEFAULT_OPTIONS, faults: {}, quotaExhaustedKeys: [] };
+  for (const p of partials) if (p) out = { ...out, ...validateOptions(p) };
+  return out;
+}

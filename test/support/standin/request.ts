@@ -1,0 +1,83 @@
+// What the stand-in reads from a request body: model, stream flags, the rough token cost.
+
+export interface ParsedRequest {
+  body: Record<string, unknown>;
+  model: string;
+  stream: boolean;
+  /** OpenAI chat: stream_options.include_usage. */
+  includeUsage: boolean;
+  /** Rough prompt size, ceil(chars / 4), the way OpenAI estimates it against TPM. */
+  promptTokens: number;
+  /** max_tokens / max_completion_tokens / max_output_tokens, or null when absent. */
+  maxTokens: number | null;
+  /** Text of the last user turn (for echo replies). */
+  lastUserText: string;
+}
+
+/** Keys whose string values (at any depth below them) are prompt text. */
+const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions", "prompt", "messages"]);
+
+function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }): void {
+  if (typeof value === "string") {
+    if (inText) out.chars += value.length;
+  } else if (typeof value === "number") {
+    if (inText) out.numbers += 1; // embeddings input given as token ids
+  } else if (Array.isArray(value)) {
+    for (const v of value) collect(v, inText, out);
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === "role" || k === "type" || k === "id") continue;
+      collect(v, inText || TEXT_KEYS.has(k), out);
+    }
+  }
+}
+
+export function estimatePromptTokens(body: Record<string, unknown>): number {
+  const out = { chars: 0, numbers: 0 };
+  for (const key of TEXT_KEYS) if (key in body) collect(body[key], true, out);
+  return Math.ceil(out.chars / 4) + out.numbers;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p) => (typeof p === "string" ? p : typeof p?.text === "string" ? p.text : ""))
+    .join("");
+}
+
+function lastUserText(body: Record<string, unknown>): string {
+  if (typeof body.input === "string") return body.input;
+  const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i] as { role?: unknown; content?: unknown } | null;
+    if (turn?.role === "user") return textOf(turn.content);
+  }
+  return "";
+}
+
+function positiveInt(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
+}
+
+/** Parses a JSON body; returns an error message instead when it is not a JSON object. */
+export function parseRequest(raw: string): ParsedRequest | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return "We could not parse the JSON body of your request.";
+  }
+  if (!body || typeof body !== "object" || Array.isArray(body)) return "The request body must be a JSON object.";
+  const b = body as Record<string, unknown>;
+  const opts = b.stream_options as { include_usage?: unknown } | undefined;
+  return {
+    body: b,
+    model: typeof b.model === "string" ? b.model : "",
+    stream: b.stream === true,
+    includeUsage: opts?.include_usage === true,
+    promptTokens: estimatePromptTokens(b),
+    maxTokens: positiveInt(b.max_tokens) ?? positiveInt(b.max_completion_tokens) ?? positiveInt(b.max_output_tokens),
+    lastUserText: lastUserText(b),
+  };
+}

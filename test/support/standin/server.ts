@@ -1,0 +1,118 @@
+// startStandin: the HTTP server, its control routes (/_stats, /_reset, /_config) and the handle.
+import { createServer } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Dice } from "./faults.ts";
+import { handleApi, route, sendJson } from "./handle.ts";
+import type { State } from "./handle.ts";
+import { openai } from "./openai.ts";
+import { mergeOptions } from "./options.ts";
+import type { StandinOptions } from "./options.ts";
+import { StatsRecorder } from "./stats.ts";
+import type { Stats } from "./stats.ts";
+
+export interface Standin {
+  /** e.g. http://127.0.0.1:41234 (no trailing slash, no /v1). */
+  url: string;
+  port: number;
+  stats(): Stats;
+  /** Clears the counters (buckets keep their levels). */
+  resetStats(): void;
+  /** Clears the counters and refills every bucket, as POST /_reset does. */
+  reset(): void;
+  /** Changes options live; buckets keep their levels, clamped to new capacities. */
+  configure(partial: Partial<StandinOptions>): void;
+  options(): StandinOptions;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 32 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) reject(new Error("body too large"));
+      else chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+export async function startStandin(options: Partial<StandinOptions> = {}): Promise<Standin> {
+  const initial = mergeOptions(options);
+  const state: State = { options: initial, accounts: new Map(), stats: new StatsRecorder(), dice: new Dice(initial.seed) };
+
+  const configure = (partial: Partial<StandinOptions>) => {
+    const next = mergeOptions(state.options, partial);
+    if (next.seed !== state.options.seed) state.dice = new Dice(next.seed);
+    state.options = next;
+  };
+  const reset = () => {
+    state.stats.reset();
+    for (const a of state.accounts.values()) a.refill();
+    state.dice = new Dice(state.options.seed);
+  };
+
+  async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+    const key = `${req.method} ${path}`;
+    if (key === "GET /_stats") sendJson(res, 200, state.stats.snapshot());
+    else if (key === "POST /_reset") {
+      reset();
+      sendJson(res, 200, { ok: true });
+    } else if (key === "GET /_config") sendJson(res, 200, state.options);
+    else if (key === "POST /_config") {
+      try {
+        configure(JSON.parse((await readBody(req)) || "{}"));
+        sendJson(res, 200, state.options);
+      } catch (e) {
+        sendJson(res, 400, { error: { message: (e as Error).message } });
+      }
+    } else return false;
+    return true;
+  }
+
+  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0]!;
+    if (await control(req, res, path)) return;
+    const target = req.method === "POST" ? route(path) : null;
+    const raw = await readBody(req);
+    if (!target) {
+      const err = (route(path)?.dialect ?? openai).notFound(req.method ?? "GET", path);
+      sendJson(res, err.status, err.body);
+      return;
+    }
+    await handleApi(state, res, req.headers, path, raw, target);
+  }
+
+  const server = createServer((req, res) => {
+    onRequest(req, res).catch((e: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(e), type: "standin_error" } });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(state.options.port, state.options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = state.options.host.includes(":") ? `[${state.options.host}]` : state.options.host;
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    stats: () => state.stats.snapshot(),
+    resetStats: () => state.stats.reset(),
+    reset,
+    configure,
+    options: () => structuredClone(state.options),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,109 @@
+// Counters the tests and the benchmark read: what arrived, when, and how it was answered.
+import type { LimitKind } from "./limits.ts";
+
+export type Outcome =
+  | "success"
+  | "rate_limited" // 429 from a bucket or the concurrency cap
+  | "quota" // insufficient_quota / credit balance too low
+  | "fault" // injected 500 / 503 / 524 / 529
+  | "unauthorized"
+  | "invalid"; // 400 or 404
+
+export interface Attempt {
+  /** Epoch ms when the request arrived. */
+  at: number;
+  credential: string | null;
+  provider: "openai" | "anthropic";
+  path: string;
+  model: string;
+  stream: boolean;
+  status: number;
+  outcome: Outcome;
+}
+
+export interface Stats {
+  /** Every request to an API path, whatever its answer. */
+  attempts: number;
+  successes: number;
+  /** All 429s from limits; rateLimitedBy says which limit. */
+  rateLimited: number;
+  rateLimitedBy: Record<LimitKind | "concurrency", number>;
+  quotaErrors: number;
+  /** Injected faults by status, e.g. {"529": 3}. */
+  faults: Record<string, number>;
+  unauthorized: number;
+  invalid: number;
+  inFlight: number;
+  peakInFlight: number;
+  /** Accepted requests whose answer was written to the end. */
+  completed: number;
+  /** Accepted requests whose caller left before the end. */
+  aborted: number;
+  /** Attempts per credential ("" for none). */
+  perCredential: Record<string, number>;
+  /** Epoch ms of each attempt, in arrival order (bounded by logLimit). */
+  attemptTimes: number[];
+  firstAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  /** One record per attempt (bounded by logLimit). */
+  log: Attempt[];
+}
+
+function empty(): Stats {
+  return {
+    attempts: 0, successes: 0, rateLimited: 0,
+    rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
+    quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0,
+    completed: 0, aborted: 0, perCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
+  };
+}
+
+export class StatsRecorder {
+  #s: Stats = empty();
+
+  /** Counts one attempt; `limitedBy` says which limit refused a rate-limited one. */
+  record(a: Attempt, logLimit: number, limitedBy?: LimitKind | "concurrency"): void {
+    const s = this.#s;
+    s.attempts++;
+    s.firstAttemptAt ??= a.at;
+    s.lastAttemptAt = a.at;
+    const key = a.credential ?? "";
+    s.perCredential[key] = (s.perCredential[key] ?? 0) + 1;
+    s.log.push(a);
+    if (s.log.length > logLimit) s.log.splice(0, s.log.length - logLimit);
+    if (a.outcome === "success") s.successes++;
+    else if (a.outcome === "rate_limited") {
+      s.rateLimited++;
+      if (limitedBy) s.rateLimitedBy[limitedBy]++;
+    } else if (a.outcome === "quota") s.quotaErrors++;
+    else if (a.outcome === "fault") s.faults[a.status] = (s.faults[a.status] ?? 0) + 1;
+    else if (a.outcome === "unauthorized") s.unauthorized++;
+    else s.invalid++;
+  }
+
+  begin(): void {
+    this.#s.inFlight++;
+    this.#s.peakInFlight = Math.max(this.#s.peakInFlight, this.#s.inFlight);
+  }
+
+  end(aborted: boolean): void {
+    this.#s.inFlight--;
+    if (aborted) this.#s.aborted++;
+    else this.#s.completed++;
+  }
+
+  /** A deep copy, safe to keep while traffic goes on. */
+  snapshot(): Stats {
+    const s = structuredClone(this.#s);
+    s.attemptTimes = s.log.map((a) => a.at);
+    return s;
+  }
+
+  /** Clears the counters; requests still in flight stay counted as in flight. */
+  reset(): void {
+    const inFlight = this.#s.inFlight;
+    this.#s = empty();
+    this.#s.inFlight = inFlight;
+    this.#s.peakInFlight = inFlight;
+  }
+}
