@@ -1,0 +1,104 @@
+// Starts the real gateway with `wrangler dev` (workerd, local Durable Object storage) on a free
+// loopback port, for end-to-end tests and the benchmark. Runs under plain Node 24.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export interface GatewayOptions {
+  /** The `PROVIDERS` variable, e.g. `{ openai: { baseUrl: standin.url } }`. */
+  providers?: Record<string, { baseUrl: string; headers?: string }>;
+  /** Other vars (`MAX_ATTEMPTS`, `START_CONCURRENCY`, ...). */
+  vars?: Record<string, string>;
+  /** Project root holding wrangler.toml; defaults to this repo. */
+  root?: string;
+  /** Echo wrangler's output (for debugging). */
+  verbose?: boolean;
+}
+
+export interface Gateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  /** Everything wrangler printed, for assertions on logs. */
+  output(): string;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? ok(addr.port) : fail(new Error("no port"))));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+    }, 5_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      done();
+    });
+    try {
+      process.kill(-child.pid!, "SIGTERM"); // the whole group: wrangler and its workerd
+    } catch {
+      done();
+    }
+  });
+}
+
+export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
+  const root = opts.root ?? resolve(import.meta.dirname, "../..");
+  const [port, inspector] = [await freePort(), await freePort()];
+  const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
+    "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "warn"];
+  if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
+  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+  const child = spawn("npx", args, {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true" },
+  });
+  let log = "";
+  const collect = (b: Buffer) => {
+    log += b.toString();
+    if (log.length > 2_000_000) log = log.slice(-1_000_000);
+    if (opts.verbose) process.stderr.write(b);
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    await stop(child);
+    rmSync(persist, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      await close();
+      throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      if (res.ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await close();
+      throw new Error(`wrangler dev did not become ready in 60 s:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, port, close, output: () => log };
+}
