@@ -23,7 +23,7 @@ export interface GatewayConfig {
 const count = z.number().int().min(1).max(100_000);
 const millis = z.number().int().min(0).max(86_400_000);
 
-/** Admin input: every field optional, unknown fields rejected, min <= start <= max checked on the merge. */
+/** Admin input: every field optional, unknown fields rejected, min <= max checked on the merge. */
 export const limiterOverrideSchema = z
   .object({
     minConcurrency: count,
@@ -41,10 +41,11 @@ export const limiterOverrideSchema = z
 
 export type LimiterOverride = z.infer<typeof limiterOverrideSchema>;
 
-/** Returns the reason the merged config is inconsistent, or null. */
+/**
+ * Returns the reason the merged config is inconsistent, or null. A start outside [min, max] is
+ * not an error: it is clamped, so lowering the max alone never trips over the default start.
+ */
 export function checkBounds(c: LimiterConfig): string | null {
   if (c.minConcurrency > c.maxConcurrency) return "minConcurrency must not exceed maxConcurrency";
-  if (c.startConcurrency < c.minConcurrency || c.startConcurrency > c.maxConcurrency)
-    return "startConcurrency must lie within [minConcurrency, maxConcurrency]";
   return null;
 }

@@ -65,7 +65,8 @@ export class LimiterClient {
     try {
       await this.stub.settle(leaseId, outcome);
     } catch {
-      this.settle(leaseId, outcome);
+      this.stub = this.ns.get(this.id);
+      await this.stub.settle(leaseId, outcome).catch(() => {});
     }
   }
 
@@ -84,11 +85,14 @@ export class LimiterClient {
     return () => clearInterval(timer);
   }
 
-  /** A lost settle or release is bounded by the lease's expiry; it must never fail the request. */
+  /**
+   * Settle, release, renew and cancel are idempotent, so a failed one is tried once more on a
+   * fresh stub (the object may have restarted). One still lost is bounded by the lease's expiry;
+   * it must never fail the request.
+   */
   private background(call: () => Promise<unknown>): void {
     this.waitUntil(
-      call().catch(async (err) => {
-        if (!(err as Flags)?.retryable) return;
+      call().catch(async () => {
         this.stub = this.ns.get(this.id);
         await call().catch(() => {});
       }),
