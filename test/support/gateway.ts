@@ -1,7 +1,7 @@
 // Starts the real gateway with `wrangler dev` (workerd, local Durable Object storage) on a free
 // loopback port, for end-to-end tests and the benchmark. Runs under plain Node 24.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -23,6 +23,23 @@ export interface Gateway {
   close(): Promise<void>;
   /** Everything wrangler printed, for assertions on logs. */
   output(): string;
+  /** Resident memory of the gateway's workerd processes, in bytes (Linux /proc). */
+  rss(): number;
+}
+
+/** Sums VmRSS over the processes of a process group whose command is workerd. */
+function groupRss(pgid: number): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) !== pgid || !stat.includes("(workerd)")) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (m) total += Number(m[1]) * 1024;
+    } catch {}
+  }
+  return total;
 }
 
 export function freePort(): Promise<number> {
@@ -100,5 +117,5 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, port, close, output: () => log };
+  return { url, port, close, output: () => log, rss: () => groupRss(child.pid!) };
 }

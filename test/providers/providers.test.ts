@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/env";
+import { limitKey } from "../../src/providers/key";
+import { providers } from "../../src/providers/registry";
+import { upstreamUrl } from "../../src/providers/url";
+
+const table = providers("{}");
+const url = (name: string, rest: string, search = "") => upstreamUrl(table[name]!, rest, search)?.toString() ?? null;
+
+describe("upstreamUrl", () => {
+  it.each([
+    ["openai", "/v1/chat/completions", "https://api.openai.com/v1/chat/completions"],
+    ["anthropic", "/v1/messages", "https://api.anthropic.com/v1/messages"],
+    ["gemini", "/v1beta/models/gemini-2.5-flash:generateContent", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"],
+    ["groq", "/v1/chat/completions", "https://api.groq.com/openai/v1/chat/completions"],
+    ["mistral", "/v1/chat/completions", "https://api.mistral.ai/v1/chat/completions"],
+    ["openrouter", "/v1/chat/completions", "https://openrouter.ai/api/v1/chat/completions"],
+    ["deepseek", "/chat/completions", "https://api.deepseek.com/chat/completions"],
+    ["together", "/v1/chat/completions", "https://api.together.xyz/v1/chat/completions"],
+    ["fireworks", "/v1/chat/completions", "https://api.fireworks.ai/inference/v1/chat/completions"],
+    ["xai", "/v1/chat/completions", "https://api.x.ai/v1/chat/completions"],
+    ["azure", "/myres/openai/deployments/gpt4o/chat/completions", "https://myres.openai.azure.com/openai/deployments/gpt4o/chat/completions"],
+  ])("%s%s", (name, rest, expected) => {
+    expect(url(name, rest)).toBe(expected);
+  });
+
+  it("keeps the query", () => {
+    expect(url("azure", "/r1/openai/deployments/d/chat/completions", "?api-version=2024-10-21")).toBe(
+      "https://r1.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21",
+    );
+  });
+
+  it.each([
+    ["openai", "/v1/../../admin"],
+    ["openai", "/v1/..%2F..%2Fadmin"],
+    ["openai", "/v1/%2e%2e/x"],
+    ["openai", "/v1/a%5Cb"],
+    ["openai", "/v1\\..\\x"],
+    ["azure", "/evil.com%2F/openai"],
+    ["azure", "/a.b/openai"],
+    ["azure", "/"],
+  ])("refuses %s %s, which could leave the base URL", (name, rest) => {
+    expect(url(name, rest)).toBeNull();
+  });
+
+  it("never lets the caller pick the host", () => {
+    expect(url("openai", "//evil.example/v1")).toBeNull();
+    expect(url("openai", "/@evil.example/v1")).toBe("https://api.openai.com/@evil.example/v1");
+  });
+});
+
+describe("providers()", () => {
+  it("adds and overrides providers, keeping the built-ins' flavour", () => {
+    const t = providers({ openai: { baseUrl: "http://127.0.0.1:9100/" }, local: { baseUrl: "http://10.0.0.5:8000", headers: "anthropic" } });
+    expect(t.openai).toEqual({ name: "openai", baseUrl: "http://127.0.0.1:9100", flavour: "openai" });
+    expect(t.local).toEqual({ name: "local", baseUrl: "http://10.0.0.5:8000", flavour: "anthropic" });
+    expect(t.anthropic!.baseUrl).toBe("https://api.anthropic.com");
+  });
+
+  it.each([
+    ['{"Bad Name":{"baseUrl":"http://a"}}'],
+    ['{"x":{"baseUrl":"http://user:pw@a"}}'],
+    ['{"x":{"baseUrl":"http://a?q=1"}}'],
+    ['{"x":"http://a"}'],
+    ['{"x":{}}'],
+  ])("refuses %s with a ConfigError", (raw) => {
+    expect(() => providers(raw)).toThrow(ConfigError);
+  });
+
+  it("treats an empty or null PROVIDERS as no overrides", () => {
+    expect(providers("").openai!.baseUrl).toBe("https://api.openai.com");
+    expect(providers("null").openai!.baseUrl).toBe("https://api.openai.com");
+  });
+});
+
+describe("limitKey", () => {
+  const h = (o: Record<string, string>) => new Headers(o);
+  const u = (s: string) => new URL(`http://gw${s}`);
+
+  it("takes the model from the body, Gemini's path or Azure's deployment", async () => {
+    expect((await limitKey(table.openai!, h({ authorization: "Bearer a" }), u("/openai/v1/chat/completions"), "/v1/chat/completions", { model: "gpt-4o" }, null)).model).toBe("gpt-4o");
+    expect((await limitKey(table.gemini!, h({ "x-goog-api-key": "g" }), u("/gemini/x"), "/v1beta/models/gemini-2.5-pro:streamGenerateContent", null, null)).model).toBe("gemini-2.5-pro");
+    expect((await limitKey(table.azure!, h({ "api-key": "z" }), u("/azure/x"), "/res/openai/deployments/my-gpt/chat/completions", { model: "ignored" }, null)).model).toBe("my-gpt");
+    expect((await limitKey(table.openai!, h({}), u("/openai/x"), "/v1/files", null, null)).model).toBe("*");
+  });
+
+  it("hashes Gemini's ?key= credential, and scope headers, into the key", async () => {
+    const k1 = await limitKey(table.gemini!, h({}), u("/gemini/m?key=AIza1"), "/v1beta/models/g:generateContent", null, null);
+    const k2 = await limitKey(table.gemini!, h({}), u("/gemini/m?key=AIza2"), "/v1beta/models/g:generateContent", null, null);
+    expect(k1.credentialHash).not.toBe(k2.credentialHash);
+    const o1 = await limitKey(table.openai!, h({ authorization: "Bearer a", "openai-organization": "org-1" }), u("/x"), "/v1", { model: "m" }, null);
+    const o2 = await limitKey(table.openai!, h({ authorization: "Bearer a", "openai-organization": "org-2" }), u("/x"), "/v1", { model: "m" }, null);
+    expect(o1.key).not.toBe(o2.key);
+    expect(o1.key).toMatch(/^openai:m:[0-9a-f]{16}$/);
+  });
+
+  it("a label replaces only the model part", async () => {
+    const k = await limitKey(table.anthropic!, h({ "x-api-key": "sk-ant" }), u("/x"), "/v1/messages", { model: "claude" }, "team-evals");
+    expect(k.key).toMatch(/^anthropic:team-evals:[0-9a-f]{16}$/);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { callerHeaders, parseJson, readBounded, upstreamHeaders } from "../../src/proxy/forward";
+import { bearerOk, gatewayTokenOk, safeEqual } from "../../src/auth";
+
+describe("headers", () => {
+  it("drops hop-by-hop, host, cf-* and x-slotgate-* going upstream, keeps the rest", () => {
+    const out = upstreamHeaders(new Headers({
+      authorization: "Bearer k", "content-type": "application/json", "anthropic-version": "2023-06-01",
+      connection: "keep-alive", host: "gw", "cf-ray": "1", "cf-connecting-ip": "1.1.1.1", "x-slotgate-token": "t",
+      "x-slotgate-limit-key": "l", "content-length": "5", "transfer-encoding": "chunked", "x-forwarded-for": "2.2.2.2",
+    }));
+    expect([...out.keys()].sort()).toEqual(["anthropic-version", "authorization", "content-type"]);
+  });
+
+  it("passes the provider's headers back, minus hop-by-hop and encoding", () => {
+    const out = callerHeaders(new Headers({ "x-ratelimit-remaining-requests": "3", "content-encoding": "gzip", connection: "close", "retry-after": "2" }));
+    expect([...out.keys()].sort()).toEqual(["retry-after", "x-ratelimit-remaining-requests"]);
+  });
+});
+
+describe("readBounded", () => {
+  const req = (body: string, headers: Record<string, string> = {}) => new Request("http://x", { method: "POST", body, headers });
+  it("reads a body up to the bound", async () => {
+    expect(new TextDecoder().decode((await readBounded(req("hello"), 5))!)).toBe("hello");
+  });
+  it("refuses one byte over, whether or not content-length says so", async () => {
+    expect(await readBounded(req("hello!"), 5)).toBeNull();
+    expect(await readBounded(req("hi", { "content-length": "999" }), 5)).toBeNull();
+  });
+  it("parses JSON when it is JSON, else null", () => {
+    expect(parseJson(new TextEncoder().encode('{"a":1}'))).toEqual({ a: 1 });
+    expect(parseJson(new TextEncoder().encode("{nope"))).toBeNull();
+    expect(parseJson(new Uint8Array(0))).toBeNull();
+  });
+});
+
+describe("auth", () => {
+  it("compares secrets exactly", async () => {
+    expect(await safeEqual("abc", "abc")).toBe(true);
+    expect(await safeEqual("abc", "abd")).toBe(false);
+    expect(await safeEqual("abc", "abcd")).toBe(false);
+  });
+  it("accepts any listed gateway token, and anything when none is configured", async () => {
+    expect(await gatewayTokenOk(undefined, null)).toBe(true);
+    expect(await gatewayTokenOk(" , ", null)).toBe(true);
+    expect(await gatewayTokenOk("a,b", "b")).toBe(true);
+    expect(await gatewayTokenOk("a,b", "c")).toBe(false);
+    expect(await gatewayTokenOk("a,b", null)).toBe(false);
+  });
+  it("reads a bearer token", async () => {
+    expect(await bearerOk("tok", "Bearer tok")).toBe(true);
+    expect(await bearerOk("tok", "bearer  tok ")).toBe(true);
+    expect(await bearerOk("tok", "Basic tok")).toBe(false);
+    expect(await bearerOk("tok", undefined)).toBe(false);
+  });
+});
