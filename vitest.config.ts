@@ -3,10 +3,13 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Property tests read their run count with inject("propertyRuns"): workerd sees no process.env.
+    provide: { propertyRuns: Number(process.env.PROPERTY_RUNS ?? 200) },
     projects: [
       {
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        // ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one.
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token" } } })],
         test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/node/**"] },
       },
       {

@@ -1,8 +1,11 @@
+import type { Directory } from "./directory/object";
 import type { Limiter } from "./limiter/object";
 
 /** Bindings, vars and secrets as wrangler.toml and `wrangler secret put` declare them. */
 export interface Env {
   LIMITER: DurableObjectNamespace<Limiter>;
+  /** One instance (`directory`): which keys exist, for the admin list. */
+  DIRECTORY: DurableObjectNamespace<Directory>;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;

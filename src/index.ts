@@ -1,13 +1,17 @@
 import { Hono } from "hono";
 import type { Env } from "./env";
 import { gatewayError } from "./proxy/errors";
+import { admin } from "./routes/admin";
 import { proxy } from "./routes/proxy";
 
+export { Directory } from "./directory/object";
 export { Limiter } from "./limiter/object";
 
 const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true }));
+// Before the proxy: otherwise /admin/... would be read as a provider named "admin".
+app.route("/", admin);
 app.route("/", proxy);
 app.notFound(() => gatewayError("unknown_provider", "use /<provider>/<path>, e.g. /openai/v1/chat/completions"));
 // Never a stack trace to the caller; the message stays in the logs, which hold no credentials.

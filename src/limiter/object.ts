@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { limiterConfigFromEnv } from "../config/env";
 import { checkBounds, type LimiterOverride } from "../config/limits";
+import { directoryOf } from "../directory/object";
 import type { Env } from "../env";
 import { LimiterCore, type Persisted } from "./core";
 import { snapshot } from "./snapshot";
@@ -8,6 +9,9 @@ import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleReq
 
 /** Metrics-only changes are written at most this often; learned limits and gates at once. */
 const FLUSH_MS = 1_000;
+/** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
+const REPORT_MS = 15_000;
+const REPORT_RETRY_MS = 1_000;
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void; enqueuedAt: number };
 
@@ -26,6 +30,8 @@ export class Limiter extends DurableObject<Env> {
   private timerAt = Number.POSITIVE_INFINITY;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private alarmAt: number | null = null;
+  /** When the Directory was last told about this key (in this instance's life). */
+  private reportedAt = Number.NEGATIVE_INFINITY;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -122,12 +128,27 @@ export class Limiter extends DurableObject<Env> {
     await this.ensureAlarm();
   }
 
+  /**
+   * Notes who this limiter is for, and tells the Directory: at once on its first request (after a
+   * restart too), then at most every REPORT_MS. Fire-and-forget from inside the object, so no
+   * caller ever waits on the Directory; a failed report is tried again after REPORT_RETRY_MS.
+   */
   private touch(meta: KeyMeta, now: number): void {
     if (!this.meta) {
       this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
     }
     this.lastSeen = now;
+    if (now - this.reportedAt < REPORT_MS) return;
+    this.reportedAt = now;
+    const entry = { ...this.meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
+    // Async so that even a missing binding only fails the report, never the caller's acquire.
+    const report = (async () => directoryOf(this.env.DIRECTORY).report(entry))();
+    this.ctx.waitUntil(
+      report.catch(() => {
+        this.reportedAt = now - REPORT_MS + REPORT_RETRY_MS;
+      }),
+    );
   }
 
   private dropLease(id: string): boolean {

@@ -1,5 +1,5 @@
 import type { LimiterOverride } from "../config/limits";
-import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import type { Outcome } from "./core";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -23,13 +23,7 @@ export type AcquireResult =
   | { granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number }
   | { granted: false; reason: "queue_timeout"; retryAfterMs: number };
 
-export interface SettleRequest {
-  cls: OutcomeClass;
-  status: number;
-  info: RateLimitInfo;
-  latencyMs: number;
-  attempt: number;
-  final: boolean;
+export interface SettleRequest extends Outcome {
   /** Release the slot in the same call (an attempt whose body is already consumed). */
   release?: boolean;
 }

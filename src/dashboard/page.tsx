@@ -1,0 +1,121 @@
+import type { FC } from "hono/jsx";
+import { raw } from "hono/html";
+import { SCRIPT } from "./script";
+import { REASON_COLOURS, STYLE } from "./style";
+
+const COLUMNS = ["provider", "model", "limit", "in flight", "queued", "cooldown", "429 share", "p50", "p99", "last seen"];
+
+/**
+ * The HTML shell. It holds no data and no token: the inline script asks for the token once,
+ * keeps it in the browser's storage and fetches /admin/keys with it as a Bearer header.
+ */
+const Page: FC<{ nonce: string }> = ({ nonce }) => (
+  <html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="referrer" content="no-referrer" />
+      <title>Slotgate</title>
+      <style nonce={nonce}>{raw(STYLE)}</style>
+    </head>
+    <body>
+      <header>
+        <h1>Slotgate</h1>
+        <span id="status" class="muted" aria-live="polite"></span>
+        <span class="spacer"></span>
+        <button id="forget" type="button" hidden>
+          Forget token
+        </button>
+      </header>
+      <main>
+        {/* No `name` on the input: even without the script, the token is never submitted in a URL. */}
+        <form id="login" class="login" method="post" action="#" autocomplete="off" hidden>
+          <label for="token">Admin token</label>
+          <input id="token" type="password" autocomplete="current-password" required />
+          <label>
+            <input id="remember" type="checkbox" /> remember on this device
+          </label>
+          <button type="submit">Open</button>
+          <span id="login-error" class="error" role="alert"></span>
+        </form>
+        <div id="app" hidden>
+          <table id="keys">
+            <thead>
+              <tr>
+                {COLUMNS.map((c) => (
+                  <th scope="col">{c}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody></tbody>
+          </table>
+          <p id="empty" class="muted" hidden>
+            No keys yet. A key appears here once a request has gone through the gateway with it.
+          </p>
+          <section id="detail" class="detail" hidden>
+            <h2 id="d-key"></h2>
+            <div id="d-sub" class="muted"></div>
+            <svg id="chart" class="chart" role="img" aria-label="concurrency limit over time" viewBox="0 0 720 240"></svg>
+            <div id="legend" class="legend">
+              {Object.keys(REASON_COLOURS).map((r) => (
+                <span>
+                  <span class={`sw r-${r}`}></span>
+                  {r}
+                </span>
+              ))}
+            </div>
+            <div class="cards">
+              <div class="card">
+                <h3>Concurrency</h3>
+                <dl id="d-conc"></dl>
+              </div>
+              <div class="card">
+                <h3>Quotas</h3>
+                <dl id="d-quotas"></dl>
+              </div>
+              <div class="card">
+                <h3>Metrics</h3>
+                <dl id="d-metrics"></dl>
+              </div>
+              <div class="card">
+                <h3>Config overrides</h3>
+                <pre id="d-config"></pre>
+              </div>
+            </div>
+          </section>
+        </div>
+        <noscript>The dashboard needs JavaScript; the JSON API under /admin/keys works without it.</noscript>
+      </main>
+      <script nonce={nonce}>{raw(SCRIPT)}</script>
+    </body>
+  </html>
+);
+
+function nonce(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+}
+
+/** `GET /admin`: the shell, with a CSP that allows only its own inline code and same-origin fetches. */
+export async function dashboard(): Promise<Response> {
+  const n = nonce();
+  const body = `<!doctype html>${await (<Page nonce={n} />).toString()}`;
+  return new Response(body, {
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy": [
+        "default-src 'none'",
+        `script-src 'nonce-${n}'`,
+        `style-src 'nonce-${n}'`,
+        "connect-src 'self'",
+        "img-src 'self' data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join("; "),
+      "x-content-type-options": "nosniff",
+      "x-frame-options": "DENY",
+      "referrer-policy": "no-referrer",
+    },
+  });
+}

@@ -1,0 +1,91 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { KeyMeta } from "../limiter/types";
+
+/** What a Limiter reports about itself: who it is and its numbers at the time (ms since epoch). */
+export interface DirectoryEntry extends KeyMeta {
+  limit: number;
+  inFlight: number;
+  queued: number;
+  lastSeen: number;
+}
+
+/** The one Directory instance's name. */
+export const DIRECTORY_NAME = "directory";
+
+/** Keys unseen this long drop out of the list (their Limiter keeps its state; traffic re-registers it). */
+export const RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** At most this many keys are listed at once, newest first. */
+export const LIST_MAX = 200;
+
+type Row = { key: string; provider: string; model: string; lim: number; in_flight: number; queued: number; last_seen: number };
+
+const toEntry = (r: Row): DirectoryEntry => ({
+  key: r.key,
+  provider: r.provider,
+  model: r.model,
+  limit: r.lim,
+  inFlight: r.in_flight,
+  queued: r.queued,
+  lastSeen: r.last_seen,
+});
+
+export function directoryOf(ns: DurableObjectNamespace<Directory>): DurableObjectStub<Directory> {
+  return ns.get(ns.idFromName(DIRECTORY_NAME));
+}
+
+/**
+ * Which rate-limit keys exist. Each Limiter reports here when it first sees traffic and then at
+ * most every few seconds, from inside the object, so the Worker's request path never waits on it.
+ * It holds hashes only: a key names provider, model and the credential's hash, never the credential.
+ */
+export class Directory extends DurableObject<Env> {
+  private prunedAt = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS keys (
+        key TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL,
+        lim INTEGER NOT NULL, in_flight INTEGER NOT NULL, queued INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL)`,
+    );
+    sql.exec("CREATE INDEX IF NOT EXISTS keys_last_seen ON keys (last_seen DESC)");
+  }
+
+  /** Upsert; an older report arriving late never moves lastSeen back. */
+  async report(e: DirectoryEntry): Promise<void> {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO keys (key, provider, model, lim, in_flight, queued, first_seen, last_seen)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+       ON CONFLICT (key) DO UPDATE SET
+         lim = excluded.lim, in_flight = excluded.in_flight, queued = excluded.queued, last_seen = excluded.last_seen
+       WHERE excluded.last_seen >= keys.last_seen`,
+      e.key, e.provider, e.model, e.limit, e.inFlight, e.queued, e.lastSeen,
+    );
+    this.prune(e.lastSeen);
+  }
+
+  /** Newest lastSeen first, at most `max`; `total` says how many there are in all. */
+  async list(max: number = LIST_MAX): Promise<{ entries: DirectoryEntry[]; total: number }> {
+    const sql = this.ctx.storage.sql;
+    const n = Math.max(0, Math.min(LIST_MAX, Math.floor(max)));
+    const entries = sql.exec<Row>("SELECT * FROM keys ORDER BY last_seen DESC, key LIMIT ?", n).toArray().map(toEntry);
+    const total = sql.exec<{ n: number }>("SELECT count(*) AS n FROM keys").one().n;
+    return { entries, total };
+  }
+
+  async get(key: string): Promise<DirectoryEntry | null> {
+    const rows = this.ctx.storage.sql.exec<Row>("SELECT * FROM keys WHERE key = ?", key).toArray();
+    return rows[0] ? toEntry(rows[0]) : null;
+  }
+
+  private prune(now: number): void {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    this.ctx.storage.sql.exec("DELETE FROM keys WHERE last_seen < ?", now - RETENTION_MS);
+  }
+}

@@ -1,0 +1,162 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import { bearerOk } from "../auth";
+import { limiterOverrideSchema } from "../config/limits";
+import { dashboard } from "../dashboard/page";
+import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object";
+import type { Env } from "../env";
+import type { LimiterSnapshot } from "../limiter/types";
+import { gatewayError } from "../proxy/errors";
+
+/** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
+export interface KeyListEntry {
+  key: string;
+  provider: string;
+  model: string;
+  limit: number;
+  inFlight: number;
+  queued: number;
+  lastSeen: string | null;
+  phase: LimiterSnapshot["concurrency"]["phase"] | null;
+  cooldownUntil: string | null;
+  metrics: LimiterSnapshot["metrics"] | null;
+  /** false when the limiter did not answer in time: the numbers are the Directory's last report. */
+  live: boolean;
+}
+
+/** A limiter that does not answer within this is listed with its last reported numbers. */
+const STATE_TIMEOUT_MS = 3_000;
+
+const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
+
+function adminError(status: 400 | 404, type: "invalid_config" | "unknown_key" | "not_found", message: string): Response {
+  return new Response(JSON.stringify({ error: { type, message } }), {
+    status,
+    headers: { ...JSON_HEADERS, "x-slotgate-error": type },
+  });
+}
+
+const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: JSON_HEADERS });
+
+/** Everything under /admin: 404 with no ADMIN_TOKEN; the token for all but the dashboard's HTML shell. */
+const guard: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  const expected = c.env.ADMIN_TOKEN;
+  if (!expected) return adminError(404, "not_found", "not found");
+  const shell = c.req.path === "/admin" && (c.req.method === "GET" || c.req.method === "HEAD");
+  if (!shell && !(await bearerOk(expected, c.req.header("authorization"))))
+    return gatewayError("unauthorized", "admin routes need Authorization: Bearer <ADMIN_TOKEN>", { "cache-control": "no-store" });
+  await next();
+};
+
+export const admin = new Hono<{ Bindings: Env }>();
+// Hono's "/admin/*" matches "/admin" itself too: one guard covers the dashboard and the API.
+admin.use("/admin/*", guard);
+
+admin.get("/admin", () => dashboard());
+
+admin.get("/admin/keys", async (c) => {
+  const { entries, total } = await directoryOf(c.env.DIRECTORY).list(LIST_MAX);
+  const keys = await Promise.all(entries.map((e) => live(c.env, e)));
+  keys.sort((a, b) => (b.lastSeen ?? "").localeCompare(a.lastSeen ?? "") || a.key.localeCompare(b.key));
+  return ok({ keys, total });
+});
+
+admin.get("/admin/keys/:key", async (c) => {
+  const key = c.req.param("key");
+  if (!(await known(c.env, key))) return unknownKey(key);
+  return ok(await limiter(c.env, key).state());
+});
+
+admin.put("/admin/keys/:key/config", async (c) => {
+  const key = c.req.param("key");
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return adminError(400, "invalid_config", "body: must be a JSON object");
+  }
+  const parsed = limiterOverrideSchema.safeParse(body);
+  if (!parsed.success) return adminError(400, "invalid_config", describeIssues(parsed.error.issues));
+  if (!(await known(c.env, key))) return unknownKey(key);
+  const res = await limiter(c.env, key).configure(parsed.data);
+  if (!res.ok) return adminError(400, "invalid_config", fieldFirst(res.error));
+  return ok(res.state);
+});
+
+admin.post("/admin/keys/:key/reset", async (c) => {
+  const key = c.req.param("key");
+  if (!(await known(c.env, key))) return unknownKey(key);
+  return ok(await limiter(c.env, key).reset());
+});
+
+// Anything else under /admin is ours too: never let the proxy read "admin" as a provider.
+admin.all("/admin/*", () => adminError(404, "not_found", "no such admin route"));
+
+const limiter = (env: Env, key: string) => env.LIMITER.get(env.LIMITER.idFromName(key));
+
+/** Only keys the Directory has seen: looking must not create an empty limiter. */
+async function known(env: Env, key: string): Promise<boolean> {
+  return (await directoryOf(env.DIRECTORY).get(key)) !== null;
+}
+
+function unknownKey(key: string): Response {
+  return adminError(404, "unknown_key", `no limiter has seen traffic for ${JSON.stringify(key.slice(0, 300))}`);
+}
+
+/** The Directory's row, with the limiter's current numbers when it answers in time. */
+async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
+  const fallback: KeyListEntry = {
+    key: e.key,
+    provider: e.provider,
+    model: e.model,
+    limit: e.limit,
+    inFlight: e.inFlight,
+    queued: e.queued,
+    lastSeen: new Date(e.lastSeen).toISOString(),
+    phase: null,
+    cooldownUntil: null,
+    metrics: null,
+    live: false,
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STATE_TIMEOUT_MS)));
+  try {
+    const s = (await Promise.race([limiter(env, e.key).state(), timeout])) as LimiterSnapshot | null;
+    if (!s) return fallback;
+    return {
+      key: e.key,
+      provider: e.provider,
+      model: e.model,
+      limit: s.concurrency.limit,
+      inFlight: s.concurrency.inFlight,
+      queued: s.concurrency.queued,
+      lastSeen: s.lastSeen ?? fallback.lastSeen,
+      phase: s.concurrency.phase,
+      cooldownUntil: s.cooldownUntil,
+      metrics: s.metrics,
+      live: true,
+    };
+  } catch {
+    return fallback;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
+
+/** `<field>: <reason>` for each problem zod found. */
+export function describeIssues(issues: readonly Issue[]): string {
+  return issues
+    .map((i) => {
+      if (i.code === "unrecognized_keys" && i.keys?.length) return `${i.keys.join(", ")}: unknown field`;
+      const field = i.path.map(String).join(".") || "body";
+      return `${field}: ${i.message}`;
+    })
+    .join("; ");
+}
+
+/** The limiter's "minConcurrency must not exceed ..." as "minConcurrency: must not exceed ...". */
+function fieldFirst(reason: string): string {
+  const m = /^([A-Za-z]+) (.*)$/.exec(reason);
+  return m ? `${m[1]}: ${m[2]}` : `config: ${reason}`;
+}

@@ -1,0 +1,105 @@
+import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { type DirectoryEntry, directoryOf, LIST_MAX } from "../../src/directory/object";
+import type { Limiter } from "../../src/limiter/object";
+import type { AcquireRequest } from "../../src/limiter/types";
+
+let n = 0;
+/** A private Directory instance per test, so lists are exact. */
+const fresh = () => env.DIRECTORY.get(env.DIRECTORY.idFromName(`test-directory-${++n}`));
+const entry = (key: string, lastSeen: number, o: Partial<DirectoryEntry> = {}): DirectoryEntry => ({
+  key, provider: "openai", model: "m", limit: 4, inFlight: 0, queued: 0, lastSeen, ...o,
+});
+
+describe("Directory Durable Object", () => {
+  it("upserts reports and lists newest lastSeen first", async () => {
+    const dir = fresh();
+    await dir.report(entry("a", 1_000));
+    await dir.report(entry("b", 3_000));
+    await dir.report(entry("c", 2_000));
+    await dir.report(entry("a", 4_000, { limit: 9, inFlight: 2, queued: 1 }));
+    const { entries, total } = await dir.list();
+    expect(total).toBe(3);
+    expect(entries.map((e) => e.key)).toEqual(["a", "b", "c"]);
+    expect(entries[0]).toEqual(entry("a", 4_000, { limit: 9, inFlight: 2, queued: 1 }));
+    expect(await dir.get("b")).toEqual(entry("b", 3_000));
+    expect(await dir.get("nope")).toBeNull();
+  });
+
+  it("a late, older report never moves a key back", async () => {
+    const dir = fresh();
+    await dir.report(entry("a", 5_000, { limit: 10 }));
+    await dir.report(entry("a", 4_000, { limit: 3 }));
+    expect(await dir.get("a")).toMatchObject({ lastSeen: 5_000, limit: 10 });
+  });
+
+  it("caps the list and keeps its entries across a restart", async () => {
+    const dir = fresh();
+    for (let i = 0; i < LIST_MAX + 5; i++) await dir.report(entry(`k${i}`, 10_000 + i));
+    const { entries, total } = await dir.list(LIST_MAX + 100);
+    expect(total).toBe(LIST_MAX + 5);
+    expect(entries).toHaveLength(LIST_MAX);
+    expect(entries[0]!.key).toBe(`k${LIST_MAX + 4}`);
+    expect((await dir.list(2)).entries.map((e) => e.key)).toEqual([`k${LIST_MAX + 4}`, `k${LIST_MAX + 3}`]);
+    await evictDurableObject(dir);
+    expect((await dir.list()).total).toBe(LIST_MAX + 5);
+  });
+
+  it("forgets keys unseen for the retention period", async () => {
+    const dir = fresh();
+    const day = 86_400_000;
+    await dir.report(entry("old", 1_000));
+    await dir.report(entry("new", 1_000 + 31 * day));
+    expect((await dir.list()).entries.map((e) => e.key)).toEqual(["new"]);
+  });
+});
+
+describe("Limiter → Directory registration", () => {
+  const req = (key: string, leaseId: string): AcquireRequest => ({
+    key, provider: "anthropic", model: "claude-x", leaseId, cost: 10, retry: false, waitMs: 5_000,
+  });
+
+  it("registers on first traffic, then refreshes at most every 15 s, from inside the object", async () => {
+    const key = `anthropic:claude-x:${"ab".repeat(8)}`;
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    const dir = directoryOf(env.DIRECTORY);
+    const base = Date.now();
+    let now = base;
+    await runInDurableObject(stub, (obj: Limiter) => {
+      obj.now = () => now;
+    });
+    await stub.acquire(req(key, "a"));
+    await vi.waitFor(async () => expect(await dir.get(key)).toEqual({ key, provider: "anthropic", model: "claude-x", limit: 4, inFlight: 0, queued: 0, lastSeen: base }));
+
+    now = base + 5_000;
+    await stub.acquire(req(key, "b"));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await dir.get(key)).toMatchObject({ lastSeen: base }); // throttled: no report
+    expect((await stub.state()).lastSeen).toBe(new Date(base + 5_000).toISOString()); // the limiter itself knows
+
+    now = base + 16_000;
+    await stub.acquire(req(key, "c"));
+    await vi.waitFor(async () => expect(await dir.get(key)).toMatchObject({ lastSeen: base + 16_000, inFlight: 2 }));
+  });
+
+  it("reports again after a restart, so a limiter older than the Directory gets listed", async () => {
+    const key = `anthropic:claude-x:${"cd".repeat(8)}`;
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    await stub.acquire(req(key, "a"));
+    const dir = directoryOf(env.DIRECTORY);
+    await vi.waitFor(async () => expect(await dir.get(key)).not.toBeNull());
+    const first = (await dir.get(key))!.lastSeen;
+    await evictDurableObject(stub);
+    await new Promise((r) => setTimeout(r, 5));
+    await stub.acquire(req(key, "b"));
+    await vi.waitFor(async () => expect((await dir.get(key))!.lastSeen).toBeGreaterThan(first));
+  });
+
+  it("state() and other admin reads do not register anything", async () => {
+    const key = `anthropic:claude-x:${"ef".repeat(8)}`;
+    await env.LIMITER.get(env.LIMITER.idFromName(key)).state();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await directoryOf(env.DIRECTORY).get(key)).toBeNull();
+  });
+});

@@ -1,0 +1,249 @@
+import { env, exports } from "cloudflare:workers";
+import { createExecutionContext, listDurableObjectIds, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../../src/index";
+import type { LimiterSnapshot } from "../../src/limiter/types";
+import { CHAT, chat, json, mockUpstream } from "../support/upstream";
+
+afterEach(() => vi.restoreAllMocks());
+
+const TOKEN = "test-admin-token";
+const PLANTED = "sk-planted-secret-123";
+
+function call(path: string, init: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token !== null) headers.authorization = `Bearer ${init.token ?? TOKEN}`;
+  const body = init.body === undefined ? undefined : typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+  return exports.default.fetch(`http://gateway${path}`, { method: init.method ?? "GET", headers, body });
+}
+const keyPath = (key: string) => `/admin/keys/${encodeURIComponent(key)}`;
+const error = async (res: Response) => ({ status: res.status, code: res.headers.get("x-slotgate-error"), body: (await res.json()) as { error: { type: string; message: string } } });
+
+/** Sends one request through the proxy with `credential` and waits until the Directory lists its key. */
+async function seenKey(credential: string, headers: Record<string, string> = {}): Promise<string> {
+  mockUpstream(() => json(CHAT, 200, { "x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499", "x-ratelimit-reset-requests": "120ms" }));
+  const res = await chat({ key: credential, headers });
+  expect(res.status).toBe(200);
+  await res.arrayBuffer();
+  const key = res.headers.get("x-slotgate-key")!;
+  await vi.waitFor(async () => expect((await call(keyPath(key))).status).toBe(200));
+  return key;
+}
+const stateOf = async (key: string) => (await (await call(keyPath(key))).json()) as LimiterSnapshot;
+
+describe("admin auth", () => {
+  const routes: [string, string, unknown?][] = [
+    ["GET", "/admin/keys"],
+    ["GET", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000"],
+    ["PUT", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000/config", { limit: 2 }],
+    ["POST", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000/reset"],
+    ["GET", "/admin/anything"],
+  ];
+
+  it("401 unauthorized without a token or with a wrong one, on every API route", async () => {
+    for (const [method, path, body] of routes)
+      for (const token of [null, "wrong", "", `${TOKEN}x`]) {
+        const res = await call(path, { method, body, token });
+        expect(await error(res)).toMatchObject({ status: 401, code: "unauthorized", body: { error: { type: "unauthorized" } } });
+      }
+    const basic = await call("/admin/keys", { token: null, headers: { authorization: `Basic ${btoa(`admin:${TOKEN}`)}` } });
+    expect(basic.status).toBe(401);
+  });
+
+  it("the right token is let in", async () => {
+    const res = await call("/admin/keys");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await call("/admin/keys", { token: null, headers: { authorization: `bearer   ${TOKEN}` } })).toHaveProperty("status", 200);
+  });
+
+  it("with no ADMIN_TOKEN configured, every /admin route answers 404, the dashboard too", async () => {
+    const bare = { ...env, ADMIN_TOKEN: undefined };
+    for (const [method, path] of [["GET", "/admin"], ["GET", "/admin/"], ...routes] as [string, string][]) {
+      for (const auth of [undefined, `Bearer ${TOKEN}`, "Bearer undefined", "Bearer "]) {
+        const ctx = createExecutionContext();
+        const req = new Request(`http://gateway${path}`, { method, headers: auth ? { authorization: auth } : {} });
+        const res = await app.fetch(req, bare, ctx);
+        await waitOnExecutionContext(ctx);
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(await res.text()).not.toContain("<html");
+      }
+    }
+    const empty = await app.fetch(new Request("http://gateway/admin/keys", { headers: { authorization: "Bearer " } }), { ...env, ADMIN_TOKEN: "" }, createExecutionContext());
+    expect(empty.status).toBe(404);
+  });
+
+  it("an unknown /admin path is the admin's 404, never read as a provider named admin", async () => {
+    const res = await call("/admin/v1/chat/completions", { method: "POST", body: {} });
+    expect(await error(res)).toMatchObject({ status: 404, body: { error: { type: "not_found" } } });
+  });
+});
+
+describe("admin API", () => {
+  it("GET /admin/keys lists keys after traffic, with the contract's fields and live numbers", async () => {
+    const key = await seenKey("sk-list-1");
+    // Live, not the Directory's last report: a change shows at once.
+    await env.LIMITER.get(env.LIMITER.idFromName(key)).configure({ limit: 9 });
+    const body = (await (await call("/admin/keys")).json()) as { keys: Record<string, unknown>[]; total: number };
+    expect(Object.keys(body)).toEqual(["keys", "total"]);
+    const entry = body.keys.find((k) => k.key === key)!;
+    expect(entry).toEqual({
+      key,
+      provider: "openai",
+      model: "gpt-4o-mini",
+      limit: 9,
+      inFlight: 0,
+      queued: 0,
+      lastSeen: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      phase: "steady", // a manual limit ends slow start
+      cooldownUntil: null,
+      metrics: expect.objectContaining({ totalRequests: 1, completedRequests: 1, rateLimitHits: 0, retriedRequests: 0, p50LatencyMs: expect.any(Number), p99LatencyMs: expect.any(Number) }),
+      live: true,
+    });
+    expect(body.total).toBeGreaterThanOrEqual(body.keys.length);
+    const seen = body.keys.map((k) => k.lastSeen as string);
+    expect(seen).toEqual([...seen].sort().reverse());
+  });
+
+  it("GET /admin/keys/:key returns the limiter's full state", async () => {
+    const key = await seenKey("sk-state-1");
+    const res = await call(keyPath(key));
+    expect(res.status).toBe(200);
+    const s = (await res.json()) as LimiterSnapshot;
+    expect(Object.keys(s).sort()).toEqual(["concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "provider", "quotas"]);
+    expect(s).toMatchObject({ key, provider: "openai", model: "gpt-4o-mini", cooldownUntil: null, config: {} });
+    expect(Object.keys(s.concurrency).sort()).toEqual(["inFlight", "limit", "max", "min", "phase", "queued"]);
+    expect(s.quotas.requests).toMatchObject({ limit: 500, remaining: expect.any(Number) });
+    expect(s.quotas.tokens).toBeNull();
+    expect(Object.keys(s.metrics).sort()).toEqual(["avgLatencyMs", "completedRequests", "failedRequests", "p50LatencyMs", "p99LatencyMs", "rateLimitHits", "retriedRequests", "totalRequests"]);
+    expect(Array.isArray(s.history)).toBe(true);
+  });
+
+  it("a key with a slash in it works URL-encoded", async () => {
+    const key = await seenKey("sk-slash", { "x-slotgate-limit-key": "team/evals" });
+    expect(key).toMatch(/^openai:team\/evals:[0-9a-f]{16}$/);
+    expect((await stateOf(key)).model).toBe("team/evals");
+    expect((await call(`${keyPath(key)}/reset`, { method: "POST" })).status).toBe(200);
+  });
+
+  it("404 unknown_key for a key no limiter has seen, and looking creates no limiter", async () => {
+    const before = (await listDurableObjectIds(env.LIMITER)).length;
+    const unknown = "openai:never-seen:ffffffffffffffff";
+    for (const [method, suffix, body] of [["GET", ""], ["PUT", "/config", { limit: 2 }], ["POST", "/reset"]] as const) {
+      const res = await call(`${keyPath(unknown)}${suffix}`, { method, body });
+      expect(await error(res)).toMatchObject({ status: 404, code: "unknown_key", body: { error: { type: "unknown_key" } } });
+    }
+    expect((await listDurableObjectIds(env.LIMITER)).length).toBe(before);
+  });
+
+  it("PUT config applies a valid partial config and answers the new state", async () => {
+    const key = await seenKey("sk-config-ok");
+    const res = await call(`${keyPath(key)}/config`, { method: "PUT", body: { maxConcurrency: 64, limit: 7, decreaseFactor: 0.7 } });
+    expect(res.status).toBe(200);
+    const s = (await res.json()) as LimiterSnapshot;
+    expect(s.concurrency).toMatchObject({ limit: 7, max: 64 });
+    expect(s.config).toEqual({ maxConcurrency: 64, decreaseFactor: 0.7 });
+    expect(s.history.at(-1)).toMatchObject({ to: 7, reason: "manual" });
+    expect(await stateOf(key)).toMatchObject({ concurrency: { limit: 7, max: 64 } });
+  });
+
+  it("PUT config refuses bad input with 400 invalid_config naming the field, and changes nothing", async () => {
+    const key = await seenKey("sk-config-bad");
+    await call(`${keyPath(key)}/config`, { method: "PUT", body: { maxConcurrency: 100, limit: 6 } });
+    const before = await stateOf(key);
+    const cases: [unknown, RegExp][] = [
+      [{ limit: 5, bogus: 1 }, /^bogus: /],
+      [{ minConcurrency: "2" }, /^minConcurrency: /],
+      [{ limit: 2.5 }, /^limit: /],
+      [{ minConcurrency: 50, maxConcurrency: 10 }, /^minConcurrency: .*maxConcurrency/],
+      [{ minConcurrency: 200 }, /^minConcurrency: .*maxConcurrency/],
+      [{ decreaseFactor: 1.5 }, /^decreaseFactor: /],
+      [{ decreaseFactor: 0 }, /^decreaseFactor: /],
+      [{ limit: 1000 }, /^limit: .*\[1, 100\]/],
+      [{ limit: 0 }, /^limit: /],
+      [[1, 2], /^body: /],
+      ["not json", /^body: /],
+      [null, /^body: /],
+    ];
+    for (const [body, message] of cases) {
+      const res = await call(`${keyPath(key)}/config`, { method: "PUT", body: body === null ? "null" : body });
+      const e = await error(res);
+      expect(e, JSON.stringify(body)).toMatchObject({ status: 400, code: "invalid_config", body: { error: { type: "invalid_config" } } });
+      expect(e.body.error.message, JSON.stringify(body)).toMatch(message);
+    }
+    const after = await stateOf(key);
+    expect(after.config).toEqual(before.config);
+    expect(after.concurrency).toEqual(before.concurrency);
+    expect(after.history).toEqual(before.history);
+  });
+
+  it("POST reset puts the key back to defaults with metrics cleared", async () => {
+    const key = await seenKey("sk-reset");
+    await call(`${keyPath(key)}/config`, { method: "PUT", body: { maxConcurrency: 32, limit: 20 } });
+    const res = await call(`${keyPath(key)}/reset`, { method: "POST" });
+    expect(res.status).toBe(200);
+    const s = (await res.json()) as LimiterSnapshot;
+    expect(s.concurrency).toMatchObject({ limit: 4, min: 1, max: 256, phase: "slow_start" });
+    expect(s.config).toEqual({});
+    expect(s.history).toEqual([]);
+    expect(s.quotas).toEqual({ requests: null, tokens: null });
+    expect(s.metrics).toMatchObject({ totalRequests: 0, completedRequests: 0, rateLimitHits: 0 });
+    expect(await stateOf(key)).toMatchObject({ config: {}, concurrency: { limit: 4 } });
+  });
+});
+
+describe("admin never shows a credential", () => {
+  it("a planted credential appears in no admin answer and not in the dashboard", async () => {
+    const key = await seenKey(PLANTED, { "openai-organization": PLANTED });
+    expect(key).not.toContain(PLANTED);
+    const answers = [
+      await call("/admin/keys"),
+      await call(keyPath(key)),
+      await call(`${keyPath(key)}/config`, { method: "PUT", body: { limit: 3 } }),
+      await call(`${keyPath(key)}/config`, { method: "PUT", body: { nope: PLANTED } }),
+      await call(`${keyPath(key)}/reset`, { method: "POST" }),
+      await call("/admin", { token: null }),
+      await call("/admin"),
+    ];
+    for (const res of answers) {
+      expect(res.status).toBeLessThan(500);
+      expect(await res.text()).not.toContain(PLANTED);
+      expect([...res.headers].join("\n")).not.toContain(PLANTED);
+    }
+    const dir = await env.DIRECTORY.get(env.DIRECTORY.idFromName("directory")).list();
+    expect(JSON.stringify(dir)).not.toContain(PLANTED);
+  });
+});
+
+describe("dashboard", () => {
+  it("GET /admin serves the HTML shell without the token: no external URL, no data, a strict CSP", async () => {
+    const res = await call("/admin", { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await res.text();
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    for (const id of ["login", "token", "keys", "detail", "chart", "legend"]) expect(html).toContain(`id="${id}"`);
+    for (const reason of ["slow_start", "steady_up", "rate_limit", "quota", "manual"]) expect(html).toContain(`r-${reason}`);
+    expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+    expect(html).not.toMatch(/https?:\/\//i);
+    expect(html).not.toContain(TOKEN);
+    expect(html).not.toMatch(/<(link|img|iframe)\b/i);
+    expect(html).not.toMatch(/<script[^>]*\bsrc=/i);
+    const csp = res.headers.get("content-security-policy")!;
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(html).toContain(`<script nonce="${nonce}">`);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("connect-src 'self'");
+    // The script keeps the token client-side and sends it as a header, never in a URL.
+    expect(html).toContain('"Bearer " + token');
+    expect(html).toMatch(/sessionStorage/);
+    expect(html).not.toMatch(/[?&]token=/);
+  });
+
+  it("the page's script is valid JavaScript", async () => {
+    const html = await (await call("/admin", { token: null })).text();
+    const script = /<script nonce="[^"]+">([\s\S]*?)<\/script>/.exec(html)![1]!;
+    expect(() => new Function(script)).not.toThrow();
+  });
+});
