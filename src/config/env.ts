@@ -1,23 +1,5 @@
 import type { Env } from "../env";
-import { checkBounds, type GatewayConfig, type LimiterConfig } from "./limits";
-
-export const DEFAULT_LIMITER: LimiterConfig = {
-  minConcurrency: 1,
-  startConcurrency: 4,
-  maxConcurrency: 256,
-  decreaseFactor: 0.5,
-  scaleUpPercent: 80,
-  cooldownMs: 5_000,
-  leaseTtlMs: 60_000,
-};
-
-export const DEFAULT_GATEWAY: GatewayConfig = {
-  maxAttempts: 6,
-  baseBackoffMs: 500,
-  maxBackoffMs: 30_000,
-  deadlineMs: 120_000,
-  maxBodyBytes: 10 * 1024 * 1024,
-};
+import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type GatewayConfig, type LimiterConfig } from "./limits";
 
 /** A var the operator set to something unusable: the gateway says which, rather than guessing. */
 export class ConfigError extends Error {}

@@ -20,6 +20,25 @@ export interface GatewayConfig {
   maxBodyBytes: number;
 }
 
+/** Defaults of every setting; wrangler.toml's [vars] repeat them for operators to see. */
+export const DEFAULT_LIMITER: LimiterConfig = {
+  minConcurrency: 1,
+  startConcurrency: 4,
+  maxConcurrency: 256,
+  decreaseFactor: 0.5,
+  scaleUpPercent: 80,
+  cooldownMs: 5_000,
+  leaseTtlMs: 60_000,
+};
+
+export const DEFAULT_GATEWAY: GatewayConfig = {
+  maxAttempts: 6,
+  baseBackoffMs: 500,
+  maxBackoffMs: 30_000,
+  deadlineMs: 120_000,
+  maxBodyBytes: 10 * 1024 * 1024,
+};
+
 const count = z.number().int().min(1).max(100_000);
 const millis = z.number().int().min(0).max(86_400_000);
 

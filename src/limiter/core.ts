@@ -48,11 +48,10 @@ export class LimiterCore {
   metrics: Metrics;
   overrides: LimiterOverride = {};
   private settled = new Set<string>();
+  private base: LimiterConfig;
 
-  constructor(
-    private base: LimiterConfig,
-    saved?: Persisted,
-  ) {
+  constructor(base: LimiterConfig, saved?: Persisted) {
+    this.base = base;
     this.overrides = saved?.overrides ?? {};
     this.aimd = saved?.aimd ?? initAimd(this.config);
     this.quota = saved?.quota ?? emptyQuota();

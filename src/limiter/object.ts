@@ -5,6 +5,7 @@ import { directoryOf } from "../directory/object";
 import type { Env } from "../env";
 import { LimiterCore, type Persisted } from "./core";
 import { snapshot } from "./snapshot";
+import { Waiters } from "./waiters";
 import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleRequest } from "./types";
 
 /** Metrics-only changes are written at most this often; learned limits and gates at once. */
@@ -12,8 +13,6 @@ const FLUSH_MS = 1_000;
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
-
-type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void; enqueuedAt: number };
 
 /**
  * One per rate-limit key. Decides who may go and when; bytes never pass through it. The
@@ -25,9 +24,7 @@ export class Limiter extends DurableObject<Env> {
   private core: LimiterCore;
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
-  private pending = new Map<string, Pending>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
+  private waiters: Waiters;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private alarmAt: number | null = null;
   /** When the Directory was last told about this key (in this instance's life). */
@@ -43,6 +40,10 @@ export class Limiter extends DurableObject<Env> {
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
+    this.waiters = new Waiters(this.core, () => this.now(), (w) => {
+      const lease = this.core.leases.get(w.id)!;
+      sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", w.id, w.cost, lease.expiresAt);
+    });
     // Leases outlive the object: their Workers are still streaming and will release them.
     for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases"))
       this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: l.expires });
@@ -52,21 +53,9 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.now();
     this.touch(req, now);
-    const held = this.core.leases.get(req.leaseId);
-    if (held) return { granted: true, leaseId: req.leaseId, waitedMs: 0, leaseTtlMs: this.core.config.leaseTtlMs };
-    const waiting = this.pending.get(req.leaseId);
-    if (waiting) return waiting.promise;
-
-    const admission = this.core.enqueue(
-      { id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), enqueuedAt: now },
-      now,
-    );
-    if (admission.kind === "rejected") return { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs };
-    let resolve!: (r: AcquireResult) => void;
-    const promise = new Promise<AcquireResult>((r) => (resolve = r));
-    this.pending.set(req.leaseId, { promise, resolve, enqueuedAt: now });
-    this.pump();
-    return promise;
+    const result = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
+    void this.ensureAlarm();
+    return result;
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
@@ -94,10 +83,8 @@ export class Limiter extends DurableObject<Env> {
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
   async cancel(leaseId: string): Promise<boolean> {
-    const w = this.core.cancel(leaseId);
-    this.pending.get(leaseId)?.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: 0 });
-    this.pending.delete(leaseId);
-    return w !== undefined || this.dropLease(leaseId);
+    const wasWaiting = this.waiters.cancel(leaseId);
+    return wasWaiting || this.dropLease(leaseId);
   }
 
   async state(): Promise<LimiterSnapshot> {
@@ -157,36 +144,8 @@ export class Limiter extends DurableObject<Env> {
     return true;
   }
 
-  /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
   private pump(): void {
-    const now = this.now();
-    const { granted, expired } = this.core.pump(now);
-    const ttl = this.core.config.leaseTtlMs;
-    for (const w of granted) {
-      const lease = this.core.leases.get(w.id)!;
-      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", w.id, w.cost, lease.expiresAt);
-      this.settleWaiter(w.id, { granted: true, leaseId: w.id, waitedMs: now - w.enqueuedAt, leaseTtlMs: ttl });
-    }
-    for (const w of expired)
-      this.settleWaiter(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: this.core.retryAfter(w.cost, now) });
-    if (granted.length > 0) void this.ensureAlarm();
-    this.arm(this.core.wakeAt(now), now);
-  }
-
-  private settleWaiter(id: string, r: AcquireResult): void {
-    this.pending.get(id)?.resolve(r);
-    this.pending.delete(id);
-  }
-
-  private arm(at: number | null, now: number): void {
-    if (at === null || at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.pump();
-    }, Math.max(0, at - now));
+    if (this.waiters.pump() > 0) void this.ensureAlarm();
   }
 
   private async ensureAlarm(): Promise<void> {

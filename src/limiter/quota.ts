@@ -31,9 +31,12 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   if (!r || r.remaining === null) return prev;
   const limit = r.limit ?? prev?.limit ?? null;
   const remaining = limit === null ? r.remaining : Math.min(r.remaining, limit);
-  let refillPerMs = prev?.refillPerMs ?? (limit !== null ? limit / DEFAULT_WINDOW_MS : 0);
+  const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
+  let refillPerMs = prev?.refillPerMs ?? perMinute;
+  // Never faster than the limit per minute: a provider that enforces its RPM in short slices
+  // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
   if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
-    refillPerMs = (limit - remaining) / (r.resetAt - now);
+    refillPerMs = Math.min((limit - remaining) / (r.resetAt - now), perMinute);
   return { limit, remaining, observedAt: now, refillPerMs, used: 0 };
 }
 

@@ -3,8 +3,10 @@ import type { AcquireRequest, AcquireResult, SettleRequest } from "../limiter/ty
 
 /** The key's limiter could not be asked in time: fail closed, never send around it. */
 export class LimiterUnavailable extends Error {
-  constructor(readonly retryAfterMs: number, message: string) {
+  readonly retryAfterMs: number;
+  constructor(retryAfterMs: number, message: string) {
     super(message);
+    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -24,12 +26,14 @@ export class LimiterClient {
   private stub: DurableObjectStub<Limiter>;
   private id: DurableObjectId;
 
-  constructor(
-    private ns: DurableObjectNamespace<Limiter>,
-    key: string,
-    private waitUntil: (p: Promise<unknown>) => void,
-    private now: () => number = Date.now,
-  ) {
+  private ns: DurableObjectNamespace<Limiter>;
+  private waitUntil: (p: Promise<unknown>) => void;
+  private now: () => number;
+
+  constructor(ns: DurableObjectNamespace<Limiter>, key: string, waitUntil: (p: Promise<unknown>) => void, now: () => number = Date.now) {
+    this.ns = ns;
+    this.waitUntil = waitUntil;
+    this.now = now;
     this.id = ns.idFromName(key);
     this.stub = ns.get(this.id);
   }

@@ -4,6 +4,7 @@ import { decideRetry } from "../policy/backoff";
 import { classify } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/headers";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import { sleep } from "../sleep";
 import { gatewayError, retryAfterSeconds } from "./errors";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterClient, LimiterUnavailable } from "./limiter-client";
@@ -32,18 +33,6 @@ export interface Deps {
 const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
 /** The caller is gone; the status is never seen, but the runtime wants a Response. */
 const GONE = () => new Response(null, { status: 499 });
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
-}
 
 /**
  * Acquire, send, settle, and retry what policy says to retry, until an answer the caller should

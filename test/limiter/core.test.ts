@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITER } from "../../src/config/env";
+import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { checkBounds } from "../../src/config/limits";
 import { LimiterCore, NO_HINT_GATE_MS, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";

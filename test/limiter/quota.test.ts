@@ -23,10 +23,20 @@ describe("quota model", () => {
 
   it("refills continuously at the rate the reset implies, up to the limit", () => {
     const q = emptyQuota();
-    observe(q, info({ limit: 100, remaining: 0, resetAt: 10_000 }), 0); // 10/s
+    observe(q, info({ limit: 600, remaining: 0, resetAt: 60_000 }), 0); // 10/s
     expect(available(q.requests!, 500)).toBe(5);
-    expect(available(q.requests!, 60_000)).toBe(100);
+    expect(available(q.requests!, 120_000)).toBe(600);
     expect(fitsAt(q, 1, 0)).toBe(100);
+  });
+
+  it("never assumes a refill faster than the limit per minute, even when the reset is near", () => {
+    const q = emptyQuota();
+    // 12,000 RPM enforced as a 60-request bucket: empty, full again in 300 ms.
+    observe(q, info({ limit: 12_000, remaining: 0, resetAt: 300 }), 0);
+    expect(available(q.requests!, 300)).toBe(60); // 200/s, not 40,000/s
+    // A daily window refilling slower than per-minute keeps its own, slower rate.
+    observe(q, info({ limit: 14_400, remaining: 14_000, resetAt: 400_000 }), 0);
+    expect(q.requests!.refillPerMs).toBe(0.001);
   });
 
   it("holds a request whose token cost does not fit until enough tokens refill", () => {
@@ -38,14 +48,14 @@ describe("quota model", () => {
 
   it("lets a request larger than the whole window go once the window is full", () => {
     const q = emptyQuota();
-    observe(q, info(null, { limit: 1_000, remaining: 0, resetAt: 1_000 }), 0);
-    expect(fitsAt(q, 5_000, 0)).toBe(1_000);
+    observe(q, info(null, { limit: 1_000, remaining: 0, resetAt: 60_000 }), 0);
+    expect(fitsAt(q, 5_000, 0)).toBe(60_000);
   });
 
   it("uses the tighter of the two windows", () => {
     const q = emptyQuota();
-    observe(q, info({ limit: 100, remaining: 50, resetAt: 5_000 }, { limit: 1_000, remaining: 0, resetAt: 10_000 }), 0);
-    expect(fitsAt(q, 200, 0)).toBe(2_000);
+    observe(q, info({ limit: 100, remaining: 50, resetAt: 30_000 }, { limit: 60_000, remaining: 0, resetAt: 60_000 }), 0);
+    expect(fitsAt(q, 200, 0)).toBe(200);
   });
 
   it("keeps a window the response did not mention, and assumes a minute's refill without a reset", () => {
@@ -72,8 +82,8 @@ describe("quota model", () => {
 
   it("describes remaining and the time the window is full again", () => {
     const q = emptyQuota();
-    observe(q, info({ limit: 100, remaining: 40, resetAt: 6_000 }), 0);
-    expect(view(q.requests, 0)).toEqual({ limit: 100, remaining: 40, resetAt: new Date(6_000).toISOString() });
+    observe(q, info({ limit: 100, remaining: 40, resetAt: 36_000 }), 0);
+    expect(view(q.requests, 0)).toEqual({ limit: 100, remaining: 40, resetAt: new Date(36_000).toISOString() });
     expect(view(null, 0)).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { DEFAULT_GATEWAY } from "../../src/config/env";
+import { DEFAULT_GATEWAY } from "../../src/config/limits";
 import { LimiterClient } from "../../src/proxy/limiter-client";
 import { type Plan, run } from "../../src/proxy/run";
 

@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import type { Outcome } from "../limiter/core";
+import type { AcquireResult } from "../limiter/types";
+import { classify } from "../policy/classify";
+import { estimateTokens } from "../policy/estimate";
+import { parseRateLimitHeaders } from "../policy/headers";
+import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import { sleep } from "../sleep";
+import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
+import type { Item } from "./input";
+import type { LocalLimiter } from "./local-limiter";
+import type { OutputLine } from "./output";
+
+const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
+
+const outcome = (cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): Outcome =>
+  ({ cls, status, info, latencyMs, attempt, final });
+
+/** Waits for a slot; the first Ctrl-C takes the waiter out of the queue. */
+async function acquire(ctx: SendContext, limiter: LocalLimiter, leaseId: string, cost: number, retry: boolean): Promise<AcquireResult> {
+  const leave = () => limiter.cancel(leaseId);
+  ctx.stop.addEventListener("abort", leave);
+  try {
+    return await limiter.acquire({ leaseId, cost, retry, deadline: ctx.now() + ctx.gateway.deadlineMs });
+  } finally {
+    ctx.stop.removeEventListener("abort", leave);
+  }
+}
+
+/**
+ * One item, provider called directly, the way the Worker's run() drives the Durable Object:
+ * acquire, send, settle, and retry what policy says to retry (a retry rejoins at the head of the
+ * queue). A queue time-out is waited out and the item queues again: a batch has no caller to give
+ * the 429 to. Returns the item's output line, or null when Ctrl-C stopped it before it was sent.
+ */
+export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: Item): Promise<OutputLine | null> {
+  const cost = estimateTokens(item.body, Buffer.byteLength(item.payload));
+  const nonce = randomUUID();
+  let last: Awaited<ReturnType<typeof send>> = null;
+  let deadline = Number.POSITIVE_INFINITY;
+
+  for (let attempt = 1; ; ) {
+    if (ctx.stop.aborted) return stoppedLine(item, attempt > 1, last);
+    const leaseId = `${nonce}:${attempt}`;
+    const grant = await acquire(ctx, limiter, leaseId, cost, attempt > 1);
+    if (ctx.stop.aborted) {
+      limiter.cancel(leaseId);
+      return stoppedLine(item, attempt > 1, last);
+    }
+    if (!grant.granted) {
+      await sleep(grant.retryAfterMs, ctx.stop);
+      continue;
+    }
+    // The retry budget (time) starts with the first send, not with the wait in the queue.
+    if (attempt === 1) deadline = ctx.now() + ctx.gateway.deadlineMs;
+
+    const ex = await send(ctx, item);
+    if (ex === null) {
+      const d = ctx.abort.aborted ? null : decide(ctx, "transient", attempt, null, deadline);
+      limiter.settle(leaseId, outcome("transient", 0, NO_INFO, 0, attempt, !d?.retry));
+      if (!d) return stoppedLine(item, true, last);
+      if (!d.retry) return failLine(item, "upstream_unreachable", `the provider could not be reached (${attempt} attempts)`, last);
+      ctx.counters.retries += 1;
+      await sleep(d.delayMs, ctx.stop);
+      attempt += 1;
+      continue;
+    }
+
+    const now = ctx.now();
+    const info = parseRateLimitHeaders(ex.headers, now, ex.status >= 400 ? ex.body : undefined);
+    const cls = classify(ex.status, ex.body, ex.statusText);
+    const d = cls === "success" ? null : decide(ctx, cls, attempt, info.retryAfterMs, deadline);
+    // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
+    limiter.settle(leaseId, outcome(cls, ex.status, info, ex.latencyMs, attempt, !d?.retry));
+    if (!d?.retry) return answerLine(item, ex, cls);
+    last = ex;
+    if (cls === "rate_limit") ctx.counters.absorbed429 += 1;
+    ctx.counters.retries += 1;
+    await sleep(d.delayMs, ctx.stop);
+    attempt += 1;
+  }
+}

@@ -1,0 +1,92 @@
+import type { LimiterConfig } from "../config/limits";
+import { LimiterCore, type Outcome } from "../limiter/core";
+import type { AcquireResult } from "../limiter/types";
+import { Waiters } from "../limiter/waiters";
+
+export interface LocalAcquire {
+  leaseId: string;
+  cost: number;
+  /** A retry rejoins at the head of the queue. */
+  retry: boolean;
+  /** Epoch ms: past it, the waiter is turned away with queue_timeout. */
+  deadline: number;
+}
+
+/**
+ * The Durable Object's job, in process: one LimiterCore per key driven by the same Waiters as the
+ * object. Nothing is persisted and leases never expire: the batch runner always releases in `finally`.
+ */
+export class LocalLimiter {
+  readonly core: LimiterCore;
+  private waiters: Waiters;
+  private now: () => number;
+
+  constructor(config: LimiterConfig, now: () => number = Date.now) {
+    this.core = new LimiterCore(config);
+    this.now = now;
+    this.waiters = new Waiters(this.core, now);
+  }
+
+  acquire(req: LocalAcquire): Promise<AcquireResult> {
+    return this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: req.deadline });
+  }
+
+  /** Feeds one attempt's outcome to the core and, by default, frees its slot in the same step. */
+  settle(leaseId: string, outcome: Outcome, release = true): void {
+    this.core.settle(leaseId, outcome, this.now());
+    if (release) this.core.release(leaseId);
+    this.waiters.pump();
+  }
+
+  release(leaseId: string): void {
+    if (this.core.release(leaseId)) this.waiters.pump();
+  }
+
+  /** A waiter that gave up (Ctrl-C): out of the queue, or its slot back if it was just granted. */
+  cancel(leaseId: string): void {
+    this.waiters.cancel(leaseId);
+    this.core.release(leaseId);
+    this.waiters.pump();
+  }
+
+  get queued(): number {
+    return this.core.queue.size;
+  }
+
+  get inFlight(): number {
+    return this.core.inFlight;
+  }
+
+  /** Turns every waiter away and stops the timer, so the process can exit. */
+  close(): void {
+    this.waiters.close();
+  }
+}
+
+/** One limiter per key (`<provider>:<model>`: the credential is fixed per provider in a run), like one object per key. */
+export class LocalLimiters {
+  private byKey = new Map<string, LocalLimiter>();
+  private config: LimiterConfig;
+  private now: () => number;
+
+  constructor(config: LimiterConfig, now: () => number = Date.now) {
+    this.config = config;
+    this.now = now;
+  }
+
+  for(key: string): LocalLimiter {
+    let l = this.byKey.get(key);
+    if (!l) this.byKey.set(key, (l = new LocalLimiter(this.config, this.now)));
+    return l;
+  }
+
+  get queued(): number {
+    let n = 0;
+    for (const l of this.byKey.values()) n += l.queued;
+    return n;
+  }
+
+  close(): void {
+    for (const l of this.byKey.values()) l.close();
+  }
+}

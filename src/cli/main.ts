@@ -1,0 +1,129 @@
+import { parseArgs } from "node:util";
+import { type BatchOptions, runBatch } from "./batch";
+import { UsageError } from "./input";
+import { formatSummary } from "./progress";
+import { BATCH_PROVIDERS, credentialVar } from "./providers";
+
+const HELP = `slotgate: edge gateway for LLM APIs
+
+Usage:
+  slotgate batch <requests.jsonl> --out <results.jsonl> [options]
+
+Sends every line of an OpenAI Batch API file ({"custom_id", "method", "url", "body"}) through the
+limiter and appends one OpenAI batch output line per request as it finishes. No item is lost:
+each ends with a response or a recorded error.
+
+Options:
+  --out FILE          where results are appended (required)
+  --gateway URL       send through a Slotgate gateway, which does the limiting; without it the
+                      providers are called directly with the same limiter running in this process
+  --provider NAME     provider of lines that name none (default openai): ${BATCH_PROVIDERS.join(", ")}
+  --concurrency N     most requests open at once (default 16)
+  --resume            skip custom_ids already answered in --out, run the rest
+  --max-attempts N    attempts per request on transient errors (default 6); 429s are waited
+                      out until the request's deadline (120 s from its first send)
+  --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
+  -h, --help          this text
+
+Credentials come from the environment only: ${BATCH_PROVIDERS.map(credentialVar).join(", ")}.
+With --gateway, SLOTGATE_TOKEN (if set) is sent as x-slotgate-token.
+
+Ctrl-C stops sending and waits for requests in flight; a second Ctrl-C aborts them.
+Exit codes: 0 all succeeded, 1 some lines failed, 2 usage or input error (nothing sent), 130 stopped.`;
+
+const OPTIONS = {
+  out: { type: "string" },
+  gateway: { type: "string" },
+  provider: { type: "string" },
+  concurrency: { type: "string" },
+  resume: { type: "boolean" },
+  "max-attempts": { type: "string" },
+  "base-url": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function positiveInt(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** Parses `batch ...` arguments into runner options; UsageError on anything wrong. */
+export function parseBatchArgs(args: string[]): BatchOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values: v, positionals } = parsed;
+  if (positionals.length !== 1) throw new UsageError("batch needs exactly one input file: slotgate batch requests.jsonl --out results.jsonl");
+  if (!v.out) throw new UsageError("--out FILE is required");
+  if (v.gateway && v["base-url"]) throw new UsageError("--base-url is for direct mode; with --gateway the gateway picks the upstream");
+  const maxAttempts = positiveInt(v["max-attempts"], "--max-attempts");
+  return {
+    input: positionals[0]!,
+    out: v.out,
+    provider: v.provider,
+    gateway: v.gateway,
+    baseUrl: v["base-url"],
+    concurrency: positiveInt(v.concurrency, "--concurrency"),
+    resume: v.resume ?? false,
+    retry: maxAttempts === undefined ? undefined : { maxAttempts },
+  };
+}
+
+/** The command line again, with --resume: what to run to finish the job. */
+function resumeCommand(args: string[]): string {
+  const quoted = args.filter((a) => a !== "--resume").map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
+  return `slotgate batch ${quoted.join(" ")} --resume`;
+}
+
+/** Ctrl-C once: stop sending. Twice: abort what is in flight. */
+function interrupts(err: NodeJS.WriteStream) {
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (!stop.signal.aborted) {
+      stop.abort();
+      err.write("\n[slotgate] stopping: nothing new is sent; waiting for requests in flight (Ctrl-C again to abort them)\n");
+    } else if (!abort.signal.aborted) {
+      abort.abort();
+      err.write("\n[slotgate] aborting requests in flight; they are recorded as interrupted\n");
+    }
+  };
+  process.on("SIGINT", onSigint);
+  return { stop: stop.signal, abort: abort.signal, dispose: () => process.off("SIGINT", onSigint) };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const out = process.stdout;
+  const err = process.stderr;
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help" || (command === "batch" && rest.some((a) => a === "--help" || a === "-h"))) {
+    out.write(`${HELP}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== "batch") {
+    err.write(`slotgate: unknown command ${JSON.stringify(command)}\n\n${HELP}\n`);
+    return 2;
+  }
+  const signals = interrupts(err);
+  try {
+    const options = parseBatchArgs(rest);
+    const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) } });
+    out.write(`${formatSummary(summary)}\n`);
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${resumeCommand(rest)}\n`);
+    if (summary.stopped) return 130;
+    return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`slotgate batch: ${e.message}\n`);
+      return e.exitCode;
+    }
+    err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);
+    return 1;
+  } finally {
+    signals.dispose();
+  }
+}

@@ -1,0 +1,97 @@
+import type { LimiterCore } from "./core";
+import type { Waiter } from "./queue";
+import type { AcquireResult } from "./types";
+
+export interface WaiterRequest {
+  id: string;
+  cost: number;
+  retry: boolean;
+  /** Epoch ms on the driver's own clock. */
+  deadline: number;
+}
+
+type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
+
+/**
+ * Turns the pure core into promises: one per waiter, settled when the core grants or expires it,
+ * and one timer for the next moment the core says something can change (gate or quota opening,
+ * a deadline). The Durable Object and the batch runner's in-process limiter both drive the core
+ * through this.
+ */
+export class Waiters {
+  private pending = new Map<string, Pending>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private core: LimiterCore;
+  private now: () => number;
+  private onGrant: (w: Waiter) => void;
+
+  constructor(core: LimiterCore, now: () => number, onGrant: (w: Waiter) => void = () => {}) {
+    this.core = core;
+    this.now = now;
+    this.onGrant = onGrant;
+  }
+
+  /** Idempotent per id: a held lease answers granted, a waiting one shares its promise. */
+  acquire(req: WaiterRequest): Promise<AcquireResult> {
+    const now = this.now();
+    if (this.core.leases.has(req.id)) return Promise.resolve(this.granted(req.id, 0));
+    const waiting = this.pending.get(req.id);
+    if (waiting) return waiting.promise;
+    const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
+    if (admission.kind === "rejected") return Promise.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs });
+    let resolve!: (r: AcquireResult) => void;
+    const promise = new Promise<AcquireResult>((r) => (resolve = r));
+    this.pending.set(req.id, { promise, resolve });
+    this.pump();
+    return promise;
+  }
+
+  /** Takes a waiter out of the line; its caller gets queue_timeout with no wait. */
+  cancel(id: string): boolean {
+    const w = this.core.cancel(id);
+    this.answer(id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+    return w !== undefined;
+  }
+
+  /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
+  pump(): number {
+    const now = this.now();
+    const { granted, expired } = this.core.pump(now);
+    for (const w of granted) {
+      this.onGrant(w);
+      this.answer(w.id, this.granted(w.id, now - w.enqueuedAt));
+    }
+    for (const w of expired) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: this.core.retryAfter(w.cost, now) });
+    this.arm(this.core.wakeAt(now), now);
+    return granted.length;
+  }
+
+  /** Turns every waiter away and stops the timer (a process that wants to exit). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    for (const w of this.core.queue.drain()) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+  }
+
+  private granted(id: string, waitedMs: number): AcquireResult {
+    return { granted: true, leaseId: id, waitedMs, leaseTtlMs: this.core.config.leaseTtlMs };
+  }
+
+  private answer(id: string, r: AcquireResult): void {
+    this.pending.get(id)?.resolve(r);
+    this.pending.delete(id);
+  }
+
+  private arm(at: number | null, now: number): void {
+    if (at === null || at >= this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.pump();
+    }, Math.max(0, at - now));
+  }
+}

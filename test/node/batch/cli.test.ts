@@ -1,0 +1,43 @@
+// The command line itself: help, argument errors, exit codes, plain progress lines off a TTY.
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, test } from "vitest";
+import { chatLine, cli, inputOf, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
+
+describe("slotgate command line", () => {
+  test("--help prints usage and exits 0; a bad flag exits 2", async () => {
+    const help = cli(["--help"]);
+    expect((await help.exited).code).toBe(0);
+    expect(help.stdout()).toContain("slotgate batch <requests.jsonl> --out <results.jsonl>");
+    expect(help.stdout()).toContain("OPENAI_API_KEY");
+
+    const bad = cli(["batch", "in.jsonl", "--out", "o.jsonl", "--api-key", "sk-nope"]);
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.stderr()).toMatch(/Unknown option '--api-key'/);
+  });
+
+  test("exit 1 and a summary by reason when some lines failed", async () => {
+    const s = await standin();
+    const dir = tempDir();
+    const input = writeInput(dir, [chatLine("ok"), "{", chatLine("worse", { url: "/v1/nothing" })]);
+    const out = join(dir, "results.jsonl");
+    const run = cli(["batch", input, "--out", out, "--base-url", s.url]);
+    expect((await run.exited).code).toBe(1);
+    expect(run.stdout()).toMatch(/slotgate batch finished: 3 lines\n\s+succeeded\s+1\n\s+failed\s+2\s+\(invalid_line 2\)\n/);
+    expect(run.stdout()).toMatch(/429s absorbed\s+0\n/);
+    expect(run.stdout()).toMatch(/wall time\s+[\d.]+s\n/);
+  });
+
+  test("off a TTY, progress is a plain line every few seconds", async () => {
+    const s = await standin({ latencyMs: 100, rpm: 0, tpm: 0 });
+    const dir = tempDir();
+    const input = writeInput(dir, inputOf(30));
+    const sink = new PassThrough();
+    let text = "";
+    sink.on("data", (b: Buffer) => (text += b.toString()));
+    await runBatch({ input, out: join(dir, "o.jsonl"), baseUrl: s.url, concurrency: 4, progress: { stream: sink as unknown as NodeJS.WriteStream, tty: false, plainEveryMs: 150 } });
+    const lines = text.trim().split("\n");
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines[0]).toMatch(/^\[slotgate\] \d+\/30 done \(0 failed\), \d+ in flight, \d+ waiting, [\d.]+\/s, ETA \S+$/);
+  });
+});

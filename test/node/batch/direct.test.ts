@@ -1,0 +1,149 @@
+// `slotgate batch` without a gateway: the provider (a stand-in) called directly, the limiter in-process.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { chatLine, cli, idCounts, inputOf, KEY, readOutput, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
+
+describe("batch, direct mode", () => {
+  test("500 lines against an RPM-limited provider: every custom_id answered exactly once", async () => {
+    // 200 requests/s with a 60-request bucket: far less than 16 open requests at 20 ms would send.
+    const s = await standin({ rpm: 12_000, burst: 0.005, latencyMs: 20, retryAfter: "exact" });
+    const dir = tempDir();
+    const input = writeInput(dir, inputOf(500));
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input, out, baseUrl: s.url });
+
+    const lines = readOutput(out);
+    expect(lines).toHaveLength(500);
+    const counts = idCounts(lines);
+    expect(counts.size).toBe(500);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    for (const l of lines) {
+      expect(l.error).toBeNull();
+      expect(l.id).toMatch(/^batch_req_[0-9a-f]{32}$/);
+      expect(l.response?.status_code).toBe(200);
+      expect(l.response?.request_id).toMatch(/^req_/);
+      expect((l.response?.body as { object: string }).object).toBe("chat.completion");
+    }
+    const stats = s.stats();
+    expect(stats.successes).toBe(500);
+    // Every 429 the provider sent was absorbed by a retry, none reached the output.
+    expect(summary).toMatchObject({ lines: 500, succeeded: 500, failed: 0, notDone: 0, stopped: false });
+    expect(summary.absorbed429).toBe(stats.rateLimited);
+    expect(stats.perCredential[KEY]).toBe(stats.attempts);
+    // Each 429 shut the in-process gate for its retry-after (whole seconds here): nobody was sent
+    // in the second after it, beyond requests already on the wire when it came back.
+    for (const hit of stats.log.filter((a) => a.status === 429))
+      expect(stats.log.filter((a) => a.at > hit.at + 250 && a.at < hit.at + 900)).toEqual([]);
+    // The bucket holds 60 and refills 200/s: 500 cannot all pass in under 2.2 s, so the limit bit.
+    expect(summary.wallMs).toBeGreaterThan(2_000);
+  });
+
+  test("bad lines become error lines naming their line numbers; the run goes on", async () => {
+    const s = await standin();
+    const dir = tempDir();
+    const input = writeInput(dir, [
+      chatLine("ok-1"),
+      "this is not json",
+      { method: "POST", url: "/v1/chat/completions", body: { model: "m" } }, // no custom_id
+      "",
+      chatLine("bad-url", { url: "/v1/chat/complete" }),
+      chatLine("bad-provider", { provider: "nope" }),
+      chatLine("bad-body", { body: "text" }),
+      chatLine("ok-2"),
+      "[1, 2]",
+    ]);
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input, out, baseUrl: s.url });
+
+    const byId = new Map(readOutput(out).map((l) => [l.custom_id, l]));
+    expect([...byId.keys()].sort()).toEqual(
+      ["bad-body", "bad-provider", "bad-url", "line-2", "line-3", "line-9", "ok-1", "ok-2"].sort(),
+    );
+    expect(byId.get("ok-1")?.response?.status_code).toBe(200);
+    expect(byId.get("ok-2")?.response?.status_code).toBe(200);
+    const expectBad = (id: string, line: number, text: string) => {
+      const l = byId.get(id)!;
+      expect(l.response).toBeNull();
+      expect(l.error?.code).toBe("invalid_line");
+      expect(l.error?.message).toMatch(new RegExp(`^line ${line}: `));
+      expect(l.error?.message).toContain(text);
+    };
+    expectBad("line-2", 2, "not valid JSON");
+    expectBad("line-3", 3, "no custom_id");
+    expectBad("bad-url", 5, 'unknown url "/v1/chat/complete"');
+    expectBad("bad-provider", 6, 'unknown provider "nope"');
+    expectBad("bad-body", 7, "body must be a JSON object");
+    expectBad("line-9", 9, "not a JSON object");
+    expect(s.stats().attempts).toBe(2);
+    expect(summary).toMatchObject({ lines: 8, succeeded: 2, failed: 6, failedByReason: { invalid_line: 6 }, retryable: 0 });
+  });
+
+  test("an insufficient_quota credential: one error line per item after exactly one upstream attempt", async () => {
+    const s = await standin({ quotaExhaustedKeys: ["sk-broke", "sk-ant-broke"] });
+    const dir = tempDir();
+    const input = writeInput(dir, [
+      chatLine("q-1"),
+      chatLine("q-2"),
+      chatLine("q-3"),
+      { custom_id: "a-1", provider: "anthropic", method: "POST", url: "/v1/messages", body: { model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] } },
+    ]);
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input, out, baseUrl: s.url, env: { OPENAI_API_KEY: "sk-broke", ANTHROPIC_API_KEY: "sk-ant-broke" } });
+
+    const lines = readOutput(out);
+    expect(lines).toHaveLength(4);
+    for (const l of lines.filter((x) => x.custom_id.startsWith("q-"))) {
+      expect(l.error?.code).toBe("insufficient_quota");
+      expect(l.response?.status_code).toBe(429);
+      expect((l.response?.body as { error: { code: string } }).error.code).toBe("insufficient_quota");
+    }
+    // Anthropic's credit exhaustion is a 400 with no code: still a hard quota, still one attempt.
+    const a = lines.find((x) => x.custom_id === "a-1")!;
+    expect(a.error?.code).toBe("quota_exhausted");
+    expect(a.response?.status_code).toBe(400);
+    const stats = s.stats();
+    expect(stats.quotaErrors).toBe(4);
+    expect(stats.attempts).toBe(4);
+    expect(stats.perCredential).toEqual({ "sk-broke": 3, "sk-ant-broke": 1 });
+    expect(summary).toMatchObject({ failed: 4, retryable: 0, absorbed429: 0, failedByReason: { insufficient_quota: 3, quota_exhausted: 1 } });
+
+    // A hard quota is a final answer: --resume sends nothing again.
+    const again = await runBatch({ input, out, baseUrl: s.url, resume: true, env: { OPENAI_API_KEY: "sk-broke", ANTHROPIC_API_KEY: "sk-ant-broke" } });
+    expect(again).toMatchObject({ skipped: 4, succeeded: 0, failed: 0 });
+    expect(s.stats().attempts).toBe(4);
+    expect(readOutput(out)).toHaveLength(4);
+  });
+
+  test("duplicate custom_ids: exit 2 naming them and their lines, nothing sent", async () => {
+    const s = await standin();
+    const dir = tempDir();
+    const input = writeInput(dir, [chatLine("a"), chatLine("b"), chatLine("a"), chatLine("c"), chatLine("b"), chatLine("a")]);
+    const out = join(dir, "results.jsonl");
+
+    const run = cli(["batch", input, "--out", out, "--base-url", s.url]);
+    const { code } = await run.exited;
+
+    expect(code).toBe(2);
+    expect(run.stderr()).toContain('"a" on lines 1, 3, 6');
+    expect(run.stderr()).toContain('"b" on lines 2, 5');
+    expect(run.stderr()).not.toContain('"c"');
+    expect(s.stats().attempts).toBe(0);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  test("a missing credential or an occupied output stops the run before anything is sent", async () => {
+    const s = await standin();
+    const dir = tempDir();
+    const input = writeInput(dir, [chatLine("a"), { ...chatLine("b"), provider: "anthropic", url: "/v1/messages" }]);
+    const out = join(dir, "results.jsonl");
+    await expect(runBatch({ input, out, baseUrl: s.url, env: { OPENAI_API_KEY: KEY } })).rejects.toThrow(/ANTHROPIC_API_KEY is not set/);
+
+    const done = writeInput(dir, [chatLine("x")], "done.jsonl");
+    await expect(runBatch({ input, out: done, baseUrl: s.url })).rejects.toThrow(/already holds results: pass --resume/);
+    expect(s.stats().attempts).toBe(0);
+  });
+});
