@@ -118,7 +118,7 @@ export class LimiterCore {
 
   private grant(id: string, cost: number, now: number): void {
     this.leases.set(id, { id, cost, expiresAt: now + this.config.leaseTtlMs });
-    charge(this.quota, cost);
+    charge(this.quota, cost, now);
     noteInFlight(this.aimd, this.inFlight);
   }
 

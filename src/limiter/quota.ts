@@ -2,8 +2,9 @@ import type { QuotaReading, RateLimitInfo } from "../policy/types";
 
 /**
  * One provider window, modelled as a token bucket (OpenAI and Anthropic both refill continuously
- * and report `reset` as the time until the bucket is full). `used` is what this limiter granted
- * since the reading, which the provider had not yet counted.
+ * and report `reset` as the time until the bucket is full). `remaining` is the level at
+ * `observedAt`: set from the provider's reading, then lowered by each grant this limiter makes
+ * before the next reading, and refilled with time in between.
  */
 export interface QuotaWindow {
   limit: number | null;
@@ -11,7 +12,6 @@ export interface QuotaWindow {
   observedAt: number;
   /** Units per ms; derived from (limit - remaining) / (reset - observed). */
   refillPerMs: number;
-  used: number;
 }
 
 export interface QuotaState {
@@ -37,7 +37,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
   if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
     refillPerMs = Math.min((limit - remaining) / (r.resetAt - now), perMinute);
-  return { limit, remaining, observedAt: now, refillPerMs, used: 0 };
+  return { limit, remaining, observedAt: now, refillPerMs };
 }
 
 /** Replaces each window the response reported; windows it did not mention keep their prediction. */
@@ -46,14 +46,10 @@ export function observe(q: QuotaState, info: RateLimitInfo, now: number): void {
   q.tokens = fromReading(info.tokens, q.tokens, now);
 }
 
-/** What the window should hold now, before subtracting what was granted since the reading. */
-function refilled(w: QuotaWindow, now: number): number {
+/** What the window holds now: its last level plus the refill since, never above the limit. */
+export function available(w: QuotaWindow, now: number): number {
   const r = w.remaining + w.refillPerMs * Math.max(0, now - w.observedAt);
   return w.limit === null ? r : Math.min(w.limit, r);
-}
-
-export function available(w: QuotaWindow, now: number): number {
-  return refilled(w, now) - w.used;
 }
 
 /** When `need` units will be there, or `now` if they already are. Infinity if it never refills. */
@@ -74,9 +70,13 @@ export function fitsAt(q: QuotaState, cost: number, now: number): number {
   return at;
 }
 
-export function charge(q: QuotaState, cost: number): void {
-  if (q.requests) q.requests.used += 1;
-  if (q.tokens) q.tokens.used += cost;
+/** A grant draws from the bucket now; the level may go below zero (a request larger than the window). */
+export function charge(q: QuotaState, cost: number, now: number): void {
+  for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
+    if (!w) continue;
+    w.remaining = available(w, now) - units;
+    w.observedAt = now;
+  }
 }
 
 /** True when a reported window has less than 10% left: time to trim concurrency before a 429. */

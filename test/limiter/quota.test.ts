@@ -11,13 +11,22 @@ describe("quota model", () => {
     expect(lowWater(q, 0)).toBe(false);
   });
 
+  it("what it granted refills with time, even when no new reading ever comes", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 3, remaining: 3, resetAt: null }), 0); // 3 per minute
+    for (let i = 0; i < 3; i++) charge(q, 1, 0);
+    expect(fitsAt(q, 1, 0)).toBe(20_000);
+    expect(fitsAt(q, 1, 600_000)).toBe(600_000);
+    expect(available(q.requests!, 600_000)).toBe(3);
+  });
+
   it("subtracts what it granted since the reading", () => {
     const q = emptyQuota();
     observe(q, info({ limit: 60, remaining: 3, resetAt: 57_000 }), 0); // refills 57 in 57 s: 1/s
-    charge(q, 10);
-    charge(q, 10);
+    charge(q, 10, 0);
+    charge(q, 10, 0);
     expect(available(q.requests!, 0)).toBe(1);
-    charge(q, 10);
+    charge(q, 10, 0);
     expect(fitsAt(q, 10, 0)).toBe(1_000); // the next unit arrives in a second
   });
 
@@ -76,7 +85,7 @@ describe("quota model", () => {
     const q = emptyQuota();
     observe(q, info({ limit: 100, remaining: 10, resetAt: 60_000 }), 0);
     expect(lowWater(q, 0)).toBe(false);
-    charge(q, 1);
+    charge(q, 1, 0);
     expect(lowWater(q, 0)).toBe(true);
   });
 
