@@ -22,6 +22,8 @@ function drawChart(svg, history, limit, now) {
   var t1 = now;
   var t0 = pts.length ? pts[0].t : now - 60000;
   if (pts.length && pts[pts.length - 1].t > t1) t1 = pts[pts.length - 1].t;
+  // A little room before the first change, so the level it started from shows left of its point.
+  if (pts.length) t0 -= Math.max(500, (t1 - t0) * 0.04);
   if (t1 - t0 < 1000) t0 = t1 - 1000;
   var top = Math.max(1, limit);
   pts.forEach(function (p) { top = Math.max(top, p.from, p.to); });

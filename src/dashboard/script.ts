@@ -15,6 +15,14 @@ var busy = false;
 var again = false;
 
 function $(id) { return document.getElementById(id); }
+// An empty icon, so the browser does not ask for /favicon.ico (which the proxy answers 404).
+// Set from here: the HTML shell itself carries no link element.
+(function () {
+  var icon = document.createElement("link");
+  icon.rel = "icon";
+  icon.href = "data:,";
+  document.head.appendChild(icon);
+})();
 function readToken() {
   try { return sessionStorage.getItem(STORE) || localStorage.getItem(STORE) || ""; } catch (e) { return ""; }
 }
@@ -33,6 +41,11 @@ function el(tag, cls, text) {
 }
 
 function fmtNum(n) { return typeof n === "number" && isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: 1 }) : "\u2013"; }
+/** Quota sizes: 200K, 1.5M (the exact number is in the cell's title); small ones as fmtNum. */
+function fmtQty(n) {
+  if (typeof n !== "number" || !isFinite(n) || Math.abs(n) < 100000) return fmtNum(n);
+  return n.toLocaleString("en-US", { notation: "compact", maximumSignificantDigits: 3 });
+}
 function fmtMs(ms) {
   if (typeof ms !== "number" || !isFinite(ms)) return "\u2013";
   if (ms < 1000) return Math.round(ms) + " ms";
@@ -176,7 +189,9 @@ function renderDetail() {
   ["requests", "tokens"].forEach(function (name) {
     var w = detail.quotas[name];
     if (!w) { q.push([name, "not reported"]); return; }
-    q.push([name + " left", fmtNum(w.remaining) + " / " + (w.limit == null ? "?" : fmtNum(w.limit))]);
+    var left = el("span", "", fmtQty(w.remaining) + " / " + (w.limit == null ? "?" : fmtQty(w.limit)));
+    left.title = fmtNum(w.remaining) + " / " + (w.limit == null ? "?" : fmtNum(w.limit));
+    q.push([name + " left", left]);
     q.push([name + " reset in", countdown(w.resetAt)]);
   });
   rows("d-quotas", q);
@@ -199,6 +214,7 @@ $("login").addEventListener("submit", function (ev) {
   var t = $("token").value.trim();
   $("token").value = "";
   if (!t) return;
+  $("login-error").textContent = "";
   token = t;
   keepToken(t, $("remember").checked);
   refresh();

@@ -43,7 +43,7 @@ section.detail h2{font-size:1rem;margin:0 0 .25rem;word-break:break-all}
 .card h3{margin:0 0 .5rem;font-size:.85rem;color:var(--muted);text-transform:uppercase}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.15rem .75rem;margin:0}
 dt{color:var(--muted)}
-dd{margin:0;text-align:right;font-variant-numeric:tabular-nums}
+dd{margin:0;text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 svg.chart{width:100%;max-width:900px;height:auto;display:block;margin-top:.75rem}
 svg.chart .axis{stroke:var(--line);stroke-width:1}
 svg.chart .grid{stroke:var(--line);stroke-width:1;stroke-dasharray:2 4}

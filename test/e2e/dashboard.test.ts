@@ -1,0 +1,187 @@
+// The admin dashboard in a real browser: Debian's chromium (headless, driven by playwright-core)
+// against `wrangler dev`, after traffic through the gateway has moved the key's limit a few times.
+// Needs /usr/bin/chromium (CI installs it: `apt-get install -y chromium`); without it this FAILS.
+import { existsSync, mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Gateway, startGateway } from "../support/gateway.ts";
+import { type Standin, startStandin } from "../support/standin/index.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ADMIN_TOKEN = "e2e-dashboard-token-5c1f0b9e";
+const API_KEY = "sk-e2e-dashboard";
+const MODEL = "gpt-4o-mini";
+const SCREENSHOT = resolve(import.meta.dirname, "../../test-results/dashboard.png");
+const REASONS = ["slow_start", "steady_up", "rate_limit", "quota", "manual"];
+
+interface State {
+  key: string;
+  concurrency: { limit: number };
+  history: { at: string; from: number; to: number; reason: string }[];
+}
+
+let standin: Standin;
+let gateway: Gateway;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    const how =
+      `chromium not found at ${CHROMIUM}: the dashboard test needs a real browser.\n` +
+      "Install Debian's package:  sudo apt-get update && sudo apt-get install -y chromium\n" +
+      "(or point CHROMIUM_PATH at a Chromium/Chrome binary). playwright-core never downloads one.";
+    console.error(how);
+    throw new Error(how);
+  }
+  // At most 6 in flight per credential: the limiter's slow start (4 -> 8) runs into the cap, the
+  // 429s cut it, steady growth climbs back into the cap, and so on. Nothing else limits.
+  standin = await startStandin({ maxConcurrent: 6, latencyMs: 200, rpm: 5_000, tpm: 200_000 });
+  gateway = await startGateway({
+    providers: { openai: { baseUrl: standin.url } },
+    // A short cut debounce, so that a few seconds of traffic make more than one episode.
+    vars: { ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50" },
+    verbose: !!process.env.E2E_VERBOSE,
+  });
+});
+
+afterAll(async () => {
+  const closing = [browser?.close(), gateway?.close(), standin?.close()];
+  const failed = (await Promise.allSettled(closing)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+});
+
+async function chat(i: number): Promise<{ status: number; key: string }> {
+  const res = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: `dashboard ${i}` }] }),
+  });
+  await res.arrayBuffer();
+  return { status: res.status, key: res.headers.get("x-slotgate-key") ?? "" };
+}
+
+/** `total` chat completions, `width` at a time. */
+async function traffic(total: number, width: number): Promise<{ status: number; key: string }[]> {
+  const out: { status: number; key: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < total) out.push(await chat(next++));
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return out;
+}
+
+async function admin<T>(path: string): Promise<T> {
+  const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as T;
+}
+
+it("shows the key, its limit history and its state in a real browser", async () => {
+  // 1. Traffic that moves the limit: slow start, then rate-limit cuts at the stand-in's cap, in
+  // batches until both show in the history (a slow machine's gateway overhead can keep the
+  // stand-in's in-flight count under its cap for a while; growth then takes it there).
+  const started = Date.now();
+  const results: { status: number; key: string }[] = [];
+  let state: State | undefined;
+  for (;;) {
+    results.push(...(await traffic(40, 12)));
+    const keys = [...new Set(results.map((r) => r.key))];
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(new RegExp(`^openai:${MODEL}:[0-9a-f]{16}$`));
+    state = await admin<State>(`/admin/keys/${encodeURIComponent(keys[0]!)}`);
+    const reasons = state.history.map((h) => h.reason);
+    if (reasons.includes("slow_start") && reasons.includes("rate_limit")) break;
+    if (Date.now() - started > 45_000) expect.fail(`no slow_start and rate_limit in 45 s of traffic: ${JSON.stringify(state.history)}`);
+  }
+  const key = state.key;
+  console.log(`traffic: ${results.length} requests in ${Date.now() - started} ms, ` +
+    `history ${state.history.map((h) => `${h.from}->${h.to} ${h.reason}`).join(", ")}`);
+  expect(results.filter((r) => r.status !== 200), "every request ends in a 200 (429s are absorbed)").toEqual([]);
+  expect(standin.stats().rateLimitedBy.concurrency, "the stand-in's cap was hit").toBeGreaterThan(0);
+  // The chart draws one point per history entry (the start of the step line is no point).
+  expect(state.history.length).toBeGreaterThanOrEqual(2);
+
+  // 2. The dashboard in chromium.
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--disable-quic"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", locale: "en-GB" });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`);
+  });
+  const urls: string[] = [];
+  page.on("request", (r) => urls.push(r.url()));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`);
+  });
+
+  const res = await page.goto(`${gateway.url}/admin`);
+  expect(res?.status()).toBe(200);
+  await page.locator("#login").waitFor({ state: "visible" });
+  expect(await page.locator("#app").isHidden()).toBe(true);
+
+  // A wrong token is refused and the form stays.
+  await page.locator("#token").fill("not-the-token");
+  await page.locator("#login button[type=submit]").click();
+  await expect.poll(() => page.locator("#login-error").textContent()).toBe("That token was refused.");
+  expect(await page.locator("#app").isHidden()).toBe(true);
+  // Its 401 is the only thing that went wrong so far.
+  for (const p of problems.splice(0)) expect(p).toMatch(/\b401\b/);
+
+  await page.locator("#token").fill(ADMIN_TOKEN);
+  await page.locator("#login button[type=submit]").click();
+  await page.locator("#app").waitFor({ state: "visible" });
+  expect(await page.locator("#login").isHidden()).toBe(true);
+  expect(await page.locator("#login-error").isVisible()).toBe(false);
+  expect(await page.locator("#token").inputValue(), "the input is cleared after login").toBe("");
+  expect(await page.locator("#forget").isVisible()).toBe(true);
+
+  // The key's row: the row's title is the full key; its first cells are provider and model.
+  const row = page.locator("#keys tbody tr").filter({ has: page.locator("td.model", { hasText: MODEL }) });
+  await row.first().waitFor({ state: "visible" });
+  expect(await row.count()).toBe(1);
+  expect(await row.getAttribute("title")).toBe(key);
+  const cells = row.locator("td");
+  expect((await cells.nth(0).textContent())?.trim()).toBe("openai");
+  expect((await cells.nth(1).textContent())?.trim()).toBe(MODEL);
+  expect((await cells.nth(2).textContent())?.trim()).toBe(String(state.concurrency.limit));
+  expect(await page.locator("#empty").isHidden()).toBe(true);
+
+  // Its detail: the chart has one point per limit change, coloured by reason.
+  await row.click();
+  await page.locator("#detail").waitFor({ state: "visible" });
+  await expect.poll(() => page.locator("#d-key").textContent()).toBe(key);
+  expect(await row.getAttribute("class")).toContain("selected");
+  expect(await page.locator("#d-sub").textContent()).toContain(`openai · ${MODEL}`);
+  const points = page.locator("#chart circle");
+  await expect.poll(() => points.count()).toBeGreaterThanOrEqual(2);
+  expect(await points.count()).toBe(state.history.length);
+  const classes = await points.evaluateAll((els) => els.map((e) => e.getAttribute("class") ?? ""));
+  for (const c of classes) expect(c).toMatch(new RegExp(`^pt r-(${REASONS.join("|")})$`));
+  expect(classes).toEqual(state.history.map((h) => `pt r-${h.reason}`));
+  expect(await page.locator("#chart path.step").getAttribute("d")).toMatch(/^M[\d.]+ [\d.]+( H[\d.]+ V[\d.]+)+ H[\d.]+$/);
+  for (const r of REASONS) expect(await page.locator(`#legend .sw.r-${r}`).count()).toBe(1);
+  expect(await page.locator("#d-conc").textContent()).toContain("limit");
+  // The stand-in's headers: 5,000 requests and 200,000 tokens a minute (large numbers compact).
+  expect(await page.locator("#d-quotas").textContent()).toMatch(/requests left[\d,]+ \/ 5,000/);
+  expect(await page.locator("#d-quotas").textContent()).toMatch(/tokens left[\d.,]+K? \/ 200K/);
+  expect(await page.locator("#d-metrics").textContent()).toContain("rate-limited");
+  expect(await page.locator("#d-config").textContent()).toBe("none: defaults apply");
+
+  // The token never shows up in a URL: neither the page's nor any request it made.
+  expect(page.url()).not.toContain(ADMIN_TOKEN);
+  expect(urls.length).toBeGreaterThan(1);
+  for (const u of urls) expect(u).not.toContain(ADMIN_TOKEN);
+  expect(problems).toEqual([]);
+
+  mkdirSync(resolve(SCREENSHOT, ".."), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+});
