@@ -2,13 +2,15 @@ import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { type AimdState, cut, type HistoryEntry, initAimd, noteInFlight, onSuccess, onTransient, rebound, setManual } from "./aimd";
 import { type Metrics, emptyMetrics, record } from "./metrics";
-import { type QuotaState, charge, emptyQuota, fitsAt, lowWater, observe } from "./quota";
+import { type Granted, type QuotaState, charge, emptyQuota, fitsAt, lowWater, observe } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 
 export interface Lease {
   id: string;
   cost: number;
   expiresAt: number;
+  /** The quota's grant totals just after this grant (in memory only; see quota.observe). */
+  mark?: Granted;
 }
 
 export interface Outcome {
@@ -54,7 +56,7 @@ export class LimiterCore {
     this.base = base;
     this.overrides = saved?.overrides ?? {};
     this.aimd = saved?.aimd ?? initAimd(this.config);
-    this.quota = saved?.quota ?? emptyQuota();
+    this.quota = { ...emptyQuota(), ...saved?.quota };
     this.cooldownUntil = saved?.cooldownUntil ?? 0;
     this.metrics = saved?.metrics ?? emptyMetrics();
     rebound(this.aimd, this.config, 0, 0);
@@ -117,8 +119,10 @@ export class LimiterCore {
   }
 
   private grant(id: string, cost: number, now: number): void {
-    this.leases.set(id, { id, cost, expiresAt: now + this.config.leaseTtlMs });
+    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs };
+    this.leases.set(id, lease);
     charge(this.quota, cost, now);
+    lease.mark = { ...this.quota.granted };
     noteInFlight(this.aimd, this.inFlight);
   }
 
@@ -141,7 +145,7 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
-    observe(this.quota, o.info, now);
+    observe(this.quota, o.info, now, this.leases.get(id)?.mark);
     let changed: HistoryEntry | null = null;
     if (o.cls === "success" && o.attempt <= 1) changed = onSuccess(this.aimd, this.config, now, this.inFlight);
     else if (o.cls === "transient") onTransient(this.aimd);

@@ -14,9 +14,16 @@ export interface QuotaWindow {
   refillPerMs: number;
 }
 
+/** Running totals of what this limiter has granted, to tell which grants a reading already counts. */
+export interface Granted {
+  requests: number;
+  tokens: number;
+}
+
 export interface QuotaState {
   requests: QuotaWindow | null;
   tokens: QuotaWindow | null;
+  granted: Granted;
 }
 
 /** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
@@ -24,13 +31,13 @@ const DEFAULT_WINDOW_MS = 60_000;
 export const LOW_WATER = 0.1;
 
 export function emptyQuota(): QuotaState {
-  return { requests: null, tokens: null };
+  return { requests: null, tokens: null, granted: { requests: 0, tokens: 0 } };
 }
 
-function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number): QuotaWindow | null {
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
   const limit = r.limit ?? prev?.limit ?? null;
-  const remaining = limit === null ? r.remaining : Math.min(r.remaining, limit);
+  const remaining = (limit === null ? r.remaining : Math.min(r.remaining, limit)) - since;
   const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
   let refillPerMs = prev?.refillPerMs ?? perMinute;
   // Never faster than the limit per minute: a provider that enforces its RPM in short slices
@@ -40,10 +47,16 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   return { limit, remaining, observedAt: now, refillPerMs };
 }
 
-/** Replaces each window the response reported; windows it did not mention keep their prediction. */
-export function observe(q: QuotaState, info: RateLimitInfo, now: number): void {
-  q.requests = fromReading(info.requests, q.requests, now);
-  q.tokens = fromReading(info.tokens, q.tokens, now);
+/**
+ * Replaces each window the response reported; windows it did not mention keep their prediction.
+ * `mark` is `granted` as it stood just after the reporting request was granted: whatever was
+ * granted after it is on its way and not yet in the provider's count, so it is taken off the
+ * reading. Without a mark (a lease this object no longer knows) the reading is taken as is.
+ */
+export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted): void {
+  const since = (key: keyof Granted) => (mark ? Math.max(0, q.granted[key] - mark[key]) : 0);
+  q.requests = fromReading(info.requests, q.requests, now, since("requests"));
+  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"));
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
@@ -72,6 +85,8 @@ export function fitsAt(q: QuotaState, cost: number, now: number): number {
 
 /** A grant draws from the bucket now; the level may go below zero (a request larger than the window). */
 export function charge(q: QuotaState, cost: number, now: number): void {
+  q.granted.requests += 1;
+  q.granted.tokens += cost;
   for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
     if (!w) continue;
     w.remaining = available(w, now) - units;

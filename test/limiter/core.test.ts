@@ -83,6 +83,18 @@ describe("LimiterCore", () => {
     expect(core.pump(1_001).granted.map((x) => x.id)).toEqual(["small"]);
   });
 
+  it("a reading does not forget the grants made after the request that carried it", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
+    const reading = (remaining: number) => out({ info: { ...NONE, requests: { limit: 60, remaining, resetAt: null } } });
+    core.settle("seed", reading(3), 0); // 3 left, 1 per second
+    enqueueAll(core, ["a", "b", "c", "d"]);
+    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b", "c"]);
+    // a's answer says 2 left: it was counted before b and c arrived, so really 0 are left.
+    core.settle("a", reading(2), 10);
+    expect(core.pump(10).granted).toEqual([]);
+    expect(core.wakeAt(10)).toBe(1_010);
+  });
+
   it("settles once per lease id, however often it is told", () => {
     const core = new LimiterCore(cfg);
     core.settle("a", out(), 0);
