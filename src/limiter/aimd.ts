@@ -9,6 +9,8 @@ export interface HistoryEntry {
 }
 
 export const HISTORY_MAX = 200;
+/** Growth probes past the last 429's limit again after this many cooldowns without one. */
+export const PROBE_COOLDOWNS = 6;
 
 /**
  * Adaptive concurrency. Two of the limiter's three clocks live here: `lastCutAt` debounces cuts
@@ -18,6 +20,11 @@ export interface AimdState {
   limit: number;
   phase: "slow_start" | "steady";
   lastCutAt: number | null;
+  /** The limit a rate-limit cut left: growing past it means the episode is over. */
+  lastCutTo: number | null;
+  /** The limit at which the provider last said 429, and when: growth waits just below it. */
+  ceiling: number | null;
+  ceilingAt: number;
   round: { completions: number; peakInFlight: number; clean: boolean };
   history: HistoryEntry[];
 }
@@ -27,6 +34,9 @@ export function initAimd(cfg: LimiterConfig, limit = cfg.startConcurrency): Aimd
     limit: clamp(limit, cfg),
     phase: "slow_start",
     lastCutAt: null,
+    lastCutTo: null,
+    ceiling: null,
+    ceilingAt: 0,
     round: { completions: 0, peakInFlight: 0, clean: true },
     history: [],
   };
@@ -64,7 +74,10 @@ export function onSuccess(s: AimdState, cfg: LimiterConfig, now: number, inFligh
     return null;
   }
   const slow = s.phase === "slow_start";
-  return change(s, clamp(slow ? s.limit * 2 : s.limit + 1, cfg), slow ? "slow_start" : "steady_up", now, inFlight);
+  // Just below the limit that last drew a 429, stay put for a while instead of sawing into it.
+  const atCeiling = !slow && s.ceiling !== null && s.limit + 1 >= s.ceiling && now - s.ceilingAt < PROBE_COOLDOWNS * cfg.cooldownMs;
+  const to = atCeiling ? s.limit : clamp(slow ? s.limit * 2 : s.limit + 1, cfg);
+  return change(s, to, slow ? "slow_start" : "steady_up", now, inFlight);
 }
 
 /** Transient errors say nothing about the rate limit: they spoil the round (no growth), never cut. */
@@ -86,11 +99,18 @@ export function cut(
 ): HistoryEntry | null {
   // Every 429 of an episode spoils the round, even the ones the debounce does not cut for.
   if (reason === "rate_limit") s.round.clean = false;
-  if (s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs) return null;
+  // A 429 after the limit has grown back is a new episode, however soon it comes.
+  const grown = s.lastCutTo !== null && s.limit > s.lastCutTo;
+  if (s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs && !grown) return null;
   let to = clamp(s.limit * cfg.decreaseFactor, cfg);
   if (reason === "quota") to = Math.max(to, Math.min(s.limit, inFlight));
   if (to >= s.limit && reason === "quota") return null;
+  if (reason === "rate_limit") {
+    s.ceiling = s.limit;
+    s.ceilingAt = now;
+  }
   s.lastCutAt = now;
+  s.lastCutTo = to;
   s.phase = "steady";
   return change(s, to, reason, now, inFlight);
 }

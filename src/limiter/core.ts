@@ -33,6 +33,9 @@ export interface Persisted {
   overrides: LimiterOverride;
 }
 
+/** How often a Worker renews a lease it holds; a restored lease is given about this long. */
+export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3));
+
 /** A 429 with no hint still holds everyone back briefly, so the burst behind it does not follow. */
 export const NO_HINT_GATE_MS = 1_000;
 const SETTLED_MEMORY = 2_048;
@@ -55,7 +58,7 @@ export class LimiterCore {
   constructor(base: LimiterConfig, saved?: Persisted) {
     this.base = base;
     this.overrides = saved?.overrides ?? {};
-    this.aimd = saved?.aimd ?? initAimd(this.config);
+    this.aimd = { ...initAimd(this.config), ...saved?.aimd };
     this.quota = { ...emptyQuota(), ...saved?.quota };
     this.cooldownUntil = saved?.cooldownUntil ?? 0;
     this.metrics = saved?.metrics ?? emptyMetrics();

@@ -3,7 +3,7 @@ import { limiterConfigFromEnv } from "../config/env";
 import { checkBounds, type LimiterOverride } from "../config/limits";
 import { directoryOf } from "../directory/object";
 import type { Env } from "../env";
-import { LimiterCore, type Persisted } from "./core";
+import { type Lease, LimiterCore, type Persisted, renewEvery } from "./core";
 import { snapshot } from "./snapshot";
 import { Waiters } from "./waiters";
 import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleRequest } from "./types";
@@ -13,6 +13,8 @@ const FLUSH_MS = 1_000;
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
+/** A restored lease lives one renewal interval plus this, unless its Worker renews it. */
+const RESTORE_MARGIN_MS = 5_000;
 
 /**
  * One per rate-limit key. Decides who may go and when; bytes never pass through it. The
@@ -29,6 +31,9 @@ export class Limiter extends DurableObject<Env> {
   private alarmAt: number | null = null;
   /** When the Directory was last told about this key (in this instance's life). */
   private reportedAt = Number.NEGATIVE_INFINITY;
+  /** Lease rows to write (a lease) or delete (null) at the next flush, and the ids already in SQLite. */
+  private pendingLeases = new Map<string, Lease | null>();
+  private stored = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -40,13 +45,16 @@ export class Limiter extends DurableObject<Env> {
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
-    this.waiters = new Waiters(this.core, () => this.now(), (w) => {
-      const lease = this.core.leases.get(w.id)!;
-      sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", w.id, w.cost, lease.expiresAt);
-    });
-    // Leases outlive the object: their Workers are still streaming and will release them.
-    for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases"))
-      this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: l.expires });
+    this.waiters = new Waiters(this.core, () => this.now(), (w) => this.journal(w.id, this.core.leases.get(w.id)!));
+    // Leases outlive the object: their Workers may still be streaming and will renew and release
+    // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
+    // lives until its holder's next renewal would have come, not a whole TTL.
+    const now = this.now();
+    const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
+    for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases")) {
+      this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
+      this.stored.add(l.id);
+    }
     void this.ensureAlarm();
   }
 
@@ -74,11 +82,9 @@ export class Limiter extends DurableObject<Env> {
     return had;
   }
 
+  /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
   async renew(leaseId: string): Promise<boolean> {
-    const ok = this.core.renew(leaseId, this.now());
-    const lease = this.core.leases.get(leaseId);
-    if (lease) this.ctx.storage.sql.exec("UPDATE leases SET expires = ? WHERE id = ?", lease.expiresAt, leaseId);
-    return ok;
+    return this.core.renew(leaseId, this.now());
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
@@ -109,8 +115,7 @@ export class Limiter extends DurableObject<Env> {
   /** Sweeps leases whose Worker never came back, then lets the queue move. */
   async alarm(): Promise<void> {
     this.alarmAt = null;
-    const gone = this.core.expireLeases(this.now());
-    for (const l of gone) this.ctx.storage.sql.exec("DELETE FROM leases WHERE id = ?", l.id);
+    for (const l of this.core.expireLeases(this.now())) this.journal(l.id, null);
     this.pump();
     await this.ensureAlarm();
   }
@@ -140,8 +145,18 @@ export class Limiter extends DurableObject<Env> {
 
   private dropLease(id: string): boolean {
     if (!this.core.release(id)) return false;
-    this.ctx.storage.sql.exec("DELETE FROM leases WHERE id = ?", id);
+    this.journal(id, null);
     return true;
+  }
+
+  /**
+   * Lease rows are written with the next flush, not per grant: a reply waits for its writes to
+   * commit, and most leases live shorter than a flush. A restart loses at most one flush of them.
+   */
+  private journal(id: string, lease: Lease | null): void {
+    if (lease === null && !this.stored.has(id)) this.pendingLeases.delete(id);
+    else this.pendingLeases.set(id, lease);
+    this.scheduleFlush();
   }
 
   private pump(): void {
@@ -159,6 +174,13 @@ export class Limiter extends DurableObject<Env> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     const sql = this.ctx.storage.sql;
+    for (const [id, lease] of this.pendingLeases) {
+      if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
+      else sql.exec("DELETE FROM leases WHERE id = ?", id);
+      if (lease) this.stored.add(id);
+      else this.stored.delete(id);
+    }
+    this.pendingLeases.clear();
     sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('core', ?)", JSON.stringify(this.core.persisted()));
     if (this.lastSeen !== null) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('lastSeen', ?)", String(this.lastSeen));
   }

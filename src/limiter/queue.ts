@@ -11,6 +11,8 @@ export interface Waiter {
 export class WaitQueue<W extends Waiter = Waiter> {
   private retries: W[] = [];
   private fresh: W[] = [];
+  /** A lower bound on the earliest deadline: no pump scans the queue before it passes. */
+  private soonest = Number.POSITIVE_INFINITY;
 
   get size(): number {
     return this.retries.length + this.fresh.length;
@@ -18,6 +20,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
 
   push(w: W): void {
     (w.retry ? this.retries : this.fresh).push(w);
+    if (w.deadline < this.soonest) this.soonest = w.deadline;
   }
 
   peek(): W | undefined {
@@ -42,6 +45,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
 
   /** Removes and returns, in queue order, every waiter whose deadline is at or before `now`. */
   takeExpired(now: number): W[] {
+    if (now < this.soonest) return [];
     const out: W[] = [];
     const keep = (list: W[]) =>
       list.filter((w) => {
@@ -51,13 +55,14 @@ export class WaitQueue<W extends Waiter = Waiter> {
       });
     this.retries = keep(this.retries);
     this.fresh = keep(this.fresh);
+    this.soonest = Number.POSITIVE_INFINITY;
+    for (const list of [this.retries, this.fresh]) for (const w of list) if (w.deadline < this.soonest) this.soonest = w.deadline;
     return out;
   }
 
+  /** The earliest deadline, or a moment a little before it (waking early only costs a pump). */
   earliestDeadline(): number | null {
-    let min: number | null = null;
-    for (const w of this) if (min === null || w.deadline < min) min = w.deadline;
-    return min;
+    return this.size === 0 ? null : this.soonest;
   }
 
   /** Empties the queue, returning everyone who was in it, in order. */
@@ -65,6 +70,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
     const all = [...this];
     this.retries = [];
     this.fresh = [];
+    this.soonest = Number.POSITIVE_INFINITY;
     return all;
   }
 

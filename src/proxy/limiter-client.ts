@@ -1,3 +1,4 @@
+import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
 import type { AcquireRequest, AcquireResult, SettleRequest } from "../limiter/types";
 
@@ -84,8 +85,7 @@ export class LimiterClient {
 
   /** Keeps a held lease alive while the provider is slow or the stream long. Returns the stopper. */
   keepAlive(leaseId: string, ttlMs: number): () => void {
-    const every = Math.max(250, Math.floor(ttlMs / 3));
-    const timer = setInterval(() => this.background(() => this.stub.renew(leaseId)), every);
+    const timer = setInterval(() => this.background(() => this.stub.renew(leaseId)), renewEvery(ttlMs));
     return () => clearInterval(timer);
   }
 

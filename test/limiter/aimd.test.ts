@@ -56,6 +56,22 @@ describe("AIMD", () => {
     expect(s.limit).toBe(4);
   });
 
+  it("a 429 after the limit has grown back is a new episode, even inside the debounce", () => {
+    const s = initAimd(cfg, 16);
+    cut(s, cfg, "rate_limit", 0, 0); // 16 -> 8
+    round(s, 8, 100); // 8 -> 9: grown since the cut
+    expect(cut(s, cfg, "rate_limit", 200, 9)).toMatchObject({ from: 9, to: 4, reason: "rate_limit" });
+  });
+
+  it("stays just below the limit that drew the last 429, and probes past it after a while", () => {
+    const s = initAimd(cfg, 13);
+    cut(s, cfg, "rate_limit", 0, 13); // ceiling 13, limit 6
+    for (let l = 6; l < 12; l++) expect(round(s, s.limit, 1_000)).toMatchObject({ from: l, to: l + 1 });
+    expect(round(s, 12, 2_000)).toBeNull(); // 13 drew the 429
+    expect(s.limit).toBe(12);
+    expect(round(s, 12, 6 * cfg.cooldownMs)).toMatchObject({ from: 12, to: 13, reason: "steady_up" }); // probe
+  });
+
   it("never cuts below min", () => {
     const s = initAimd({ ...cfg, minConcurrency: 3 }, 4);
     cut(s, { ...cfg, minConcurrency: 3 }, "rate_limit", 0, 0);

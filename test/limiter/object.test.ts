@@ -93,6 +93,28 @@ describe("Limiter Durable Object", () => {
     expect(after.key).toBe(key);
   });
 
+  it("a lease restored after a restart lasts one renewal interval unless its Worker renews it", async () => {
+    const { key, stub } = limiter();
+    await stub.acquire(req(key, "orphan"));
+    await stub.acquire(req(key, "live"));
+    await stub.configure({}); // flushes the lease rows now instead of within a second
+    await evictDurableObject(stub);
+    expect((await stub.state()).concurrency.inFlight).toBe(2);
+    const start = await runInDurableObject(stub, (obj: Limiter) => {
+      const t = Date.now();
+      obj.now = () => t + 10_000;
+      return t;
+    });
+    expect(await stub.renew("live")).toBe(true); // its Worker is still there
+    await runInDurableObject(stub, (obj: Limiter) => {
+      obj.now = () => start + 26_000; // past 20 s (renewal interval of a 60 s TTL) + 5 s margin
+    });
+    await runDurableObjectAlarm(stub);
+    const s = await stub.state();
+    expect(s.concurrency.inFlight).toBe(1); // the orphan is gone well before its 60 s TTL
+    expect(await stub.release("live")).toBe(true);
+  });
+
   it("validates config and reset returns to defaults", async () => {
     const { key, stub } = limiter();
     await stub.acquire(req(key, "a"));

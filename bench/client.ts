@@ -1,0 +1,85 @@
+// One benchmark client process: the official openai SDK (or plain fetch with `raw`) sending chat
+// completions at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
+// starts together), then prints one JSON line of results and exits.
+// Spawned by bench/fleet.ts: node bench/client.ts '<ClientSpec JSON>'
+import OpenAI from "openai";
+import { createInterface } from "node:readline";
+
+export interface ClientSpec {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** Requests to send; ignored when durationMs is set. */
+  requests: number;
+  /** Keep sending until this long after "go" (throughput runs). */
+  durationMs?: number;
+  concurrency: number;
+  /** The SDK's own retries (its default is 2). */
+  maxRetries: number;
+  maxTokens: number;
+  prompt: string;
+  /** Plain fetch instead of the SDK: less client CPU where the server's ceiling is measured. */
+  raw?: boolean;
+}
+
+/** What one process reports: per request its latency and final status, in completion order. */
+export interface ClientResult {
+  start: number;
+  end: number;
+  latency: number[];
+  status: number[];
+  /** Sum of x-slotgate-attempts over the answers that carried it. */
+  gatewayAttempts: number;
+  key: string | null;
+}
+
+const spec = JSON.parse(process.argv[2] ?? "{}") as ClientSpec;
+const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000 });
+const body = { model: spec.model, messages: [{ role: "user" as const, content: spec.prompt }], max_tokens: spec.maxTokens };
+const rawInit = {
+  method: "POST",
+  headers: { authorization: `Bearer ${spec.apiKey}`, "content-type": "application/json" },
+  body: JSON.stringify(body),
+};
+
+async function once(): Promise<{ status: number; headers: Headers | undefined }> {
+  if (spec.raw) {
+    const res = await fetch(`${spec.baseURL}/chat/completions`, rawInit);
+    await res.arrayBuffer();
+    return { status: res.status, headers: res.headers };
+  }
+  try {
+    const { response } = await sdk.chat.completions.create(body).withResponse();
+    return { status: response.status, headers: response.headers };
+  } catch (err) {
+    if (err instanceof OpenAI.APIError) return { status: err.status ?? 0, headers: err.headers as Headers | undefined };
+    return { status: 0, headers: undefined };
+  }
+}
+
+async function main(): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  const go = new Promise<void>((resolve) => lines.once("line", () => resolve()));
+  process.stdout.write("ready\n");
+  await go;
+  lines.close();
+  const out: ClientResult = { start: Date.now(), end: 0, latency: [], status: [], gatewayAttempts: 0, key: null };
+  const stopAt = spec.durationMs ? out.start + spec.durationMs : Number.POSITIVE_INFINITY;
+  let left = spec.durationMs ? Number.POSITIVE_INFINITY : spec.requests;
+  const worker = async () => {
+    while (left > 0 && Date.now() < stopAt) {
+      left--;
+      const t = performance.now();
+      const { status, headers } = await once().catch(() => ({ status: 0, headers: undefined }));
+      out.latency.push(performance.now() - t);
+      out.status.push(status);
+      out.gatewayAttempts += Number(headers?.get("x-slotgate-attempts") ?? 0);
+      out.key ??= headers?.get("x-slotgate-key") ?? null;
+    }
+  };
+  await Promise.all(Array.from({ length: spec.concurrency }, worker));
+  out.end = Date.now();
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+await main();

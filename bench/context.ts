@@ -1,0 +1,134 @@
+// What every scenario shares: the stand-in, the gateway(s), the options, and the one recurring
+// measurement: K clients against one target, with the stand-in's view of the same run.
+import type { LimiterSnapshot } from "../src/limiter/types.ts";
+import type { Gateway } from "../test/support/gateway.ts";
+import type { Standin, StandinOptions, Stats } from "../test/support/standin/index.ts";
+import type { ClientSpec } from "./client.ts";
+import { type Fleet, runFleet } from "./fleet.ts";
+import type { Row } from "./stats.ts";
+
+export interface BenchOptions {
+  /** Client processes. */
+  k: number;
+  /** Requests per client process. */
+  m: number;
+  /** In flight per client process. */
+  concurrency: number;
+  quick: boolean;
+}
+
+export interface Ctx {
+  opts: BenchOptions;
+  standin: Standin;
+  gateway: Gateway;
+  /** The plain pass-through Worker, when a scenario that needs it was selected. */
+  passthrough: Gateway | null;
+  adminToken: string;
+}
+
+export interface Scenario {
+  name: string;
+  /** Needs the pass-through Worker. */
+  passthrough?: boolean;
+  run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown }>;
+}
+
+export type Via = "direct" | "gateway" | "passthrough";
+
+export const MODEL = "gpt-4o-mini";
+export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
+
+/** Where an OpenAI client points for each way of reaching the stand-in. */
+export function baseURL(ctx: Ctx, via: Via): string {
+  if (via === "direct") return `${ctx.standin.url}/v1`;
+  const gw = via === "gateway" ? ctx.gateway : ctx.passthrough;
+  if (!gw) throw new Error("the pass-through Worker was not started");
+  return `${gw.url}/openai/v1`;
+}
+
+/** The stand-in's cost of one bench request, as it charges TPM: prompt chars / 4 + max tokens. */
+export const requestTokens = (maxTokens: number) => Math.ceil(PROMPT.length / 4) + maxTokens;
+
+/**
+ * Empties the credential's buckets (requests, tokens) straight at the stand-in, at zero latency,
+ * so a run starts from a key that has been busy, not from a full minute of burst. One pass per
+ * request size, largest first, each until the stand-in refuses.
+ */
+export async function drain(ctx: Ctx, apiKey: string, sizes: number[]): Promise<void> {
+  const saved = ctx.standin.options();
+  ctx.standin.configure({ latencyMs: 0, jitterMs: 0, faults: {}, maxConcurrent: 0 });
+  const body = (maxTokens: number) => JSON.stringify({ model: MODEL, messages: [{ role: "user", content: PROMPT }], max_tokens: maxTokens });
+  const send = (maxTokens: number) =>
+    fetch(`${ctx.standin.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: body(maxTokens),
+    }).then(async (r) => (await r.arrayBuffer(), r.status));
+  try {
+    for (const size of sizes)
+      for (let refused = false; !refused; ) refused = (await Promise.all(Array.from({ length: 32 }, () => send(size)))).includes(429);
+  } finally {
+    ctx.standin.configure({ latencyMs: saved.latencyMs, jitterMs: saved.jitterMs, faults: saved.faults, maxConcurrent: saved.maxConcurrent });
+  }
+}
+
+export async function limiterState(ctx: Ctx, key: string | null): Promise<LimiterSnapshot | null> {
+  if (!key) return null;
+  const res = await fetch(`${ctx.gateway.url}/admin/keys/${encodeURIComponent(key)}`, { headers: { authorization: `Bearer ${ctx.adminToken}` } });
+  return res.ok ? ((await res.json()) as LimiterSnapshot) : null;
+}
+
+/** Concurrency cuts: history entries that lowered the limit on a rate-limit or quota signal. */
+export const cuts = (s: LimiterSnapshot | null) => s?.history.filter((h) => h.reason === "rate_limit" || h.reason === "quota").length ?? 0;
+
+export interface Side {
+  via: Via;
+  fleet: Fleet;
+  upstream: Stats;
+  limiter: LimiterSnapshot | null;
+}
+
+export interface SideSpec {
+  via: Via;
+  /** Distinct per run: the stand-in's buckets and the gateway's limiter are per credential. */
+  apiKey: string;
+  maxTokens: number;
+  /** Request sizes to drain the credential's buckets with before "go"; none: start full. */
+  drain?: number[];
+  spec?: Partial<ClientSpec>;
+  k?: number;
+}
+
+/**
+ * One measured run: K clients through `via`; direct callers keep the SDK's default retries (2),
+ * gateway callers use maxRetries 0 (the gateway retries). Stand-in counters cover exactly this run.
+ */
+export async function side(ctx: Ctx, s: SideSpec): Promise<Side> {
+  const spec: ClientSpec = {
+    baseURL: baseURL(ctx, s.via),
+    apiKey: s.apiKey,
+    model: MODEL,
+    requests: ctx.opts.m,
+    concurrency: ctx.opts.concurrency,
+    maxRetries: s.via === "direct" ? 2 : 0,
+    maxTokens: s.maxTokens,
+    prompt: PROMPT,
+    ...s.spec,
+  };
+  const fleet = await runFleet(s.k ?? ctx.opts.k, spec, async () => {
+    if (s.drain) await drain(ctx, s.apiKey, s.drain);
+    ctx.standin.resetStats();
+  });
+  const upstream = ctx.standin.stats();
+  const limiter = s.via === "gateway" ? await limiterState(ctx, fleet.key) : null;
+  return { via: s.via, fleet, upstream, limiter };
+}
+
+/** The stand-in's settings for a scenario; everything not named goes back to a neutral default. */
+export function configure(ctx: Ctx, o: Partial<StandinOptions>): void {
+  ctx.standin.configure({
+    rpm: 0, tpm: 0, burst: 1, maxConcurrent: 0, headers: true, retryAfter: "exact",
+    latencyMs: 0, jitterMs: 0, faults: {}, ...o,
+  });
+  ctx.standin.reset();
+}

@@ -1,0 +1,137 @@
+// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,...] [--verbose]
+// (or BENCH_QUICK=1, BENCH_K, BENCH_M, BENCH_CONCURRENCY, BENCH_SCENARIOS). One stand-in provider
+// in this process, one gateway under wrangler dev from a snapshot of the tree (plus a plain Worker
+// when a scenario needs it), K client processes per run. Prints a markdown table and writes bench/results.json.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
+import { startStandin } from "../test/support/standin/index.ts";
+import type { BenchOptions, Ctx, Scenario } from "./context.ts";
+import { snapshot } from "./snapshot.ts";
+import { cap } from "./scenarios/cap.ts";
+import { ceiling } from "./scenarios/ceiling.ts";
+import { faults } from "./scenarios/faults.ts";
+import { overhead } from "./scenarios/overhead.ts";
+import { shared } from "./scenarios/shared.ts";
+import { tokens } from "./scenarios/tokens.ts";
+import type { Row } from "./stats.ts";
+
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling];
+const ADMIN_TOKEN = "bench-admin-token";
+
+function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: process.env.BENCH_QUICK === "1" },
+      k: { type: "string", default: process.env.BENCH_K },
+      m: { type: "string", default: process.env.BENCH_M },
+      concurrency: { type: "string", default: process.env.BENCH_CONCURRENCY },
+      only: { type: "string", default: process.env.BENCH_SCENARIOS },
+      verbose: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(`npm run bench -- [--quick] [--k N] [--m N] [--concurrency N] [--only ${ALL.map((s) => s.name).join(",")}] [--verbose]
+  --quick        smoke run: K=2, M=16, concurrency 8, short runs (figures are not meant to meet targets)
+  --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
+  --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
+  --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output`);
+    process.exit(0);
+  }
+  const quick = values.quick!;
+  const int = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Math.max(1, Number.parseInt(v, 10) || fallback));
+  const names = values.only?.split(",").map((s) => s.trim()).filter(Boolean) ?? ALL.map((s) => s.name);
+  const unknown = names.filter((n) => !ALL.some((s) => s.name === n));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${ALL.map((s) => s.name).join(", ")}`);
+  const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick };
+  return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose! };
+}
+
+/** Ports are picked free and then bound by wrangler; another run on this machine can win the race. */
+async function start(o: GatewayOptions): Promise<Gateway> {
+  for (let attempt = 1; ; attempt++)
+    try {
+      return await startGateway(o);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      console.error(`bench: wrangler dev did not start (${String(err).split("\n").find((l) => /ERROR|exited/.test(l))?.trim()}); again`);
+    }
+}
+
+function table(rows: Row[]): string {
+  const head = ["scenario", "metric", "baseline (direct SDK / plain Worker)", "Slotgate", "target", ""];
+  const cells = rows.map((r, i) => [
+    i > 0 && rows[i - 1]!.scenario === r.scenario ? "" : r.scenario,
+    r.metric, r.baseline, r.value, r.target ?? "", r.pass === undefined ? "" : r.pass ? "pass" : "MISS",
+  ]);
+  const line = (c: string[]) => `| ${c.map((x) => x.replaceAll("|", "\\|")).join(" | ")} |`;
+  return [line(head), line(head.map(() => "---")), ...cells.map(line)].join("\n");
+}
+
+/** The commit measured, and whether src/ or wrangler.toml differed from it when the snapshot was taken. */
+function commit(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: resolve(import.meta.dirname, ".."), encoding: "utf8" }).trim();
+  try {
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--", "src", "wrangler.toml") ? " + uncommitted changes" : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+const machine = () => ({
+  cores: cpus().length,
+  cpu: cpus()[0]?.model ?? "?",
+  node: process.version,
+  date: new Date().toISOString(),
+  loadavg: loadavg().map((x) => x.toFixed(2)).join(" "),
+});
+
+async function main(): Promise<void> {
+  const { opts, only, verbose } = options();
+  const started = Date.now();
+  const before = machine();
+  console.error(`bench: ${only.map((s) => s.name).join(", ")} with K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
+  const standin = await startStandin({ logLimit: 200_000 });
+  const tree = snapshot();
+  const measured = commit();
+  const gateways: Gateway[] = [];
+  const rows: Row[] = [];
+  const results: Record<string, unknown> = {};
+  try {
+    const needPlain = only.some((s) => s.passthrough);
+    const [gateway, passthrough] = await Promise.all([
+      start({ root: tree.root, providers: { openai: { baseUrl: standin.url } }, vars: { ADMIN_TOKEN }, verbose }),
+      needPlain ? start({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose }) : null,
+    ]);
+    gateways.push(gateway, ...(passthrough ? [passthrough] : []));
+    const ctx: Ctx = { opts, standin, gateway, passthrough, adminToken: ADMIN_TOKEN };
+    for (const s of only) {
+      const t = Date.now();
+      console.error(`bench: ${s.name} ...`);
+      const out = await s.run(ctx);
+      rows.push(...out.rows);
+      results[s.name] = { seconds: (Date.now() - t) / 1000, ...(out.data as object) };
+      console.error(`bench: ${s.name} done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+    }
+  } finally {
+    // wrangler's warnings and errors (a Durable Object reset, an exception) for when a figure looks odd.
+    gateways.forEach((g, i) => writeFileSync(resolve(import.meta.dirname, i === 0 ? "gateway.log" : "passthrough.log"), g.output()));
+    await Promise.all(gateways.map((g) => g.close()));
+    await standin.close();
+    tree.remove();
+  }
+  const after = machine();
+  const text = table(rows);
+  console.log(text);
+  console.log(`\ncommit ${measured}; ${after.cores} x ${after.cpu}, Node ${after.node}, ${after.date}; load average ${before.loadavg} before, ${after.loadavg} after; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+  const misses = rows.filter((r) => r.pass === false).length;
+  console.log("Direct callers: openai SDK, default maxRetries 2. Through the gateway: maxRetries 0 (the gateway retries).");
+  console.log(`${rows.filter((r) => r.pass).length} targets met, ${misses} missed`);
+  writeFileSync(resolve(import.meta.dirname, "results.json"), `${JSON.stringify({ commit: measured, machine: after, options: opts, rows, table: text, results }, null, 2)}\n`);
+}
+
+await main();

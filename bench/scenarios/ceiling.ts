@@ -1,0 +1,51 @@
+// One key's ceiling. (1) Through wrangler dev: stand-in at latency 0 and no limits, plain-fetch
+// clients at 2 x 32 in flight on one key, beside the plain Worker under the same load; the limiter's
+// own request count confirms the figure. On this machine it is bounded by the CPU that workerd,
+// the stand-in and the clients share, so it is a lower bound for the object. (2) The pure core in
+// process (bench/core.ts under tsx), by queue depth.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
+import { configure, type Ctx, limiterState, MODEL, type Scenario } from "../context.ts";
+import { goal, perSec, type Row, share, times } from "../stats.ts";
+import { alternate } from "./overhead.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const TARGET = 1_000;
+
+type CoreResult = { limit: number; results: { depth: number; permitsPerSec: number }[] };
+
+async function core(quick: boolean): Promise<CoreResult | string> {
+  if (!existsSync(resolve(ROOT, "node_modules/.bin/tsx"))) return "tsx is not installed (node_modules/.bin/tsx)";
+  const { stdout } = await promisify(execFile)("npx", ["tsx", "bench/core.ts", ...(quick ? ["--quick"] : [])], { cwd: ROOT });
+  return JSON.parse(stdout.trim().split("\n").pop()!) as CoreResult;
+}
+
+async function run(ctx: Ctx) {
+  configure(ctx, {});
+  const apiKey = "sk-bench-ceiling";
+  const spec = { concurrency: 32, durationMs: ctx.opts.quick ? 1_500 : 4_000, raw: true };
+  const r = await alternate(ctx, ["passthrough", "gateway"], 2, { apiKey, maxTokens: 16, k: 2, spec });
+  const [pt, gw] = [share(r.passthrough!.ok, r.passthrough!.seconds), share(r.gateway!.ok, r.gateway!.seconds)];
+  const probe = await fetch(`${ctx.gateway.url}/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 1 }),
+  });
+  await probe.arrayBuffer();
+  const state = await limiterState(ctx, probe.headers.get("x-slotgate-key"));
+  const scenario = "one key's ceiling";
+  const rows: Row[] = [
+    goal({ scenario, metric: "permits/s via wrangler dev, 2x32 raw clients (plain Worker beside)", baseline: perSec(pt), value: `${perSec(gw)} = ${times(share(gw, pt))}` }, `>= ${TARGET}/s`, gw >= TARGET),
+    { scenario, metric: "limiter's own count / answers seen", baseline: "n/a", value: `${state?.metrics.totalRequests ?? "?"} / ${r.gateway!.ok + 1}, limit ${state?.concurrency.limit ?? "?"}` },
+  ];
+  const c = await core(ctx.opts.quick);
+  if (typeof c === "string") rows.push({ scenario, metric: "LimiterCore in process", baseline: "n/a", value: `skipped: ${c}` });
+  else
+    for (const { depth, permitsPerSec } of c.results)
+      rows.push(goal({ scenario, metric: `LimiterCore in process, ${c.limit} held, ${depth} queued`, baseline: "n/a", value: perSec(permitsPerSec) }, `>= ${TARGET}/s`, permitsPerSec >= TARGET));
+  return { rows, data: { wrangler: { passthrough: pt, gateway: gw, limiter: state }, core: c } };
+}
+
+export const ceiling: Scenario = { name: "ceiling", passthrough: true, run };
