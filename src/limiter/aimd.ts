@@ -99,8 +99,9 @@ export function cut(
 ): HistoryEntry | null {
   // Every 429 of an episode spoils the round, even the ones the debounce does not cut for.
   if (reason === "rate_limit") s.round.clean = false;
-  // A 429 after the limit has grown back is a new episode, however soon it comes.
-  const grown = s.lastCutTo !== null && s.limit > s.lastCutTo;
+  // A 429 after the limit has grown back is a new episode, however soon it comes. (Quota trims
+  // keep to the timer: they follow the quota's own pace, not a cap the limit ran into.)
+  const grown = reason === "rate_limit" && s.lastCutTo !== null && s.limit > s.lastCutTo;
   if (s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs && !grown) return null;
   let to = clamp(s.limit * cfg.decreaseFactor, cfg);
   if (reason === "quota") to = Math.max(to, Math.min(s.limit, inFlight));

@@ -1,4 +1,4 @@
-/** The contract's gateway-made errors, plus the two ways bad input and an unreachable limiter are told. */
+/** The contract's gateway-made errors, plus bad input, an unreachable limiter, and the admin API's own. */
 export type GatewayErrorType =
   | "unknown_provider"
   | "body_too_large"
@@ -7,7 +7,10 @@ export type GatewayErrorType =
   | "upstream_unreachable"
   | "limiter_unavailable"
   | "invalid_request"
-  | "config_error";
+  | "config_error"
+  | "invalid_config"
+  | "unknown_key"
+  | "not_found";
 
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
@@ -18,6 +21,9 @@ const STATUS: Record<GatewayErrorType, number> = {
   limiter_unavailable: 503,
   invalid_request: 400,
   config_error: 500,
+  invalid_config: 400,
+  unknown_key: 404,
+  not_found: 404,
 };
 
 export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {

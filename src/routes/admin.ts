@@ -28,22 +28,18 @@ const STATE_TIMEOUT_MS = 3_000;
 
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
 
-function adminError(status: 400 | 404, type: "invalid_config" | "unknown_key" | "not_found", message: string): Response {
-  return new Response(JSON.stringify({ error: { type, message } }), {
-    status,
-    headers: { ...JSON_HEADERS, "x-slotgate-error": type },
-  });
-}
+const NO_STORE = { "cache-control": "no-store" };
+const adminError = (type: "invalid_config" | "unknown_key" | "not_found", message: string) => gatewayError(type, message, NO_STORE);
 
 const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: JSON_HEADERS });
 
 /** Everything under /admin: 404 with no ADMIN_TOKEN; the token for all but the dashboard's HTML shell. */
 const guard: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
-  if (!expected) return adminError(404, "not_found", "not found");
+  if (!expected) return adminError("not_found", "not found");
   const shell = c.req.path === "/admin" && (c.req.method === "GET" || c.req.method === "HEAD");
   if (!shell && !(await bearerOk(expected, c.req.header("authorization"))))
-    return gatewayError("unauthorized", "admin routes need Authorization: Bearer <ADMIN_TOKEN>", { "cache-control": "no-store" });
+    return gatewayError("unauthorized", "admin routes need Authorization: Bearer <ADMIN_TOKEN>", NO_STORE);
   await next();
 };
 
@@ -72,13 +68,13 @@ admin.put("/admin/keys/:key/config", async (c) => {
   try {
     body = await c.req.json();
   } catch {
-    return adminError(400, "invalid_config", "body: must be a JSON object");
+    return adminError("invalid_config", "body: must be a JSON object");
   }
   const parsed = limiterOverrideSchema.safeParse(body);
-  if (!parsed.success) return adminError(400, "invalid_config", describeIssues(parsed.error.issues));
+  if (!parsed.success) return adminError("invalid_config", describeIssues(parsed.error.issues));
   if (!(await known(c.env, key))) return unknownKey(key);
   const res = await limiter(c.env, key).configure(parsed.data);
-  if (!res.ok) return adminError(400, "invalid_config", fieldFirst(res.error));
+  if (!res.ok) return adminError("invalid_config", fieldFirst(res.error));
   return ok(res.state);
 });
 
@@ -89,7 +85,7 @@ admin.post("/admin/keys/:key/reset", async (c) => {
 });
 
 // Anything else under /admin is ours too: never let the proxy read "admin" as a provider.
-admin.all("/admin/*", () => adminError(404, "not_found", "no such admin route"));
+admin.all("/admin/*", () => adminError("not_found", "no such admin route"));
 
 const limiter = (env: Env, key: string) => env.LIMITER.get(env.LIMITER.idFromName(key));
 
@@ -99,7 +95,7 @@ async function known(env: Env, key: string): Promise<boolean> {
 }
 
 function unknownKey(key: string): Response {
-  return adminError(404, "unknown_key", `no limiter has seen traffic for ${JSON.stringify(key.slice(0, 300))}`);
+  return adminError("unknown_key", `no limiter has seen traffic for ${JSON.stringify(key.slice(0, 300))}`);
 }
 
 /** The Directory's row, with the limiter's current numbers when it answers in time. */
