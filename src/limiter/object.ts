@@ -70,8 +70,9 @@ export class Limiter extends DurableObject<Env> {
     const now = this.now();
     const changed = this.core.settle(leaseId, outcome, now);
     if (outcome.release) this.dropLease(leaseId);
-    // A new limit or gate must survive a restart; plain counters can wait for the next flush.
-    if (changed || outcome.cls === "rate_limit") this.save();
+    // A new limit is written at once; the gate, quotas and counters go with the next flush, so a
+    // storm of 429s does not write the whole state per 429.
+    if (changed) this.save();
     else this.scheduleFlush();
     this.pump();
   }

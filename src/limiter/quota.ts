@@ -37,7 +37,9 @@ export function emptyQuota(): QuotaState {
 function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
   const limit = r.limit ?? prev?.limit ?? null;
-  const remaining = (limit === null ? r.remaining : Math.min(r.remaining, limit)) - since;
+  // Never below empty: a provider refuses what does not fit rather than going into debt, so
+  // grants beyond what a reading left will come back as 429s, not as a deeper hole.
+  const remaining = Math.max(0, (limit === null ? r.remaining : Math.min(r.remaining, limit)) - since);
   const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
   let refillPerMs = prev?.refillPerMs ?? perMinute;
   // Never faster than the limit per minute: a provider that enforces its RPM in short slices

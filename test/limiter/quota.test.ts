@@ -48,6 +48,16 @@ describe("quota model", () => {
     expect(q.requests!.refillPerMs).toBe(0.001);
   });
 
+  it("a reading less the grants made after it is never taken below empty", () => {
+    const q = emptyQuota();
+    const mark = { ...q.granted };
+    charge(q, 1, 0);
+    charge(q, 1, 0);
+    observe(q, info(null, { limit: 60, remaining: 1, resetAt: null }), 0, mark); // 1 - 2 grants since
+    expect(q.tokens!.remaining).toBe(0);
+    expect(fitsAt(q, 1, 0)).toBe(1_000);
+  });
+
   it("holds a request whose token cost does not fit until enough tokens refill", () => {
     const q = emptyQuota();
     observe(q, info(null, { limit: 60_000, remaining: 1_000, resetAt: 59_000 }), 0); // 1 token/ms

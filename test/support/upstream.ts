@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { vi } from "vitest";
 
 /** A scripted provider: each call gets the next handler's answer; the calls are recorded. */
@@ -20,13 +21,9 @@ export const RATE_LIMITED = { error: { message: "Rate limit reached for gpt-4o-m
 
 /** Calls the Worker as an OpenAI SDK would. */
 export function chat(opts: { key?: string; model?: string; headers?: Record<string, string>; path?: string; body?: unknown } = {}) {
-  const { exports } = globalThis as unknown as { exports: never };
-  void exports;
-  return import("cloudflare:workers").then(({ exports: ex }) =>
-    ex.default.fetch(`http://gateway${opts.path ?? "/openai/v1/chat/completions"}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${opts.key ?? "sk-test"}`, "content-type": "application/json", ...opts.headers },
-      body: JSON.stringify(opts.body ?? { model: opts.model ?? "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 16 }),
-    }),
-  );
+  return exports.default.fetch(`http://gateway${opts.path ?? "/openai/v1/chat/completions"}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${opts.key ?? "sk-test"}`, "content-type": "application/json", ...opts.headers },
+    body: JSON.stringify(opts.body ?? { model: opts.model ?? "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 16 }),
+  });
 }
