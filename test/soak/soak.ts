@@ -1,7 +1,9 @@
 // A soak through `wrangler dev`: random 429s, 5xx, 524s, slow streams and callers that leave.
 // At the end every request must be accounted for, nothing may be in flight, and the gateway's
-// memory must not have grown without bound. `npm run soak -- --count 20000` by hand; CI runs a
-// small count through test/e2e/soak.test.ts.
+// memory must not have grown without bound. `npm run soak -- --count 20000 [--baseline]` by hand;
+// CI runs a small count through test/e2e/soak.test.ts. `--baseline` runs the same load through a
+// plain pass-through Worker afterwards: wrangler dev's own memory grows with traffic too.
+import { resolve } from "node:path";
 import { type Gateway, startGateway } from "../support/gateway.ts";
 import { type Standin, startStandin } from "../support/standin/index.ts";
 
@@ -9,6 +11,8 @@ export interface SoakOptions {
   count: number;
   concurrency: number;
   seed: number;
+  /** Also run the same load through a plain pass-through Worker, to tell the gateway's memory from wrangler dev's. */
+  baseline?: boolean;
   log?: (line: string) => void;
 }
 
@@ -22,6 +26,9 @@ export interface SoakReport {
   queuedAtEnd: number;
   rssStartMb: number;
   rssEndMb: number;
+  /** The same load through bench/passthrough (a Worker that only fetches), when asked for. */
+  baselineRssStartMb?: number;
+  baselineRssEndMb?: number;
   seconds: number;
   upstream: { attempts: number; rateLimited: number; faults: Record<string, number> };
 }
@@ -66,6 +73,26 @@ async function limiterTotals(gw: Gateway): Promise<{ inFlight: number; queued: n
   return keys.reduce((t, k) => ({ inFlight: t.inFlight + k.inFlight, queued: t.queued + k.queued }), { inFlight: 0, queued: 0 });
 }
 
+/** RSS after a tenth of the load and at the end, for a plain pass-through Worker under the same load. */
+async function baselineRss(opts: SoakOptions, upstream: string): Promise<[number, number]> {
+  const gw = await startGateway({ root: resolve(import.meta.dirname, "../../bench/passthrough"), vars: { UPSTREAM: upstream } });
+  try {
+    const rnd = prng(opts.seed);
+    let next = 0;
+    let start = 0;
+    const worker = async () => {
+      for (let i = next++; i < opts.count; i = next++) {
+        await one(gw, i, rnd);
+        if (i === Math.floor(opts.count / 10)) start = gw.rss();
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency }, worker));
+    return [Math.round(start / 2 ** 20), Math.round(gw.rss() / 2 ** 20)];
+  } finally {
+    await gw.close();
+  }
+}
+
 export async function soak(opts: SoakOptions): Promise<SoakReport> {
   const rnd = prng(opts.seed);
   let standin: Standin | undefined;
@@ -101,6 +128,13 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
     }
     const { aborted = 0, unaccounted = 0, internal = 0, ...rest } = answered;
     const st = standin.stats();
+    const rssEnd = gw.rss();
+    let baseline: [number, number] | undefined;
+    if (opts.baseline) {
+      await gw.close();
+      standin.configure({ faults: {} });
+      baseline = await baselineRss(opts, standin.url);
+    }
     return {
       sent: opts.count,
       answered: rest,
@@ -110,7 +144,8 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
       inFlightAtEnd: totals.inFlight,
       queuedAtEnd: totals.queued,
       rssStartMb: Math.round(rssStart / 2 ** 20),
-      rssEndMb: Math.round(gw.rss() / 2 ** 20),
+      rssEndMb: Math.round(rssEnd / 2 ** 20),
+      ...(baseline ? { baselineRssStartMb: baseline[0], baselineRssEndMb: baseline[1] } : {}),
       seconds: Math.round((Date.now() - started) / 100) / 10,
       upstream: { attempts: st.attempts, rateLimited: st.rateLimited, faults: st.faults },
     };
@@ -125,7 +160,8 @@ if (import.meta.main) {
     const i = process.argv.indexOf(`--${name}`);
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
-  const report = await soak({ count: arg("count", 2_000), concurrency: arg("concurrency", 32), seed: arg("seed", 1), log: console.log });
+  const baseline = process.argv.includes("--baseline");
+  const report = await soak({ count: arg("count", 2_000), concurrency: arg("concurrency", 32), seed: arg("seed", 1), baseline, log: console.log });
   console.log(JSON.stringify(report, null, 2));
   const ok = report.unaccounted === 0 && report.internalErrors === 0 && report.inFlightAtEnd === 0 && report.queuedAtEnd === 0;
   console.log(ok ? "soak: every request accounted for, nothing in flight" : "soak: FAILED");
