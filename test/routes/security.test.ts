@@ -99,6 +99,18 @@ describe("configuration", () => {
     expect(calls).toHaveLength(3);
   });
 
+  it("oversized headers get a clean answer: a long label is refused, a long credential is hashed like any other", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const label = await call("/openai/v1/chat/completions", post({ "x-slotgate-limit-key": "x".repeat(129) }), {});
+    expect(label.status).toBe(400);
+    expect(label.headers.get("x-slotgate-error")).toBe("invalid_request");
+    const huge = `Bearer sk-${"k".repeat(32 * 1024)}`;
+    const res = await call("/openai/v1/chat/completions", post({ authorization: huge, "x-note": "n".repeat(32 * 1024) }), {});
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-slotgate-key")).toMatch(/^openai:gpt-4o-mini:[0-9a-f]{16}$/);
+    expect(calls[0]!.headers.get("authorization")).toBe(huge);
+  });
+
   it("a body that is not JSON is forwarded untouched", async () => {
     const { calls } = mockUpstream(() => json(CHAT));
     const res = await call("/openai/v1/audio/transcriptions", { method: "POST", headers: { authorization: "Bearer sk-x" }, body: "\x00\x01binary" }, {});
