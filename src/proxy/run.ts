@@ -93,15 +93,10 @@ export async function run(plan: Plan, limiter: LimiterClient, deps: Deps): Promi
     const latency = deps.now() - sent;
 
     if (res.status < 400) {
-      const done = outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true);
-      // A stream may run for minutes: the limiter learns from its headers now. A plain answer
-      // ends within moments, so its settle and release go as one call when it has been sent.
-      const streaming = (res.headers.get("content-type") ?? "").includes("text/event-stream");
-      if (streaming) limiter.settle(leaseId, { ...done, release: false });
+      limiter.settle(leaseId, { ...outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true), release: false });
       return stamp(streamBack(res, plan.waitUntil, () => {
         stopRenewing();
-        if (streaming) limiter.release(leaseId);
-        else limiter.settle(leaseId, done);
+        limiter.release(leaseId);
       }));
     }
 
