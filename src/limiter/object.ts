@@ -45,7 +45,11 @@ export class Limiter extends DurableObject<Env> {
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
-    this.waiters = new Waiters(this.core, () => this.now(), (w) => this.journal(w.id, this.core.leases.get(w.id)!));
+    this.waiters = new Waiters(this.core, () => this.now(), (w) => {
+      const lease = this.core.leases.get(w.id)!;
+      this.journal(w.id, lease);
+      this.armAlarm(lease.expiresAt);
+    });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
     // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
     // lives until its holder's next renewal would have come, not a whole TTL.
@@ -61,9 +65,7 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.now();
     this.touch(req, now);
-    const result = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
-    void this.ensureAlarm();
-    return result;
+    return this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
@@ -161,14 +163,20 @@ export class Limiter extends DurableObject<Env> {
   }
 
   private pump(): void {
-    if (this.waiters.pump() > 0) void this.ensureAlarm();
+    this.waiters.pump();
   }
 
+  /** After a sweep or a restart: the alarm goes to the earliest lease expiry (a scan, off the hot path). */
   private async ensureAlarm(): Promise<void> {
     const next = this.core.nextLeaseExpiry();
-    if (next === null || (this.alarmAt !== null && this.alarmAt <= next)) return;
-    this.alarmAt = next;
-    await this.ctx.storage.setAlarm(next);
+    if (next !== null) this.armAlarm(next);
+  }
+
+  /** Per grant: only an alarm later than this lease's expiry (or none) needs moving. O(1). */
+  private armAlarm(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
   }
 
   private save(): void {

@@ -1,19 +1,11 @@
 import fc from "fast-check";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { RUNS, TIMEOUT } from "./runs";
 import type { LimiterConfig } from "../../src/config/limits";
 import {
   type AimdState, HISTORY_MAX, type HistoryEntry, cut, initAimd, noteInFlight, onSuccess, onTransient, rebound, setManual,
 } from "../../src/limiter/aimd";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** fast-check runs per property: PROPERTY_RUNS in the environment of `vitest`, 200 by default (vitest.config.ts). */
-    propertyRuns: number;
-  }
-}
-
-const RUNS = inject("propertyRuns");
-const TIMEOUT = 30_000 + RUNS * 5;
 
 /** A consistent config, as checkBounds and the admin schema allow: integers 1 <= min <= start <= max, factor in (0, 1). */
 const config = (maxBound = 300): fc.Arbitrary<LimiterConfig> =>

@@ -1,19 +1,11 @@
 import fc from "fast-check";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { RUNS, TIMEOUT } from "./runs";
 import {
   MAX_WAIT_MS, parseDuration, parseRateLimitHeaders, parseReset, parseRetryAfter, parseRetryInfo,
 } from "../../src/policy/headers";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** fast-check runs per property: PROPERTY_RUNS in the environment of `vitest`, 200 by default (vitest.config.ts). */
-    propertyRuns: number;
-  }
-}
-
-const RUNS = inject("propertyRuns");
-const TIMEOUT = 30_000 + RUNS * 5;
 const DAY = MAX_WAIT_MS;
 
 /*

@@ -1,20 +1,12 @@
 import fc from "fast-check";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { RUNS, TIMEOUT } from "./runs";
 import { checkBounds, type LimiterConfig } from "../../src/config/limits";
 import { LimiterCore, type Lease, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import { fitsAt } from "../../src/limiter/quota";
 import type { OutcomeClass, QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** fast-check runs per property: PROPERTY_RUNS in the environment of `vitest`, 200 by default (vitest.config.ts). */
-    propertyRuns: number;
-  }
-}
-
-const RUNS = inject("propertyRuns");
-const TIMEOUT = 30_000 + RUNS * 5;
 const DAY = 86_400_000;
 
 /*
