@@ -10,14 +10,14 @@ export default defineConfig({
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
         // ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one.
         plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token" } } })],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/node/**"] },
+        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/node/**", "test/sim/**"] },
       },
       {
         // End-to-end: real `wrangler dev`, a stand-in provider on loopback, the official SDKs.
         test: {
           name: "node",
           environment: "node",
-          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -37,7 +37,7 @@ function measure(depth: number, ms: number): number {
       acquire();
       core.settle(id, outcome(Date.now()), Date.now());
       waiters.pump();
-      core.release(id);
+      core.release(id, 0);
       waiters.pump();
     }
   const rate = permits / ((performance.now() - start) / 1000);

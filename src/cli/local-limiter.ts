@@ -34,18 +34,18 @@ export class LocalLimiter {
   /** Feeds one attempt's outcome to the core and, by default, frees its slot in the same step. */
   settle(leaseId: string, outcome: Outcome, release = true): void {
     this.core.settle(leaseId, outcome, this.now());
-    if (release) this.core.release(leaseId);
+    if (release) this.core.release(leaseId, this.now());
     this.waiters.pump();
   }
 
   release(leaseId: string): void {
-    if (this.core.release(leaseId)) this.waiters.pump();
+    if (this.core.release(leaseId, this.now())) this.waiters.pump();
   }
 
   /** A waiter that gave up (Ctrl-C): out of the queue, or its slot back if it was just granted. */
   cancel(leaseId: string): void {
     this.waiters.cancel(leaseId);
-    this.core.release(leaseId);
+    this.core.release(leaseId, this.now());
     this.waiters.pump();
   }
 

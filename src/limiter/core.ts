@@ -1,8 +1,11 @@
 import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
-import { type AimdState, cut, type HistoryEntry, initAimd, noteInFlight, onSuccess, onTransient, rebound, setManual } from "./aimd";
+import {
+  type AimdState, fitPace, type HistoryEntry, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
+} from "./aimd";
 import { type Metrics, emptyMetrics, record } from "./metrics";
-import { type Granted, type QuotaState, charge, emptyQuota, fitsAt, lowWater, observe } from "./quota";
+import { emptyPace, noteCost, noteHold, paceNeed, type PaceState } from "./pace";
+import { type Granted, type QuotaState, charge, emptyQuota, fitsAt, observe, room, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 
 export interface Lease {
@@ -11,6 +14,14 @@ export interface Lease {
   expiresAt: number;
   /** The quota's grant totals just after this grant (in memory only; see quota.observe). */
   mark?: Granted;
+  /** In memory only, like `mark`: the grant's number, leases held with it, and when. */
+  seq?: number;
+  inFlight?: number;
+  grantedAt?: number;
+  /** Settled as a success: its hold time feeds the pace. */
+  ok?: boolean;
+  /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */
+  done?: boolean;
 }
 
 export interface Outcome {
@@ -20,6 +31,8 @@ export interface Outcome {
   latencyMs: number;
   attempt: number;
   final: boolean;
+  /** A success whose body is still being generated (a stream): the provider is still busy with it. */
+  streaming?: boolean;
 }
 
 export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number };
@@ -31,6 +44,7 @@ export interface Persisted {
   cooldownUntil: number;
   metrics: Metrics;
   overrides: LimiterOverride;
+  pace?: PaceState;
 }
 
 /** How often a Worker renews a lease it holds; a restored lease is given about this long. */
@@ -38,6 +52,8 @@ export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3)
 
 /** A 429 with no hint still holds everyone back briefly, so the burst behind it does not follow. */
 export const NO_HINT_GATE_MS = 1_000;
+/** How long a new key's first request goes alone unless its answer comes sooner. */
+export const LEARN_MS = 1_000;
 const SETTLED_MEMORY = 2_048;
 
 /**
@@ -52,14 +68,22 @@ export class LimiterCore {
   cooldownUntil = 0;
   metrics: Metrics;
   overrides: LimiterOverride = {};
+  pace: PaceState;
+  /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
+  private grants = 0;
+  /** When a never-answered key sent its first request. */
+  private probeAt: number | null = null;
+  /** Leases whose answer is complete but whose slot the Worker has not released yet. */
+  private doneOpen = 0;
   private settled = new Set<string>();
   private base: LimiterConfig;
 
   constructor(base: LimiterConfig, saved?: Persisted) {
     this.base = base;
     this.overrides = saved?.overrides ?? {};
-    this.aimd = { ...initAimd(this.config), ...saved?.aimd };
+    this.aimd = restoreAimd(this.config, saved?.aimd);
     this.quota = { ...emptyQuota(), ...saved?.quota };
+    this.pace = { ...emptyPace(), ...saved?.pace };
     this.cooldownUntil = saved?.cooldownUntil ?? 0;
     this.metrics = saved?.metrics ?? emptyMetrics();
     rebound(this.aimd, this.config, 0, 0);
@@ -80,8 +104,31 @@ export class LimiterCore {
     return this.leases.size;
   }
 
+  /**
+   * Slots the provider is busy with: held leases less the answers already complete whose Worker
+   * has not released them yet. The limit counts these, as the provider's own cap does.
+   */
+  get busy(): number {
+    return this.leases.size - this.doneOpen;
+  }
+
+  /**
+   * A key that has never had an answer sends one request alone: its answer (or its 429) carries
+   * the readings that size everything else, and a key with little left must not be flooded first.
+   * A refusal comes back fast, so a probe held for LEARN_MS without one was admitted: go on.
+   */
+  learning(now: number): boolean {
+    if (this.metrics.totalRequests > 0 || this.metrics.retriedRequests > 0) return false;
+    return this.probeAt === null || now - this.probeAt < LEARN_MS;
+  }
+
+  /** The concurrency limit in force now. */
+  limitAt(now: number): number {
+    return this.learning(now) ? 1 : this.aimd.limit;
+  }
+
   persisted(): Persisted {
-    return { aimd: this.aimd, quota: this.quota, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides };
+    return { aimd: this.aimd, quota: this.quota, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace };
   }
 
   /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
@@ -113,7 +160,8 @@ export class LimiterCore {
     const expired = this.queue.takeExpired(now);
     const granted: Waiter[] = [];
     for (let head = this.queue.peek(); head; head = this.queue.peek()) {
-      if (this.inFlight >= this.aimd.limit || this.openAt(head.cost, now) > now) break;
+      if (this.openAt(head.cost, now) > now) break;
+      if (this.busy >= this.limitAt(now) && !this.paced(now)) break;
       this.queue.shift();
       this.grant(head.id, head.cost, now);
       granted.push(head);
@@ -121,10 +169,30 @@ export class LimiterCore {
     return { granted, expired };
   }
 
+  /**
+   * The limit, not the quota, holds back a head the quota would admit. If the quota is what binds
+   * this key (a window cannot pay for the whole line), the limit must not: raise it to the pace.
+   * Where the windows have plenty, it stays slow start's job to find a concurrency cap.
+   */
+  private paced(now: number): boolean {
+    if (this.learning(now)) return false;
+    const waiting = this.queue.size;
+    if (!tight(this.quota, waiting, waiting * (this.pace.cost ?? 1), now)) return false;
+    const oldest = this.leases.values().next().value as Lease | undefined;
+    const need = paceNeed(this.pace, this.quota, oldest?.grantedAt === undefined ? 0 : now - oldest.grantedAt);
+    if (need === null) return false;
+    fitPace(this.aimd, this.config, need, now, this.inFlight);
+    return this.busy < this.limitAt(now);
+  }
+
   private grant(id: string, cost: number, now: number): void {
-    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs };
+    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs, seq: ++this.grants, grantedAt: now };
+    this.probeAt ??= now;
     this.leases.set(id, lease);
+    // What the provider itself has in flight: answers already complete are not its concern.
+    lease.inFlight = this.busy;
     charge(this.quota, cost, now);
+    noteCost(this.pace, cost);
     lease.mark = { ...this.quota.granted };
     noteInFlight(this.aimd, this.inFlight);
   }
@@ -134,13 +202,14 @@ export class LimiterCore {
     const head = this.queue.peek();
     if (!head) return null;
     let at = this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY;
-    if (this.inFlight < this.aimd.limit) at = Math.min(at, this.openAt(head.cost, now));
+    if (this.busy < this.limitAt(now)) at = Math.min(at, this.openAt(head.cost, now));
+    else if (this.learning(now) && this.probeAt !== null) at = Math.min(at, this.probeAt + LEARN_MS);
     return Number.isFinite(at) ? Math.max(at, now) : null;
   }
 
   /**
-   * Feeds one upstream outcome to AIMD, the quota model, the shared gate and the metrics.
-   * Returns the limit change it caused, if any. Idempotent per lease id.
+   * Feeds one upstream outcome to AIMD, the quota model, the pace, the shared gate and the
+   * metrics. Returns the limit change it caused, if any. Idempotent per lease id.
    */
   settle(id: string, o: Outcome, now: number): HistoryEntry | null {
     if (this.settled.has(id)) return null;
@@ -148,20 +217,46 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
-    observe(this.quota, o.info, now, this.leases.get(id)?.mark);
+    const lease = this.leases.get(id);
+    observe(this.quota, o.info, now, lease?.mark, lease?.grantedAt);
     let changed: HistoryEntry | null = null;
-    if (o.cls === "success" && o.attempt <= 1) changed = onSuccess(this.aimd, this.config, now, this.inFlight);
-    else if (o.cls === "transient") onTransient(this.aimd);
-    else if (o.cls === "rate_limit") {
-      changed = cut(this.aimd, this.config, "rate_limit", now, this.inFlight);
-      this.cooldownUntil = Math.max(this.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS));
-    }
-    if (o.cls !== "rate_limit" && lowWater(this.quota, now))
-      changed = cut(this.aimd, this.config, "quota", now, this.inFlight) ?? changed;
+    if (o.cls === "success") {
+      if (lease) lease.ok = true;
+      if (lease && !o.streaming && !lease.done) {
+        lease.done = true;
+        this.doneOpen++;
+      }
+      noteHold(this.pace, o.latencyMs, true);
+      if (o.attempt <= 1) changed = onSuccess(this.aimd, this.config, now, this.inFlight);
+    } else if (o.cls === "transient") onTransient(this.aimd);
+    else if (o.cls === "rate_limit") changed = this.refused(o, lease, now);
     return changed;
   }
 
-  release(id: string): boolean {
+  /**
+   * A 429. With a window that cannot pay, the quota model was behind: every caller waits for the
+   * hint, and concurrency stays (quotas pace, they do not cut). With room in every window it is
+   * about concurrency: cut, and only the refused request waits, unless the cut was not enough.
+   * With no quota information at all it could be either: cut and hold everyone.
+   */
+  private refused(o: Outcome, lease: Lease | undefined, now: number): HistoryEntry | null {
+    const hold = () => (this.cooldownUntil = Math.max(this.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS)));
+    const seen = room(this.quota, lease?.cost ?? 1, now);
+    if (seen === "empty") {
+      this.aimd.phase = "steady";
+      hold();
+      return null;
+    }
+    const refused = { inFlightAtGrant: lease?.inFlight ?? null, grantSeq: lease?.seq ?? null, seqNow: this.grants };
+    const { entry, holdAll } = onConcurrencyLimit(this.aimd, this.config, now, this.inFlight, refused);
+    if (holdAll || seen === "unknown") hold();
+    return entry;
+  }
+
+  release(id: string, now: number): boolean {
+    const lease = this.leases.get(id);
+    if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
+    if (lease?.done) this.doneOpen--;
     return this.leases.delete(id);
   }
 
@@ -180,7 +275,7 @@ export class LimiterCore {
     const gone: Lease[] = [];
     for (const lease of this.leases.values())
       if (lease.expiresAt <= now) {
-        this.leases.delete(lease.id);
+        this.release(lease.id, now);
         gone.push(lease);
       }
     return gone;
@@ -213,6 +308,8 @@ export class LimiterCore {
     this.overrides = {};
     this.aimd = initAimd(this.config);
     this.quota = emptyQuota();
+    this.pace = emptyPace();
+    this.probeAt = null;
     this.cooldownUntil = 0;
     this.metrics = emptyMetrics();
   }

@@ -70,11 +70,12 @@ export class Limiter extends DurableObject<Env> {
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
     const now = this.now();
+    const gate = this.core.cooldownUntil;
     const changed = this.core.settle(leaseId, outcome, now);
     if (outcome.release) this.dropLease(leaseId);
-    // A new limit is written at once; the gate, quotas and counters go with the next flush, so a
-    // storm of 429s does not write the whole state per 429.
-    if (changed) this.save();
+    // A new limit or a later gate is written at once; quotas and counters go with the next flush,
+    // so a storm of successes does not write the whole state per answer.
+    if (changed || this.core.cooldownUntil > gate) this.save();
     else this.scheduleFlush();
     this.pump();
   }
@@ -147,7 +148,7 @@ export class Limiter extends DurableObject<Env> {
   }
 
   private dropLease(id: string): boolean {
-    if (!this.core.release(id)) return false;
+    if (!this.core.release(id, this.now())) return false;
     this.journal(id, null);
     return true;
   }

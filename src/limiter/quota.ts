@@ -12,6 +12,13 @@ export interface QuotaWindow {
   observedAt: number;
   /** Units per ms; derived from (limit - remaining) / (reset - observed). */
   refillPerMs: number;
+  /**
+   * The most the bucket holds: `limit` for a bucket of a whole minute, less where a provider
+   * enforces its per-minute limit over shorter periods (remaining + refill x time-to-full).
+   */
+  capacity: number | null;
+  /** When the reading behind `remaining` was true; an older reading arriving late is not taken. */
+  readAt?: number;
 }
 
 /** Running totals of what this limiter has granted, to tell which grants a reading already counts. */
@@ -28,25 +35,33 @@ export interface QuotaState {
 
 /** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
 const DEFAULT_WINDOW_MS = 60_000;
-export const LOW_WATER = 0.1;
 
 export function emptyQuota(): QuotaState {
   return { requests: null, tokens: null, granted: { requests: 0, tokens: 0 } };
 }
 
-function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number): QuotaWindow | null {
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number, at: number): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
+  // Answers overtake each other: a reading from before the one the level rests on says less.
+  if (prev?.readAt !== undefined && at < prev.readAt && (r.limit === null || r.limit === prev.limit)) return prev;
   const limit = r.limit ?? prev?.limit ?? null;
-  // Never below empty: a provider refuses what does not fit rather than going into debt, so
-  // grants beyond what a reading left will come back as 429s, not as a deeper hole.
-  const remaining = Math.max(0, (limit === null ? r.remaining : Math.min(r.remaining, limit)) - since);
+  // Grants made after the reading stay owed, below empty if need be: the reading is dated at
+  // admission and the refill since then is counted, so they may have drawn on that refill. (The
+  // ones the provider refuses come back as 429s whose own readings correct the level.) The debt
+  // is bounded by one window, so a burst of refused grants cannot stall the key for long.
+  const top = limit === null ? r.remaining : Math.min(r.remaining, limit);
+  const remaining = Math.max(-(limit ?? top), top - since);
   const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
   let refillPerMs = prev?.refillPerMs ?? perMinute;
   // Never faster than the limit per minute: a provider that enforces its RPM in short slices
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
   if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
     refillPerMs = Math.min((limit - remaining) / (r.resetAt - now), perMinute);
-  return { limit, remaining, observedAt: now, refillPerMs };
+  let capacity = prev?.capacity ?? limit;
+  if (limit !== null && r.resetAt !== null && refillPerMs > 0) {
+    capacity = Math.min(limit, Math.max(1, r.remaining + refillPerMs * Math.max(0, r.resetAt - now)));
+  }
+  return { limit, remaining, observedAt: Math.min(at, now), refillPerMs, capacity, readAt: at };
 }
 
 /**
@@ -54,23 +69,27 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  * `mark` is `granted` as it stood just after the reporting request was granted: whatever was
  * granted after it is on its way and not yet in the provider's count, so it is taken off the
  * reading. Without a mark (a lease this object no longer knows) the reading is taken as is.
+ * `at` is when the reading was true: the provider counts at admission, about when the request
+ * was granted, not when its answer came back; the window has refilled since.
  */
-export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted): void {
+export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now): void {
   const since = (key: keyof Granted) => (mark ? Math.max(0, q.granted[key] - mark[key]) : 0);
-  q.requests = fromReading(info.requests, q.requests, now, since("requests"));
-  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"));
+  q.requests = fromReading(info.requests, q.requests, now, since("requests"), at);
+  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"), at);
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
 export function available(w: QuotaWindow, now: number): number {
   const r = w.remaining + w.refillPerMs * Math.max(0, now - w.observedAt);
-  return w.limit === null ? r : Math.min(w.limit, r);
+  const top = w.capacity ?? w.limit;
+  return top === null ? r : Math.min(top, r);
 }
 
 /** When `need` units will be there, or `now` if they already are. Infinity if it never refills. */
 function readyAt(w: QuotaWindow, need: number, now: number): number {
   // A request larger than the whole window goes when the window is full, or it would never go.
-  const want = w.limit !== null ? Math.min(need, w.limit) : need;
+  const top = w.capacity ?? w.limit;
+  const want = top !== null ? Math.min(need, top) : need;
   const short = want - available(w, now);
   if (short <= 0) return now;
   if (w.refillPerMs <= 0) return Number.POSITIVE_INFINITY;
@@ -96,11 +115,26 @@ export function charge(q: QuotaState, cost: number, now: number): void {
   }
 }
 
-/** True when a reported window has less than 10% left: time to trim concurrency before a 429. */
-export function lowWater(q: QuotaState, now: number): boolean {
-  return [q.requests, q.tokens].some(
-    (w) => w !== null && w.limit !== null && w.limit > 0 && available(w, now) < w.limit * LOW_WATER,
-  );
+/**
+ * What the windows say about a request of `cost` now: `unknown` when no window was ever reported,
+ * `empty` when one cannot pay for it, else `room`. A 429 with room is about concurrency.
+ */
+export function room(q: QuotaState, cost: number, now: number): "room" | "empty" | "unknown" {
+  if (!q.requests && !q.tokens) return "unknown";
+  return fitsAt(q, cost, now) > now ? "empty" : "room";
+}
+
+/** True when some window cannot pay now for `requests` requests of `tokens` tokens in all. */
+export function tight(q: QuotaState, requests: number, tokens: number, now: number): boolean {
+  return (q.requests !== null && available(q.requests, now) < requests) || (q.tokens !== null && available(q.tokens, now) < tokens);
+}
+
+/** Requests per ms the windows allow at a mean cost of `cost` tokens; null when none is known. */
+export function paceRate(q: QuotaState, cost: number): number | null {
+  const rates: number[] = [];
+  if (q.requests && q.requests.refillPerMs > 0) rates.push(q.requests.refillPerMs);
+  if (q.tokens && q.tokens.refillPerMs > 0 && cost > 0) rates.push(q.tokens.refillPerMs / cost);
+  return rates.length ? Math.min(...rates) : null;
 }
 
 /** The contract's view: remaining as predicted now, resetAt when the window will be full again. */
@@ -108,6 +142,7 @@ export function describe(w: QuotaWindow | null, now: number): { limit: number | 
   if (!w) return null;
   const left = Math.max(0, Math.floor(available(w, now)));
   let resetAt: string | null = null;
-  if (w.limit !== null && w.refillPerMs > 0) resetAt = new Date(now + Math.ceil(Math.max(0, w.limit - available(w, now)) / w.refillPerMs)).toISOString();
+  const top = w.capacity ?? w.limit;
+  if (top !== null && w.refillPerMs > 0) resetAt = new Date(now + Math.ceil(Math.max(0, top - available(w, now)) / w.refillPerMs)).toISOString();
   return { limit: w.limit, remaining: left, resetAt };
 }

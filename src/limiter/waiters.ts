@@ -12,6 +12,17 @@ export interface WaiterRequest {
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
 
+/** The timer functions Waiters uses; the simulator passes its virtual clock's. */
+export interface Timers {
+  set: (fn: () => void, ms: number) => unknown;
+  clear: (handle: unknown) => void;
+}
+
+const realTimers: Timers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
 /**
  * Turns the pure core into promises: one per waiter, settled when the core grants or expires it,
  * and one timer for the next moment the core says something can change (gate or quota opening,
@@ -20,16 +31,18 @@ type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) =>
  */
 export class Waiters {
   private pending = new Map<string, Pending>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: unknown = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private core: LimiterCore;
   private now: () => number;
   private onGrant: (w: Waiter) => void;
+  private timers: Timers;
 
-  constructor(core: LimiterCore, now: () => number, onGrant: (w: Waiter) => void = () => {}) {
+  constructor(core: LimiterCore, now: () => number, onGrant: (w: Waiter) => void = () => {}, timers: Timers = realTimers) {
     this.core = core;
     this.now = now;
     this.onGrant = onGrant;
+    this.timers = timers;
   }
 
   /** Idempotent per id: a held lease answers granted, a waiting one shares its promise. */
@@ -69,7 +82,7 @@ export class Waiters {
 
   /** Turns every waiter away and stops the timer (a process that wants to exit). */
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clear(this.timer);
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
     for (const w of this.core.queue.drain()) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
@@ -86,9 +99,9 @@ export class Waiters {
 
   private arm(at: number | null, now: number): void {
     if (at === null || at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clear(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
+    this.timer = this.timers.set(() => {
       this.timer = null;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.pump();

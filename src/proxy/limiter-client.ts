@@ -19,11 +19,21 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 type Flags = { retryable?: boolean; overloaded?: boolean };
 
+/** What the retry loop (proxy/run.ts) asks of a key's limiter; the simulator provides its own. */
+export interface LimiterCalls {
+  acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult>;
+  settle(leaseId: string, outcome: SettleRequest): void;
+  settleNow(leaseId: string, outcome: SettleRequest): Promise<void>;
+  release(leaseId: string): void;
+  cancel(leaseId: string): void;
+  keepAlive(leaseId: string, ttlMs: number): () => void;
+}
+
 /**
  * The Worker's side of one key's Limiter. Acquire retries a broken object with a fresh stub
  * (the object may have restarted); the other calls are fire-and-forget, kept alive by waitUntil.
  */
-export class LimiterClient {
+export class LimiterClient implements LimiterCalls {
   private stub: DurableObjectStub<Limiter>;
   private id: DurableObjectId;
 

@@ -7,7 +7,7 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
 import { gatewayError, retryAfterSeconds } from "./errors";
 import { callerHeaders, parseJson } from "./forward";
-import { type LimiterClient, LimiterUnavailable } from "./limiter-client";
+import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
 
 /** One caller request, resolved and read, ready to be sent as many times as policy allows. */
 export interface Plan {
@@ -28,6 +28,8 @@ export interface Deps {
   fetch: typeof fetch;
   now: () => number;
   random: () => number;
+  /** Defaults to real time; the simulator passes its virtual clock's. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
@@ -38,7 +40,8 @@ const GONE = () => new Response(null, { status: 499 });
  * Acquire, send, settle, and retry what policy says to retry, until an answer the caller should
  * see. The slot of a successful attempt is held until its body has been streamed out.
  */
-export async function run(plan: Plan, limiter: LimiterClient, deps: Deps): Promise<Response> {
+export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promise<Response> {
+  const pause = deps.sleep ?? sleep;
   const requestId = crypto.randomUUID();
   let attempts = 0;
   let queueMs = 0;
@@ -87,13 +90,14 @@ export async function run(plan: Plan, limiter: LimiterClient, deps: Deps): Promi
       const d = decide("transient", attempt, null, plan, deps);
       await limiter.settleNow(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry));
       if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", "the provider could not be reached"));
-      await sleep(d.delayMs, plan.signal);
+      await pause(d.delayMs, plan.signal);
       continue;
     }
     const latency = deps.now() - sent;
 
     if (res.status < 400) {
-      limiter.settle(leaseId, { ...outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true), release: false });
+      const streaming = res.headers.get("content-type")?.includes("text/event-stream") ?? false;
+      limiter.settle(leaseId, { ...outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true), release: false, streaming });
       return stamp(streamBack(res, plan.waitUntil, () => {
         stopRenewing();
         limiter.release(leaseId);
@@ -110,7 +114,7 @@ export async function run(plan: Plan, limiter: LimiterClient, deps: Deps): Promi
     await limiter.settleNow(leaseId, outcome(cls, res.status, info, latency, attempt, !d.retry));
     last = new Response(bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
     if (!d.retry) return stamp(last);
-    await sleep(d.delayMs, plan.signal);
+    await pause(d.delayMs, plan.signal);
     if (plan.signal.aborted) return GONE();
   }
 }

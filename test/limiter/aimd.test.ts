@@ -1,105 +1,121 @@
 import { describe, expect, it } from "vitest";
 import type { LimiterConfig } from "../../src/config/limits";
-import { HISTORY_MAX, cut, initAimd, noteInFlight, onSuccess, onTransient, rebound, setManual } from "../../src/limiter/aimd";
+import {
+  HISTORY_MAX, PROBE_COOLDOWNS, STORM_SHARE, fitPace, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, setManual,
+} from "../../src/limiter/aimd";
 
 const cfg: LimiterConfig = { minConcurrency: 1, startConcurrency: 4, maxConcurrency: 64, decreaseFactor: 0.5, scaleUpPercent: 80, cooldownMs: 1_000, leaseTtlMs: 60_000 };
+type S = ReturnType<typeof initAimd>;
 
-/** One full round at the given peak: `limit` first-attempt successes. */
-function round(s: ReturnType<typeof initAimd>, peak: number, now = 0) {
+/** One full steady round at the given peak: `limit` first-attempt successes. */
+function round(s: S, peak: number, now = 0) {
   noteInFlight(s, peak);
   let change = null;
-  for (let i = 0, n = s.limit; i < n; i++) change = onSuccess(s, cfg, now, 0) ?? change;
+  for (let i = 0, n = s.limit; i < n; i++) change = onSuccess(s, cfg, now, peak) ?? change;
   return change;
 }
 
+/** A concurrency 429 of a request granted at `level`, numbered `seq`. */
+const refuse = (s: S, level: number | null, now: number, seq = 100) => onConcurrencyLimit(s, cfg, now, level ?? 0, { inFlightAtGrant: level, grantSeq: seq, seqNow: seq });
+
 describe("AIMD", () => {
-  it("doubles per used round in slow start, up to max", () => {
-    const s = initAimd(cfg);
-    expect(round(s, 4)).toMatchObject({ from: 4, to: 8, reason: "slow_start" });
-    expect(round(s, 8)).toMatchObject({ from: 8, to: 16 });
-    round(s, 16);
-    round(s, 32);
-    expect(s.limit).toBe(64);
-    expect(round(s, 64)).toBeNull();
-    expect(s.limit).toBe(64);
-  });
-
-  it("does not grow when the round's peak stayed under scaleUpPercent of the limit", () => {
-    const s = initAimd(cfg);
-    expect(round(s, 3)).toBeNull(); // 3 < ceil(0.8 * 4)
-    expect(s.limit).toBe(4);
-    expect(round(s, 4)).not.toBeNull();
-  });
-
-  it("does not grow before the round is complete", () => {
+  it("slow start adds a slot per used success (doubling per round trip), up to max", () => {
     const s = initAimd(cfg);
     noteInFlight(s, 4);
-    for (let i = 0; i < 3; i++) expect(onSuccess(s, cfg, 0, 0)).toBeNull();
+    expect(onSuccess(s, cfg, 0, 4)).toMatchObject({ from: 4, to: 5, reason: "slow_start" });
+    for (let i = 0; i < 100; i++) onSuccess(s, cfg, 0, s.limit);
+    expect(s.limit).toBe(64);
+    expect(s.history).toHaveLength(1); // growth steps within a second share one entry
+    expect(s.history[0]).toMatchObject({ from: 4, to: 64 });
+  });
+
+  it("does not grow when the peak in flight stayed under scaleUpPercent of the limit", () => {
+    const s = initAimd(cfg);
+    noteInFlight(s, 3); // 3 < ceil(0.8 * 4)
+    expect(onSuccess(s, cfg, 0, 3)).toBeNull();
     expect(s.limit).toBe(4);
   });
 
-  it("cuts once per episode on rate limits and leaves slow start", () => {
+  it("a concurrency 429 sets the limit just under the refused level and ends slow start", () => {
     const s = initAimd(cfg, 32);
-    expect(cut(s, cfg, "rate_limit", 10_000, 30)).toMatchObject({ from: 32, to: 16, reason: "rate_limit" });
+    expect(refuse(s, 21, 0)).toMatchObject({ entry: { from: 32, to: 20, reason: "rate_limit" }, holdAll: false });
     expect(s.phase).toBe("steady");
-    expect(cut(s, cfg, "rate_limit", 10_500, 30)).toBeNull(); // same episode
-    expect(s.limit).toBe(16);
-    expect(cut(s, cfg, "rate_limit", 11_000, 30)).toMatchObject({ from: 16, to: 8 });
+    expect(s.ceiling).toBe(21);
   });
 
-  it("a 429 inside the debounce window still stops the round from growing", () => {
-    const s = initAimd(cfg, 8);
-    cut(s, cfg, "rate_limit", 0, 0);
-    noteInFlight(s, 4);
-    cut(s, cfg, "rate_limit", 10, 4); // debounced: no cut
-    for (let i = 0; i < 4; i++) onSuccess(s, cfg, 20, 0);
-    expect(s.limit).toBe(4);
+  it("with the level unknown (a lease from before a restart) cuts by decreaseFactor", () => {
+    const s = initAimd(cfg, 32);
+    expect(refuse(s, null, 0).entry).toMatchObject({ from: 32, to: 16 });
   });
 
-  it("a 429 after the limit has grown back is a new episode, even inside the debounce", () => {
-    const s = initAimd(cfg, 16);
-    cut(s, cfg, "rate_limit", 0, 0); // 16 -> 8
-    round(s, 8, 100); // 8 -> 9: grown since the cut
-    expect(cut(s, cfg, "rate_limit", 200, 9)).toMatchObject({ from: 9, to: 4, reason: "rate_limit" });
+  it("an echo (granted before the cut) never cuts again, but a lower level narrows the estimate", () => {
+    const s = initAimd(cfg, 32);
+    refuse(s, 21, 0, 100);
+    expect(refuse(s, 25, 10, 90).entry).toBeNull();
+    expect(refuse(s, 18, 10, 95)).toMatchObject({ entry: { from: 20, to: 17 }, holdAll: false });
+    expect(s.ceiling).toBe(18);
   });
 
-  it("stays just below the limit that drew the last 429, and probes past it after a while", () => {
-    const s = initAimd(cfg, 13);
-    cut(s, cfg, "rate_limit", 0, 13); // ceiling 13, limit 6
-    for (let l = 6; l < 12; l++) expect(round(s, s.limit, 1_000)).toMatchObject({ from: l, to: l + 1 });
-    expect(round(s, 12, 2_000)).toBeNull(); // 13 drew the 429
-    expect(s.limit).toBe(12);
-    expect(round(s, 12, 6 * cfg.cooldownMs)).toMatchObject({ from: 12, to: 13, reason: "steady_up" }); // probe
+  it("a 429 granted after the cut, inside cooldownMs, holds the whole key; after it, a new episode does not", () => {
+    const s = initAimd(cfg, 32);
+    refuse(s, 21, 0, 100);
+    expect(refuse(s, 20, 500, 101)).toMatchObject({ entry: { to: 19 }, holdAll: true });
+    expect(refuse(s, 19, 5_000, 200).holdAll).toBe(false);
   });
 
-  it("never cuts below min", () => {
-    const s = initAimd({ ...cfg, minConcurrency: 3 }, 4);
-    cut(s, { ...cfg, minConcurrency: 3 }, "rate_limit", 0, 0);
+  it("never goes below min", () => {
+    const c = { ...cfg, minConcurrency: 3 };
+    const s = initAimd(c, 4);
+    onConcurrencyLimit(s, c, 0, 0, { inFlightAtGrant: 1, grantSeq: 1, seqNow: 1 });
     expect(s.limit).toBe(3);
   });
 
-  it("grows additively after the first cut", () => {
+  it("recovers toward a known ceiling fast far from it, holds just under it, then probes", () => {
+    const s = initAimd(cfg, 40);
+    refuse(s, 33, 0); // ceiling 33, limit 32
+    setManual(s, cfg, 8, 0, 0); // as if cut far below
+    s.phase = "steady";
+    const steps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      round(s, s.limit, 100);
+      steps.push(s.limit);
+    }
+    expect(steps).toEqual([20, 26, 29, 31, 32, 32]); // half the gap to 32 a round, then hold
+    const wait = PROBE_COOLDOWNS * cfg.cooldownMs;
+    expect(round(s, 32, wait)).toMatchObject({ from: 32, to: 33, reason: "steady_up" });
+    expect(round(s, 33, wait)).toMatchObject({ to: 35 }); // +1, +2, +3...: probing speeds up unrefused
+    expect(round(s, 35, wait)).toMatchObject({ to: 38 });
+  });
+
+  it("a probe refused where the last one was doubles the wait before the next", () => {
+    const s = initAimd(cfg, 40);
+    refuse(s, 13, 0, 10); // ceiling 13, limit 12
+    const wait = PROBE_COOLDOWNS * cfg.cooldownMs;
+    round(s, 12, wait); // probe to 13
+    refuse(s, 13, wait, 20); // refused at 13 again
+    expect(s.failedProbes).toBe(1);
+    expect(round(s, 12, 2 * wait)).toBeNull(); // would have probed; now waits 2 x
+    expect(round(s, 12, 3 * wait)).toMatchObject({ to: 13 });
+  });
+
+  it("transients never cut, and a few do not pause growth; a storm does", () => {
     const s = initAimd(cfg, 16);
-    cut(s, cfg, "rate_limit", 0, 0);
-    expect(round(s, 8, 5_000)).toMatchObject({ from: 8, to: 9, reason: "steady_up" });
-    expect(round(s, 9, 6_000)).toMatchObject({ from: 9, to: 10 });
-  });
-
-  it("a transient error spoils the round's growth but never cuts", () => {
-    const s = initAimd(cfg);
-    noteInFlight(s, 4);
+    s.phase = "steady";
     onTransient(s);
-    for (let i = 0; i < 4; i++) onSuccess(s, cfg, 0, 0);
-    expect(s.limit).toBe(4);
-    expect(s.history).toEqual([]);
-    expect(round(s, 4)).toMatchObject({ to: 8 }); // the next clean round grows again
+    expect(round(s, 16)).toMatchObject({ from: 16, to: 17 });
+    for (let i = 0; i < 100; i++) onTransient(s);
+    expect(s.faultShare).toBeGreaterThan(STORM_SHARE);
+    expect(round(s, 17)).toBeNull();
+    expect(s.history.every((h) => h.to > h.from)).toBe(true);
   });
 
-  it("a quota cut trims headroom but never below what is in flight", () => {
-    const s = initAimd(cfg, 32);
-    expect(cut(s, cfg, "quota", 0, 20)).toMatchObject({ from: 32, to: 20, reason: "quota" });
-    expect(cut(s, cfg, "quota", 5_000, 20)).toBeNull(); // nothing to trim
-    expect(cut(s, cfg, "quota", 10_000, 4)).toMatchObject({ from: 20, to: 10 });
+  it("pacing raises the limit to the need, but never to a known ceiling", () => {
+    const s = initAimd(cfg);
+    expect(fitPace(s, cfg, 30, 0, 4)).toMatchObject({ from: 4, to: 30, reason: "pace" });
+    expect(fitPace(s, cfg, 20, 0, 4)).toBeNull(); // never lowers
+    refuse(s, 25, 0);
+    expect(fitPace(s, cfg, 60, 0, 4)).toBeNull(); // 24 is as high as the ceiling allows
+    expect(s.limit).toBe(24);
   });
 
   it("manual setting and rebounding stay within [min, max]", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { checkBounds } from "../../src/config/limits";
-import { LimiterCore, NO_HINT_GATE_MS, type Outcome } from "../../src/limiter/core";
+import { LEARN_MS, LimiterCore, NO_HINT_GATE_MS, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import type { RateLimitInfo } from "../../src/policy/types";
 
@@ -10,38 +10,45 @@ const w = (id: string, o: Partial<Waiter> = {}): Waiter => ({ id, cost: 10, dead
 const NONE: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
 const out = (o: Partial<Outcome> = {}): Outcome => ({ cls: "success", status: 200, info: NONE, latencyMs: 50, attempt: 1, final: true, ...o });
 
+/** A key that has had an answer already (a new key sends its first request alone). */
+function known(c = cfg): LimiterCore {
+  const core = new LimiterCore(c);
+  core.settle("seed", out(), 0);
+  return core;
+}
+
 function enqueueAll(core: LimiterCore, ids: string[], now = 0, o: Partial<Waiter> = {}) {
   for (const id of ids) expect(core.enqueue(w(id, o), now)).toEqual({ kind: "queued" });
 }
 
 describe("LimiterCore", () => {
   it("grants up to the limit in FIFO order and the next on release", () => {
-    const core = new LimiterCore(cfg);
+    const core = known();
     enqueueAll(core, ["a", "b", "c", "d"]);
     expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b"]);
     expect(core.inFlight).toBe(2);
     expect(core.pump(0).granted).toEqual([]);
-    core.release("b");
+    core.release("b", 0);
     expect(core.pump(0).granted.map((x) => x.id)).toEqual(["c"]);
-    expect(core.release("b")).toBe(false); // idempotent
+    expect(core.release("b", 0)).toBe(false); // idempotent
   });
 
   it("sends a retry ahead of waiters who arrived before it", () => {
-    const core = new LimiterCore(cfg);
+    const core = known();
     enqueueAll(core, ["a", "b", "c"]);
     core.pump(0);
     core.enqueue(w("a:2", { retry: true }), 1);
-    core.release("a");
+    core.release("a", 1);
     expect(core.pump(1).granted.map((x) => x.id)).toEqual(["a:2"]);
   });
 
-  it("a rate limit shuts the send gate for everyone until the hint has passed", () => {
-    const core = new LimiterCore(cfg);
+  it("a 429 with no quota information shuts the send gate for everyone until the hint has passed", () => {
+    const core = known();
     enqueueAll(core, ["a", "b", "c"]);
     core.pump(0);
     core.settle("a", out({ cls: "rate_limit", status: 429, info: { ...NONE, retryAfterMs: 2_000 }, final: false }), 100);
-    core.release("a");
-    core.release("b");
+    core.release("a", 100);
+    core.release("b", 100);
     expect(core.pump(100).granted).toEqual([]);
     expect(core.wakeAt(100)).toBe(2_100);
     expect(core.pump(2_099).granted).toEqual([]);
@@ -63,7 +70,7 @@ describe("LimiterCore", () => {
   });
 
   it("times out waiters at their deadline, exactly once", () => {
-    const core = new LimiterCore({ ...cfg, startConcurrency: 1 });
+    const core = known({ ...cfg, startConcurrency: 1 });
     enqueueAll(core, ["a"]);
     core.enqueue(w("b", { deadline: 500 }), 0);
     core.pump(0);
@@ -84,15 +91,16 @@ describe("LimiterCore", () => {
   });
 
   it("a reading does not forget the grants made after the request that carried it", () => {
-    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
+    const core = known({ ...cfg, startConcurrency: 8 });
     const reading = (remaining: number) => out({ info: { ...NONE, requests: { limit: 60, remaining, resetAt: null } } });
-    core.settle("seed", reading(3), 0); // 3 left, 1 per second
+    core.settle("first", reading(3), 0); // 3 left, 1 per second
     enqueueAll(core, ["a", "b", "c", "d"]);
     expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b", "c"]);
-    // a's answer says 2 left: it was counted before b and c arrived, so really 0 are left.
+    // a's answer says 2 left: it was counted before b and c arrived, so really 0 were left when
+    // a was admitted (at its grant, t=0), and the next comes a second after that.
     core.settle("a", reading(2), 10);
     expect(core.pump(10).granted).toEqual([]);
-    expect(core.wakeAt(10)).toBe(1_010);
+    expect(core.wakeAt(10)).toBe(1_000);
   });
 
   it("settles once per lease id, however often it is told", () => {
@@ -102,19 +110,18 @@ describe("LimiterCore", () => {
     expect(core.metrics.totalRequests).toBe(1);
   });
 
-  it("a success after a retry neither grows the limit nor counts toward the round", () => {
-    const core = new LimiterCore(cfg);
+  it("a success after a retry is neutral; a first-attempt success of a used key grows slow start", () => {
+    const core = known();
     enqueueAll(core, ["a", "b"]);
     core.pump(0);
     for (let i = 0; i < 10; i++) core.settle(`r${i}`, out({ attempt: 2 }), 0);
     expect(core.aimd.limit).toBe(2);
     core.settle("a", out(), 0);
-    core.settle("b", out(), 0);
-    expect(core.aimd.limit).toBe(4);
+    expect(core.aimd.limit).toBe(3);
   });
 
   it("expires leases whose holder never came back, and frees their slots", () => {
-    const core = new LimiterCore(cfg);
+    const core = known();
     enqueueAll(core, ["a", "b", "c"]);
     core.pump(0);
     expect(core.nextLeaseExpiry()).toBe(10_000);
@@ -125,11 +132,11 @@ describe("LimiterCore", () => {
   });
 
   it("a cancelled waiter is never granted", () => {
-    const core = new LimiterCore({ ...cfg, startConcurrency: 1 });
+    const core = known({ ...cfg, startConcurrency: 1 });
     enqueueAll(core, ["a", "b", "c"]);
     core.pump(0);
     expect(core.cancel("b")?.id).toBe("b");
-    core.release("a");
+    core.release("a", 0);
     expect(core.pump(0).granted.map((x) => x.id)).toEqual(["c"]);
   });
 
@@ -161,7 +168,7 @@ describe("LimiterCore", () => {
   it("restores everything it learned from its persisted form", () => {
     const core = new LimiterCore(cfg);
     core.configure({ limit: 40, cooldownMs: 2_000 }, 0, checkBounds);
-    core.settle("x", out({ cls: "rate_limit", info: { retryAfterMs: 5_000, requests: { limit: 100, remaining: 3, resetAt: 60_000 }, tokens: null } }), 10);
+    core.settle("x", out({ cls: "rate_limit", info: { retryAfterMs: 5_000, requests: { limit: 100, remaining: 0, resetAt: 60_000 }, tokens: null } }), 10);
     const again = new LimiterCore(cfg, JSON.parse(JSON.stringify(core.persisted())));
     expect(again.aimd).toEqual(core.aimd);
     expect(again.quota).toEqual(core.quota);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { available, charge, describe as view, emptyQuota, fitsAt, lowWater, observe } from "../../src/limiter/quota";
+import { available, charge, describe as view, emptyQuota, fitsAt, observe, paceRate, room, tight } from "../../src/limiter/quota";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const info = (requests: QuotaReading | null, tokens: QuotaReading | null = null): RateLimitInfo => ({ retryAfterMs: null, requests, tokens });
@@ -8,7 +8,6 @@ describe("quota model", () => {
   it("knows nothing until the provider reports, and then never blocks", () => {
     const q = emptyQuota();
     expect(fitsAt(q, 1_000_000, 5)).toBe(5);
-    expect(lowWater(q, 0)).toBe(false);
   });
 
   it("what it granted refills with time, even when no new reading ever comes", () => {
@@ -48,14 +47,48 @@ describe("quota model", () => {
     expect(q.requests!.refillPerMs).toBe(0.001);
   });
 
-  it("a reading less the grants made after it is never taken below empty", () => {
+  it("grants made after a reading stay owed, below empty, and are paid back by the refill", () => {
     const q = emptyQuota();
     const mark = { ...q.granted };
     charge(q, 1, 0);
     charge(q, 1, 0);
     observe(q, info(null, { limit: 60, remaining: 1, resetAt: null }), 0, mark); // 1 - 2 grants since
-    expect(q.tokens!.remaining).toBe(0);
-    expect(fitsAt(q, 1, 0)).toBe(1_000);
+    expect(q.tokens!.remaining).toBe(-1);
+    expect(fitsAt(q, 1, 0)).toBe(2_000);
+  });
+
+  it("a reading is dated when it was true (the grant), and an older one arriving late is not taken", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 60, remaining: 0, resetAt: 60_000 }), 500, undefined, 0); // true at 0, read at 500
+    expect(available(q.requests!, 500)).toBeCloseTo(0.5);
+    observe(q, info({ limit: 60, remaining: 5, resetAt: 55_000 }), 600, undefined, -100); // from before: ignored
+    expect(available(q.requests!, 600)).toBeCloseTo(0.6);
+  });
+
+  it("learns a bucket smaller than the limit (a per-minute limit enforced per second)", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 600, remaining: 4, resetAt: 600 }), 0); // 10/s, full in 0.6 s: holds 10
+    expect(q.requests!.capacity).toBe(10);
+    expect(available(q.requests!, 60_000)).toBe(10); // an idle minute does not fill it to 600
+  });
+
+  it("tells room from an empty window, and unknown when nothing was reported", () => {
+    const q = emptyQuota();
+    expect(room(q, 1, 0)).toBe("unknown");
+    observe(q, info({ limit: 600, remaining: 3, resetAt: 60_000 }), 0);
+    expect(room(q, 1, 0)).toBe("room");
+    expect(tight(q, 5, 0, 0)).toBe(true);
+    expect(tight(q, 3, 0, 0)).toBe(false);
+    observe(q, info({ limit: 600, remaining: 0, resetAt: 60_000 }), 0);
+    expect(room(q, 1, 0)).toBe("empty");
+  });
+
+  it("paces at the tighter of the request rate and the token rate over the mean cost", () => {
+    const q = emptyQuota();
+    expect(paceRate(q, 100)).toBeNull();
+    observe(q, { retryAfterMs: null, requests: { limit: 600, remaining: 0, resetAt: 60_000 }, tokens: { limit: 60_000, remaining: 0, resetAt: 60_000 } }, 0);
+    expect(paceRate(q, 10)).toBeCloseTo(0.01); // requests bind: 10/s
+    expect(paceRate(q, 1_000)).toBeCloseTo(0.001); // tokens bind: 1/s
   });
 
   it("holds a request whose token cost does not fit until enough tokens refill", () => {
@@ -89,14 +122,6 @@ describe("quota model", () => {
     const q = emptyQuota();
     observe(q, info({ limit: null, remaining: 0, resetAt: null }), 0);
     expect(fitsAt(q, 1, 0)).toBe(Number.POSITIVE_INFINITY);
-  });
-
-  it("flags low water under 10% of the limit", () => {
-    const q = emptyQuota();
-    observe(q, info({ limit: 100, remaining: 10, resetAt: 60_000 }), 0);
-    expect(lowWater(q, 0)).toBe(false);
-    charge(q, 1, 0);
-    expect(lowWater(q, 0)).toBe(true);
   });
 
   it("describes remaining and the time the window is full again", () => {

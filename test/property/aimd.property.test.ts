@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import type { LimiterConfig } from "../../src/config/limits";
 import {
-  type AimdState, HISTORY_MAX, type HistoryEntry, cut, initAimd, noteInFlight, onSuccess, onTransient, rebound, setManual,
+  type AimdState, fitPace, HISTORY_MAX, type HistoryEntry, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, setManual,
 } from "../../src/limiter/aimd";
 
 
@@ -28,19 +28,30 @@ type Op =
   | { k: "success-burst"; dt: number; n: number; inFlight: number }
   | { k: "note"; inFlight: number }
   | { k: "transient" }
-  | { k: "cut"; reason: "rate_limit" | "quota"; dt: number; inFlight: number }
+  | { k: "refuse"; level: number | null; seq: number | null; dt: number; inFlight: number }
+  | { k: "pace"; need: number; dt: number; inFlight: number }
   | { k: "manual"; limit: number; dt: number; inFlight: number }
   | { k: "rebound"; cfg: LimiterConfig; dt: number; inFlight: number };
 
 const inFlight = fc.oneof(fc.nat({ max: 400 }), fc.constant(0));
 const dt = fc.oneof(fc.nat({ max: 10_000 }), fc.constant(0));
+/** A concurrency 429: the level it was granted at (or unknown), its grant number (or unknown). */
+const refuse = (gap: fc.Arbitrary<number>) =>
+  fc.record({
+    k: fc.constant("refuse" as const),
+    level: fc.option(fc.integer({ min: 0, max: 400 }), { nil: null }),
+    seq: fc.option(fc.nat({ max: 50 }), { nil: null }),
+    dt: gap,
+    inFlight,
+  });
 const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ k: fc.constant("success" as const), dt, inFlight }), weight: 4 },
   // A whole round at once, so that limits of a few hundred can still grow within one sequence.
   { arbitrary: fc.record({ k: fc.constant("success-burst" as const), dt, n: fc.nat({ max: 600 }), inFlight }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("note" as const), inFlight }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("transient" as const) }), weight: 1 },
-  { arbitrary: fc.record({ k: fc.constant("cut" as const), reason: fc.constantFrom("rate_limit" as const, "quota" as const), dt, inFlight }), weight: 3 },
+  { arbitrary: refuse(dt), weight: 3 },
+  { arbitrary: fc.record({ k: fc.constant("pace" as const), need: fc.integer({ min: -5, max: 600 }), dt, inFlight }), weight: 1 },
   {
     // Any finite number: the clamp must make an integer in bounds of it (NaN is left out: clamp(NaN) is NaN, but no caller can pass one, since configure only takes zod-checked integers).
     arbitrary: fc.record({
@@ -60,7 +71,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
  *     (the latest one given to rebound);
  *   - history.length <= HISTORY_MAX (200);
  *   - the entry a call returns has from = the limit before the call, to = the limit after it,
- *     from !== to, and is the last history entry; a call that returns null leaves limit unchanged;
+ *     from !== to, and is the last history entry (or was merged into it: a growth step of the
+ *     same reason within a second); a call that returns null leaves limit unchanged;
+ *   - with a known ceiling, pacing never raises the limit to it or past it;
  *   - history is a chain: every entry's `to` is the next entry's `from`, the last entry's `to`
  *     is the current limit (so every entry's `to` is the limit right after it), and timestamps never go back.
  */
@@ -78,10 +91,14 @@ function check(s: AimdState, cfg: LimiterConfig, before: number, changed: Histor
     ok(changed.from === before, `returned entry's from is the limit before the call (${before})`, s);
     ok(changed.to === s.limit, "returned entry's to is the limit after the call", s);
     ok(changed.to !== changed.from, "a returned entry is a real change", s);
-    ok(s.history.at(-1) === changed, "the returned entry is the last history entry", s);
-    const prev = s.history.at(-2);
-    ok(prev === undefined || prev.to === changed.from, "the returned entry's from is the previous entry's to", s);
-    ok(prev === undefined || prev.at <= changed.at, "history timestamps never go back", s);
+    const last = s.history.at(-1);
+    if (last === changed) {
+      const prev = s.history.at(-2);
+      ok(prev === undefined || prev.to === changed.from, "the returned entry's from is the previous entry's to", s);
+      ok(prev === undefined || prev.at <= changed.at, "history timestamps never go back", s);
+    } else {
+      ok(last !== undefined && last.reason === changed.reason && last.to === changed.to && last.at === changed.at, "a merged step extends the last entry", s);
+    }
   } else ok(s.limit === before, `no entry returned, so the limit is unchanged (${before})`, s);
   for (let i = 1; whole && i < s.history.length; i++) {
     const [prev, cur] = [s.history[i - 1] as HistoryEntry, s.history[i] as HistoryEntry];
@@ -119,10 +136,17 @@ function run(initial: LimiterConfig, startLimit: number | undefined, ops: Op[]) 
       case "transient":
         onTransient(s);
         break;
-      case "cut":
+      case "refuse":
         now += o.dt;
-        changed = cut(s, cfg, o.reason, now, o.inFlight);
+        changed = onConcurrencyLimit(s, cfg, now, o.inFlight, { inFlightAtGrant: o.level, grantSeq: o.seq, seqNow: (o.seq ?? 0) + 1 }).entry;
         break;
+      case "pace": {
+        now += o.dt;
+        const ceiling = s.ceiling;
+        changed = fitPace(s, cfg, o.need, now, o.inFlight);
+        ok(changed === null || ceiling === null || s.limit < ceiling || s.limit === cfg.minConcurrency, "pace stays under a known ceiling", s);
+        break;
+      }
       case "manual":
         now += o.dt;
         changed = setManual(s, cfg, o.limit, now, o.inFlight);
@@ -155,15 +179,15 @@ describe("AIMD properties", () => {
   it("history stays bounded at HISTORY_MAX, still chained, under long runs of changes", () => {
     // Small bounds and no debounce make almost every call a change, so the 200-entry cap is hit and trimmed.
     const churn: fc.Arbitrary<Op> = fc.oneof(
-      fc.record({ k: fc.constant("cut" as const), reason: fc.constant("rate_limit" as const), dt: fc.constant(0), inFlight }),
-      fc.record({ k: fc.constant("manual" as const), limit: fc.integer({ min: 1, max: 8 }), dt: fc.constant(1), inFlight }),
-      fc.record({ k: fc.constant("success-burst" as const), dt: fc.constant(1), n: fc.integer({ min: 1, max: 16 }), inFlight: fc.constant(8) }),
+      { arbitrary: refuse(fc.constant(0)), weight: 1 },
+      { arbitrary: fc.record({ k: fc.constant("manual" as const), limit: fc.integer({ min: 1, max: 8 }), dt: fc.constant(1), inFlight }), weight: 4 },
+      { arbitrary: fc.record({ k: fc.constant("success-burst" as const), dt: fc.constant(1), n: fc.integer({ min: 1, max: 16 }), inFlight: fc.constant(8) }), weight: 1 },
     );
     let full = 0;
     fc.assert(
       fc.property(
         config(8).map((c) => ({ ...c, cooldownMs: 0, maxConcurrency: Math.max(c.maxConcurrency, c.minConcurrency + 1) })),
-        fc.array(churn, { minLength: 150, maxLength: 400 }),
+        fc.array(churn, { minLength: 400, maxLength: 800 }),
         (cfg, ops) => {
           const s = run(cfg, undefined, [{ k: "note", inFlight: 8 }, ...ops]);
           expect(s.history.length).toBeLessThanOrEqual(HISTORY_MAX);

@@ -50,7 +50,7 @@ const DAY = 86_400_000;
  *        wakeAt needs 1, or 2 when float rounding leaves a window a fraction of a unit short);
  *   (L2) an idle key recovers: once nobody waits, every lease is released, and the clock is past the gate and past
  *        the time every quota window needs, at the model's own refill rate, to refill completely from
- *        the lowest level a grant can leave it at ((limit + largest cost granted) / refillPerMs; 1 for
+ *        the lowest level it can hold ((2 x limit + largest cost granted) / refillPerMs; 1 for
  *        the requests window), a fresh waiter with a long deadline is admitted and granted at once.
  *        (Windows the model never refills, with no limit or no rate, are left out: that is by design.)
  */
@@ -180,7 +180,9 @@ class Harness {
   private atGrant(id: string, lease: Lease) {
     const c = this.core;
     this.ok(!c.leases.has(id), `(S4) lease ${id} granted twice`);
-    this.ok(c.leases.size + 1 <= c.aimd.limit, `(S1) grant of ${id} makes ${c.leases.size + 1} in flight over the limit ${c.aimd.limit}`);
+    // The limit counts what the provider is busy with (answers complete but unreleased are not), and a
+    // key never answered sends its probe alone.
+    this.ok(c.busy + 1 <= c.limitAt(this.now), `(S1) grant of ${id} makes ${c.busy + 1} busy over the limit ${c.limitAt(this.now)}`);
     this.ok(this.now >= c.cooldownUntil, `(S2) grant of ${id} while the gate is shut until ${c.cooldownUntil}`);
     this.ok(fitsAt(c.quota, lease.cost, this.now) <= this.now, `(S3) grant of ${id} (cost ${lease.cost}) that the quota model says does not fit`);
     this.ok(lease.expiresAt === this.now + c.config.leaseTtlMs, `lease ${id} expires at now + leaseTtlMs`);
@@ -209,7 +211,7 @@ class Harness {
     const head = line[0];
     if (head)
       this.ok(
-        c.inFlight >= c.aimd.limit || this.now < c.cooldownUntil || fitsAt(c.quota, head.w.cost, this.now) > this.now,
+        c.busy >= c.limitAt(this.now) || this.now < c.cooldownUntil || fitsAt(c.quota, head.w.cost, this.now) > this.now,
         `(S7) pump stopped at ${head.w.id}, which could have gone`,
       );
     return r;
@@ -241,7 +243,7 @@ class Harness {
         // A held lease, or (one pick in n+1) an id that is not held: released before, or never granted.
         const id = this.held[o.pick % (this.held.length + 1)] ?? this.entries[o.pick % Math.max(1, this.entries.length)]?.w.id ?? "nobody";
         const held = this.held.includes(id);
-        this.ok(c.release(id) === held, `release(${id}) answers whether it was held (${held})`);
+        this.ok(c.release(id, this.now) === held, `release(${id}) answers whether it was held (${held})`);
         this.held = this.held.filter((x) => x !== id);
         break;
       }
@@ -307,15 +309,16 @@ class Harness {
       this.ok(c.cancel(e.w.id)?.id === e.w.id, `(S4) cancel(${e.w.id}) while queued`);
       e.state = "cancelled";
     }
-    for (const id of this.held) c.release(id);
+    for (const id of this.held) c.release(id, this.now);
     this.held = [];
     let refill = 0;
     for (const [w, overdraft] of [[c.quota.requests, 1], [c.quota.tokens, this.maxCost]] as const) {
       if (!w) continue;
       // A window with no known limit or no refill rate never refills in the model, by design: not asserted.
       if (w.limit === null || w.refillPerMs <= 0) return;
-      // From the lowest level a grant can leave (an oversize request goes when the window is full and overdraws it).
-      refill = Math.max(refill, Math.ceil((w.limit + overdraft) / w.refillPerMs));
+      // From the lowest level the model can hold: a reading owes the grants made after it, down to
+      // minus one window, and an oversize request goes when the window is full and overdraws it.
+      refill = Math.max(refill, Math.ceil((2 * w.limit + overdraft) / w.refillPerMs));
     }
     this.now = Math.max(this.now, c.cooldownUntil) + refill + 1;
     this.checkState();
@@ -433,7 +436,7 @@ describe("pinned counterexamples (quota: granted units refill with time)", () =>
     expect(core.pump(0).granted.map((w) => w.id)).toEqual(["a", "b", "c"]);
     for (const id of ["a", "b", "c"]) {
       settle(id, "transient", NONE, 10); // a network error: no headers, so no reading
-      core.release(id);
+      core.release(id, 10);
     }
     const later = 10 * 60_000; // ten minutes on: the provider's window has refilled three times over
     expect(core.enqueue({ id: "d", cost: 1, deadline: later + 120_000, retry: false, enqueuedAt: later }, later)).toEqual({ kind: "queued" });

@@ -51,11 +51,11 @@ function messages(req: ParsedRequest, r: Reply): EndpointResult {
   };
 }
 
-function headerSet(prefix: string, s: LimitState): Record<string, string> {
+function headerSet(prefix: string, s: LimitState, now?: number): Record<string, string> {
   return {
     [`anthropic-ratelimit-${prefix}-limit`]: String(s.limit),
     [`anthropic-ratelimit-${prefix}-remaining`]: String(s.remaining),
-    [`anthropic-ratelimit-${prefix}-reset`]: rfc3339In(s.resetMs),
+    [`anthropic-ratelimit-${prefix}-reset`]: rfc3339In(s.resetMs, now),
   };
 }
 
@@ -80,16 +80,16 @@ export const anthropic: Dialect = {
 
   stamp: (body, ids) => ({ ...(body as object), request_id: ids["request-id"] ?? null }),
 
-  limitHeaders(states: LimitState[]) {
+  limitHeaders(states: LimitState[], now?: number) {
     let out: Record<string, string> = {};
     const tokenStates = states.filter((s) => s.kind !== "requests");
     // Anthropic's tokens-* headers report the most restrictive token limit in effect.
     const tightest = tokenStates.reduce<LimitState | null>((a, s) => (a && a.remaining <= s.remaining ? a : s), null);
-    if (tightest) out = { ...out, ...headerSet("tokens", tightest) };
+    if (tightest) out = { ...out, ...headerSet("tokens", tightest, now) };
     for (const s of states) {
-      if (s.kind === "requests") out = { ...out, ...headerSet("requests", s) };
-      if (s.kind === "input") out = { ...out, ...headerSet("input-tokens", s) };
-      if (s.kind === "output") out = { ...out, ...headerSet("output-tokens", s) };
+      if (s.kind === "requests") out = { ...out, ...headerSet("requests", s, now) };
+      if (s.kind === "input") out = { ...out, ...headerSet("input-tokens", s, now) };
+      if (s.kind === "output") out = { ...out, ...headerSet("output-tokens", s, now) };
     }
     return out;
   },

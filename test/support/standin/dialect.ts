@@ -37,7 +37,8 @@ export interface Dialect {
   requestId(): Record<string, string>;
   /** An error body as sent, given the request-id headers (Anthropic repeats the id in it). */
   stamp(body: unknown, ids: Record<string, string>): unknown;
-  limitHeaders(states: LimitState[]): Record<string, string>;
+  /** `now` (epoch ms) for the resets that are timestamps; the simulator runs on its own clock. */
+  limitHeaders(states: LimitState[], now?: number): Record<string, string>;
   unauthorized(credential: string | undefined): ErrorReply;
   invalid(message: string): ErrorReply;
   notFound(method: string, path: string): ErrorReply;
@@ -65,7 +66,7 @@ export function goDuration(ms: number): string {
 }
 
 /** RFC 3339 at second precision, rounded up, as Anthropic sends its resets. */
-export function rfc3339In(ms: number): string {
-  const at = Math.ceil((Date.now() + Math.max(0, ms)) / 1000) * 1000;
+export function rfc3339In(ms: number, now = Date.now()): string {
+  const at = Math.ceil((now + Math.max(0, ms)) / 1000) * 1000;
   return new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

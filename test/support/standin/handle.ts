@@ -54,13 +54,13 @@ function sleep(ms: number, res: ServerResponse): Promise<void> {
 }
 
 /** retry-after header(s) for a wait of `waitMs`, in the configured mode. */
-export function retryAfter(o: StandinOptions, waitMs: number): Headers {
+export function retryAfter(o: StandinOptions, waitMs: number, now = Date.now()): Headers {
   if (o.retryAfter === "absent") return {};
   if (o.retryAfter === "long") return { "retry-after": String(o.longRetryAfterSec) };
   if (!Number.isFinite(waitMs)) return {}; // waiting will never help
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   if (o.retryAfter === "date") {
-    return { "retry-after": new Date(Math.ceil((Date.now() + seconds * 1000) / 1000) * 1000).toUTCString() };
+    return { "retry-after": new Date(Math.ceil((now + seconds * 1000) / 1000) * 1000).toUTCString() };
   }
   if (o.retryAfter === "ms") return { "retry-after": String(seconds), "retry-after-ms": String(Math.ceil(waitMs)) };
   return { "retry-after": String(seconds) };

@@ -91,4 +91,9 @@ export class Account {
   refill(): void {
     for (const b of this.#buckets.values()) b.refill();
   }
+
+  /** Empties every active bucket at `now`: a credential that has just been busy. */
+  drain(o: StandinOptions, now: number): void {
+    for (const [kind, spec] of specs(o)) this.#bucket(kind).take(spec, this.#bucket(kind).level(spec, now), now);
+  }
 }

@@ -1,0 +1,104 @@
+// The gateway on the virtual clock: the real retry loop (src/proxy/run.ts) and the real limiter
+// (LimiterCore driven by Waiters, as the Durable Object drives it), with a delay on every call
+// between the Worker and the object.
+import { DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../src/config/limits";
+import { LimiterCore } from "../src/limiter/core";
+import type { AcquireRequest, AcquireResult, SettleRequest } from "../src/limiter/types";
+import { Waiters } from "../src/limiter/waiters";
+import { estimateTokens } from "../src/policy/estimate";
+import type { LimiterCalls } from "../src/proxy/limiter-client";
+import { run } from "../src/proxy/run";
+import type { Clock } from "./clock.ts";
+import type { SimProvider } from "./provider.ts";
+
+/** One-way time of a call from the Worker to the key's object (same region). */
+export const RPC_MS = 5;
+
+const KEY = { key: "sim:model:0000000000000000", provider: "sim", model: "model" };
+
+export class SimObject {
+  readonly core: LimiterCore;
+  readonly waiters: Waiters;
+  /** Calls into the object, as the hot path would pay them. */
+  calls = 0;
+
+  constructor(clock: Clock, config: Partial<LimiterConfig> = {}) {
+    this.core = new LimiterCore({ ...DEFAULT_LIMITER, ...config });
+    this.waiters = new Waiters(this.core, () => clock.now, () => {}, clock.timers);
+  }
+}
+
+/** The Worker's side: the same calls LimiterClient makes, each a round trip of 2 x rpcMs. */
+class SimLimiter implements LimiterCalls {
+  constructor(private clock: Clock, private obj: SimObject, private rpcMs: number) {}
+
+  async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    await this.clock.sleep(this.rpcMs);
+    this.obj.calls++;
+    const r = await this.obj.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline });
+    await this.clock.sleep(this.rpcMs);
+    return r;
+  }
+
+  settle(leaseId: string, outcome: SettleRequest): void {
+    void this.settleNow(leaseId, outcome);
+  }
+
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
+    await this.clock.sleep(this.rpcMs);
+    this.obj.calls++;
+    const now = this.clock.now;
+    this.obj.core.settle(leaseId, outcome, now);
+    if (outcome.release) this.obj.core.release(leaseId, now);
+    this.obj.waiters.pump();
+    await this.clock.sleep(this.rpcMs);
+  }
+
+  release(leaseId: string): void {
+    void this.clock.sleep(this.rpcMs).then(() => {
+      this.obj.calls++;
+      this.obj.core.release(leaseId, this.clock.now);
+      this.obj.waiters.pump();
+    });
+  }
+
+  cancel(leaseId: string): void {
+    void this.clock.sleep(this.rpcMs).then(() => {
+      this.obj.calls++;
+      this.obj.waiters.cancel(leaseId);
+      this.obj.core.release(leaseId, this.clock.now);
+      this.obj.waiters.pump();
+    });
+  }
+
+  keepAlive(): () => void {
+    return () => {};
+  }
+}
+
+export interface SimRequest {
+  body: Uint8Array;
+  json: unknown;
+}
+
+/** One caller request through the gateway, as routes/proxy.ts builds its plan. */
+export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS) {
+  const limiter = new SimLimiter(clock, obj, rpcMs);
+  const deps = { fetch: provider.fetch as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
+  return async (req: SimRequest): Promise<Response> => {
+    const plan = {
+      url: new URL("https://provider.invalid/v1/chat/completions"),
+      method: "POST",
+      headers: new Headers({ "content-type": "application/json", authorization: "Bearer sk-sim" }),
+      body: req.body,
+      key: KEY,
+      cost: estimateTokens(req.json, req.body.byteLength),
+      deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
+      maxAttempts: DEFAULT_GATEWAY.maxAttempts,
+      gateway: DEFAULT_GATEWAY,
+      signal: new AbortController().signal,
+      waitUntil: () => {},
+    };
+    return run(plan, limiter, deps);
+  };
+}

@@ -1,0 +1,155 @@
+// One simulated run: a provider shape, a fleet of callers, the gateway or direct calls; and the
+// figures the matrix judges it by.
+import type { LimiterConfig } from "../src/config/limits";
+import { mulberry32 } from "../test/support/standin/faults.ts";
+import { bucketSpec } from "../test/support/standin/bucket.ts";
+import { type Answer, directSender, type Fleet, runFleet } from "./clients.ts";
+import { Clock } from "./clock.ts";
+import { gatewaySender, RPC_MS, SimObject } from "./gateway.ts";
+import { NET_MS, type Shape, SimProvider } from "./provider.ts";
+
+export interface Scenario {
+  name: string;
+  family: "quota" | "cap" | "faults" | "change";
+  shape: Shape;
+  fleet: Fleet;
+  config?: Partial<LimiterConfig>;
+  rpcMs?: number;
+  seed?: number;
+}
+
+export interface Result {
+  name: string;
+  family: Scenario["family"];
+  via: "gateway" | "direct";
+  n: number;
+  answered: number;
+  /** Non-2xx answers the callers saw, and how many of them were 429s. */
+  failed: number;
+  failed429: number;
+  makespanMs: number;
+  idealMs: number;
+  attempts: number;
+  upstream429: number;
+  /** First moment the provider's admissions reached 90% of its rate (ms from the start). */
+  to90Ms: number | null;
+  /** After a mid-run change: the last 429 of the episode it caused, and when the new rate was reached (ms after it). */
+  last429AfterChangeMs: number | null;
+  rateAfterChangeMs: number | null;
+  limit: number;
+  cuts: number;
+  objectCalls: number;
+  events: number;
+}
+
+const MINUTE = 60_000;
+
+/** Mean time a slot at the provider is busy, and the round trip around it. */
+function latency(s: Shape) {
+  const busy = (s.latencyMs ?? 300) + (s.jitterMs ?? 0) / 2;
+  return { busy, answer: busy + 2 * (s.netMs ?? NET_MS) };
+}
+
+/** Cost of one request against each limit, as the provider counts it. */
+function costs(f: Fleet) {
+  const prompt = Math.ceil(f.promptChars / 4);
+  return { requests: 1, tokens: prompt + f.maxTokens, input: prompt, output: f.maxTokens };
+}
+
+/** Requests per ms the provider sustains, from whichever limit binds first. */
+export function providerRate(s: Shape, f: Fleet): number {
+  const c = costs(f);
+  const rates = [
+    s.rpm ? s.rpm / MINUTE : Infinity,
+    s.tpm ? s.tpm / MINUTE / c.tokens : Infinity,
+    s.itpm ? s.itpm / MINUTE / c.input : Infinity,
+    s.otpm ? s.otpm / MINUTE / c.output : Infinity,
+    s.maxConcurrent ? s.maxConcurrent / latency(s).busy : Infinity,
+    (f.k * f.c) / latency(s).answer,
+  ];
+  return Math.min(...rates);
+}
+
+/**
+ * What the provider's limits allow: every request beyond the buckets' starting content at the
+ * limits' rate, plus one answer; never less than the cap (or the callers' own concurrency) allows.
+ */
+export function idealMs(s: Shape, f: Fleet): number {
+  const c = costs(f);
+  const lat = latency(s);
+  let quota = 0;
+  const burst = typeof s.burst === "number" ? s.burst : 1;
+  for (const [limit, unit] of [[s.rpm, c.requests], [s.tpm, c.tokens], [s.itpm, c.input], [s.otpm, c.output]] as const) {
+    const spec = bucketSpec(limit ?? null, burst);
+    if (!spec) continue;
+    const start = s.drained ? 0 : spec.capacity;
+    quota = Math.max(quota, (Math.max(0, f.n * unit - start) / spec.limit) * MINUTE);
+  }
+  const cap = s.maxConcurrent ? Math.ceil(f.n / s.maxConcurrent) * lat.busy + 2 * (s.netMs ?? NET_MS) : 0;
+  const callers = Math.ceil(f.n / (f.k * f.c)) * lat.answer;
+  return Math.max(quota + lat.answer, cap, callers);
+}
+
+/** Earliest t (from `from`) at which the admissions in (t - w, t] reach `share` of `rate`. */
+function reached(times: number[], rate: number, from: number, w: number, share = 0.9): number | null {
+  const need = share * rate * w;
+  let lo = 0;
+  for (let hi = 0; hi < times.length; hi++) {
+    const t = times[hi]!;
+    if (t < from) continue;
+    while (times[lo]! <= t - w) lo++;
+    if (hi - lo + 1 >= need) return t - from;
+  }
+  return null;
+}
+
+/** The 429s of one episode: those less than 2 s apart from the first on (later probes are not it). */
+function firstCluster(times: number[]): number[] {
+  const out: number[] = [];
+  for (const t of times) {
+    if (out.length > 0 && t - out.at(-1)! > 2_000) break;
+    out.push(t);
+  }
+  return out;
+}
+
+export async function simulate(sc: Scenario, via: "gateway" | "direct"): Promise<Result> {
+  const clock = new Clock();
+  const start = clock.now;
+  const seed = sc.seed ?? 1;
+  const provider = new SimProvider(clock, sc.shape, seed);
+  const obj = new SimObject(clock, sc.config);
+  const random = mulberry32(seed ^ 0x5bd1e995);
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS) : directSender(clock, provider.fetch, random);
+  const fleetDone = runFleet(sc.fleet, send, clock);
+  await clock.run();
+  const answers: Answer[] = await fleetDone;
+  const log = provider.log;
+  const lat = latency(sc.shape);
+  const window = Math.max(1_000, 2 * lat.answer);
+  const change = sc.shape.changes?.[0];
+  const changeAt = change ? start + change.atMs : null;
+  const after = changeAt === null ? [] : firstCluster(log.refused.filter((t) => t >= changeAt));
+  const newShape = change ? { ...sc.shape, ...change.set } : sc.shape;
+  const failed = answers.filter((a) => a.status >= 400);
+  return {
+    name: sc.name,
+    family: sc.family,
+    via,
+    n: sc.fleet.n,
+    answered: answers.length - failed.length,
+    failed: failed.length,
+    failed429: failed.filter((a) => a.status === 429).length,
+    makespanMs: Math.max(0, ...answers.map((a) => a.at)) - start,
+    idealMs: idealMs(sc.shape, sc.fleet),
+    attempts: log.attempts,
+    upstream429: log.refused.length,
+    to90Ms: reached(log.admitted, providerRate(sc.shape, sc.fleet), start, window),
+    last429AfterChangeMs: changeAt === null ? null : after.length ? after.at(-1)! - changeAt : 0,
+    rateAfterChangeMs: changeAt === null ? null : reached(log.admitted, providerRate(newShape, sc.fleet), changeAt, window),
+    limit: obj.core.aimd.limit,
+    cuts: obj.core.aimd.history.filter((h) => h.reason === "rate_limit" || h.reason === "quota").length,
+    objectCalls: obj.calls,
+    events: clock.events,
+  };
+}

@@ -1,0 +1,147 @@
+// The limiter policy's rules, one test each, on the pure core (time passed in).
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITER } from "../../src/config/limits";
+import { LEARN_MS, LimiterCore, type Outcome } from "../../src/limiter/core";
+import type { Waiter } from "../../src/limiter/queue";
+import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
+
+const cfg = { ...DEFAULT_LIMITER, startConcurrency: 4, cooldownMs: 1_000 };
+const NONE: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
+const out = (o: Partial<Outcome> = {}): Outcome => ({ cls: "success", status: 200, info: NONE, latencyMs: 100, attempt: 1, final: true, ...o });
+const rpm = (limit: number, remaining: number, resetAt: number | null = null): RateLimitInfo => ({ ...NONE, requests: { limit, remaining, resetAt } as QuotaReading });
+const w = (id: string, o: Partial<Waiter> = {}): Waiter => ({ id, cost: 10, deadline: 600_000, retry: false, enqueuedAt: 0, ...o });
+
+function known(c = cfg, info: RateLimitInfo = NONE): LimiterCore {
+  const core = new LimiterCore(c);
+  core.settle("seed", out({ info }), 0);
+  return core;
+}
+
+function line(core: LimiterCore, n: number, now = 0, prefix = "q"): string[] {
+  const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  for (const id of ids) core.enqueue(w(id), now);
+  return core.pump(now).granted.map((g) => g.id);
+}
+
+describe("a key never seen before", () => {
+  it("sends one request alone until its answer comes back", () => {
+    const core = new LimiterCore(cfg);
+    expect(line(core, 10)).toEqual(["q0"]);
+    core.settle("q0", out(), 300);
+    core.release("q0", 300);
+    expect(core.pump(300).granted).toHaveLength(4);
+  });
+
+  it("or until the probe has gone unrefused for LEARN_MS (a refusal comes back fast)", () => {
+    const core = new LimiterCore(cfg);
+    expect(line(core, 10)).toEqual(["q0"]);
+    expect(core.wakeAt(0)).toBe(LEARN_MS);
+    expect(core.pump(LEARN_MS - 1).granted).toEqual([]);
+    expect(core.pump(LEARN_MS).granted).toHaveLength(3);
+  });
+});
+
+describe("quotas pace, they never cut", () => {
+  it("a window under 10% of its limit leaves the concurrency limit alone", () => {
+    const core = known({ ...cfg, startConcurrency: 32 });
+    for (let i = 0; i < 50; i++) core.settle(`r${i}`, out({ info: rpm(600, 1, 100_000) }), i * 10);
+    expect(core.aimd.limit).toBe(32);
+    expect(core.aimd.history.filter((h) => h.reason === "quota" || h.reason === "rate_limit")).toEqual([]);
+  });
+
+  it("a quota-bound key is given what its pace needs in flight (rate x hold time, with margin)", () => {
+    // 600 RPM = 0.01 per ms; answers take 3 s: the pace needs 30 in flight, plus the margin.
+    const core = new LimiterCore(cfg);
+    core.settle("seed", out({ latencyMs: 3_000, info: rpm(600, 0, 60_000) }), 0);
+    for (let i = 0; i < 100; i++) core.enqueue(w(`q${i}`), 0);
+    for (let t = 0; t < 10_000; t += 100) core.pump(t);
+    expect(core.aimd.limit).toBeGreaterThanOrEqual(30);
+    expect(core.aimd.history.some((h) => h.reason === "pace")).toBe(true);
+  });
+
+  it("but a key whose windows have plenty stays with slow start: a concurrency cap may hide there", () => {
+    const core = known(cfg, rpm(100_000, 99_000, 1_000));
+    core.settle("lat", out({ latencyMs: 3_000 }), 0);
+    expect(line(core, 100)).toHaveLength(4);
+    expect(core.aimd.limit).toBe(4);
+  });
+
+  it("a reading is dated at the grant: the window's refill since then counts", () => {
+    const core = known({ ...cfg, startConcurrency: 8 }, rpm(60, 1, 59_000)); // 1 per second
+    expect(line(core, 1)).toEqual(["q0"]);
+    // q0 was admitted at 0 with 0 left; its answer arrives at 900 ms: one more is due at 1 s, not 1.9 s.
+    core.settle("q0", out({ info: rpm(60, 0, 60_000) }), 900);
+    core.enqueue(w("next"), 900);
+    expect(core.wakeAt(900)).toBe(1_000);
+  });
+});
+
+describe("two kinds of 429", () => {
+  const refused = (info: RateLimitInfo) => out({ cls: "rate_limit", status: 429, final: false, info: { ...info, retryAfterMs: 1_000 } });
+
+  it("with room in every window: a concurrency signal; cut just under the refused level, hold only that request", () => {
+    const core = known({ ...cfg, startConcurrency: 20 }, rpm(100_000, 99_000, 1_000));
+    const ids = line(core, 20);
+    core.settle(ids[12]!, refused(rpm(100_000, 98_900, 1_000)), 50); // the 13th in flight was refused
+    expect(core.aimd.limit).toBe(12);
+    expect(core.aimd.ceiling).toBe(13);
+    expect(core.cooldownUntil).toBe(0);
+    expect(core.aimd.history.at(-1)).toMatchObject({ from: 20, to: 12, reason: "rate_limit" });
+  });
+
+  it("an echo (granted before the cut) only narrows the estimate; a repeat after the cut holds the whole key", () => {
+    const core = known({ ...cfg, startConcurrency: 20 }, rpm(100_000, 99_000, 1_000));
+    const ids = line(core, 20);
+    core.settle(ids[15]!, refused(rpm(100_000, 98_900, 1_000)), 50); // level 16: limit 15
+    core.settle(ids[17]!, refused(rpm(100_000, 98_900, 1_000)), 51); // echo at 18: nothing
+    expect(core.aimd.limit).toBe(15);
+    core.settle(ids[12]!, refused(rpm(100_000, 98_900, 1_000)), 52); // echo at 13: narrows to 12
+    expect(core.aimd.limit).toBe(12);
+    expect(core.cooldownUntil).toBe(0);
+    for (const id of ids) core.release(id, 60);
+    const again = line(core, 12, 60, "r");
+    core.settle(again[11]!, refused(rpm(100_000, 98_900, 1_000)), 100); // granted after the cut, at 12
+    expect(core.aimd.limit).toBe(11);
+    expect(core.cooldownUntil).toBe(1_100);
+  });
+
+  it("with an empty window: everyone waits for the hint, and concurrency stays", () => {
+    const core = known({ ...cfg, startConcurrency: 8 }, rpm(600, 5, 60_000));
+    const ids = line(core, 8);
+    core.settle(ids[5]!, refused(rpm(600, 0, 60_000)), 50);
+    expect(core.cooldownUntil).toBe(1_050);
+    expect(core.aimd.limit).toBe(8);
+  });
+
+  it("with no quota information at all: cut and hold everyone (it may be either)", () => {
+    const core = known({ ...cfg, startConcurrency: 8 });
+    const ids = line(core, 8);
+    core.settle(ids[6]!, refused(NONE), 50);
+    expect(core.aimd.limit).toBe(6);
+    expect(core.cooldownUntil).toBe(1_050);
+  });
+});
+
+describe("transients", () => {
+  it("never cut; the other successes of the round still grow the limit", () => {
+    const core = known({ ...cfg, startConcurrency: 8 });
+    const ids = line(core, 8);
+    core.settle(ids[0]!, out({ cls: "transient", status: 529, final: false }), 10);
+    for (const id of ids.slice(1)) core.settle(id, out(), 20);
+    expect(core.aimd.limit).toBeGreaterThan(8);
+    expect(core.aimd.history.every((h) => h.to > h.from)).toBe(true);
+  });
+});
+
+describe("learned state", () => {
+  it("survives a restart: limit, ceiling, quotas and pace", () => {
+    const core = known({ ...cfg, startConcurrency: 20 }, rpm(100_000, 99_000, 1_000));
+    const ids = line(core, 20);
+    core.settle(ids[12]!, out({ cls: "rate_limit", status: 429, info: rpm(100_000, 98_000, 1_000) }), 50);
+    const again = new LimiterCore(cfg, JSON.parse(JSON.stringify(core.persisted())));
+    expect(again.aimd.limit).toBe(12);
+    expect(again.aimd.ceiling).toBe(13);
+    expect(again.pace).toEqual(core.pace);
+    expect(again.learning(1_000)).toBe(false);
+  });
+});

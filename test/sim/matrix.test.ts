@@ -1,0 +1,63 @@
+// A representative subset of the policy matrix (npm run sim runs all of it). Simulated time is
+// deterministic, so its ratios are asserted here; wall-clock timings never are.
+import { describe, expect, it } from "vitest";
+import { matrix } from "../../sim/matrix.ts";
+import { simulate } from "../../sim/scenario.ts";
+import { ratio, share429 } from "../../sim/verdict.ts";
+
+const pick = (name: string) => {
+  const sc = matrix().find((s) => s.name === name);
+  if (!sc) throw new Error(`no scenario ${name}`);
+  return sc;
+};
+
+describe("limiter policy in simulation", () => {
+  it("quota-bound (RPM, one-second bucket, 10 s): within 5% of the ideal, no 429", async () => {
+    const r = await simulate(pick("rpm600 second full 300ms 10s k4"), "gateway");
+    expect(r.failed).toBe(0);
+    expect(ratio(r)).toBeLessThanOrEqual(1.05);
+    expect(share429(r)).toBe(0);
+  });
+
+  it("quota-bound with 3 s answers (the pace needs 30 in flight), 2 min: within 5%, under 1% 429s", async () => {
+    const r = await simulate(pick("rpm600 minute drained 3s 2min k8"), "gateway");
+    expect(ratio(r)).toBeLessThanOrEqual(1.05);
+    expect(share429(r)).toBeLessThanOrEqual(0.01);
+    expect(r.limit).toBeGreaterThanOrEqual(30);
+  });
+
+  it("token-bound (Anthropic headers, full minute bucket), 2 min: within 5%, no 429", async () => {
+    const r = await simulate(pick("tpm anthropic minute full 1s 2min k4"), "gateway");
+    expect(ratio(r)).toBeLessThanOrEqual(1.05);
+    expect(share429(r)).toBe(0);
+  });
+
+  it("a concurrency cap with headers, 2 min: within 1.2x of the cap-bound ideal, under 5% 429s", async () => {
+    const r = await simulate(pick("cap12 headers 300ms 2min k4"), "gateway");
+    expect(r.failed).toBe(0);
+    expect(ratio(r)).toBeLessThanOrEqual(1.2);
+    expect(share429(r)).toBeLessThanOrEqual(0.05);
+    expect(r.limit).toBe(12);
+  });
+
+  it("20% transient faults, 2 min: every request answered, no cut, no slower than direct SDK retries x1.1", async () => {
+    const sc = pick("faults 20% 500ms 2min k4");
+    const [gw, direct] = [await simulate(sc, "gateway"), await simulate(sc, "direct")];
+    expect(gw.failed).toBe(0);
+    expect(gw.cuts).toBe(0);
+    expect(gw.makespanMs / direct.makespanMs).toBeLessThanOrEqual(1.1);
+  });
+
+  it("an RPM limit halved mid-run: its 429s stop within 2 s; doubled: the new rate is used within 10 s", async () => {
+    const halved = await simulate(pick("rpm1200 halved at 20s"), "gateway");
+    expect(halved.last429AfterChangeMs).toBeLessThanOrEqual(2_000);
+    const doubled = await simulate(pick("rpm600 doubled at 20s"), "gateway");
+    expect(doubled.rateAfterChangeMs).toBeLessThanOrEqual(10_000);
+  });
+
+  it("is deterministic: the same scenario gives the same figures", async () => {
+    const sc = pick("cap12 no headers 300ms 10s k4");
+    const [a, b] = [await simulate(sc, "gateway"), await simulate(sc, "gateway")];
+    expect(b).toEqual(a);
+  });
+});
