@@ -40,7 +40,7 @@ function faults(name: string, o: { latencyMs: number; k: number; runMs: number }
   return { name: `${name} ${secs(o.runMs)} k${o.k}`, family: "faults", shape, fleet: fleet(o.k, Math.round((o.k * C * o.runMs) / (o.latencyMs * 1.1 + 40))) };
 }
 
-function change(name: string, base: Shape, set: Shape, n: number, k: number, atMs: number): Scenario {
+function change(name: string, base: Shape, set: Partial<Shape>, n: number, k: number, atMs: number): Scenario {
   return { name, family: "change", shape: { ...base, changes: [{ atMs, set }] }, fleet: fleet(k, n) };
 }
 
