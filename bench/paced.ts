@@ -4,6 +4,7 @@
 import type { StandinOptions } from "../test/support/standin/index.ts";
 import { configure, type Ctx, type Scenario, side } from "./context.ts";
 import { limiterRow, outcomeRows, raw } from "./rows.ts";
+import { simRow, simulate } from "./simulated.ts";
 import { goal, secs, times } from "./stats.ts";
 
 const LATENCY = { latencyMs: 800, jitterMs: 400 };
@@ -24,7 +25,8 @@ export function paced(p: Paced): Scenario {
   const run = async (ctx: Ctx) => {
     const n = ctx.opts.k * ctx.opts.m;
     const perMinute = Math.max(1, Math.round((n * p.cost * 60) / (ctx.opts.quick ? 8 : 40)));
-    configure(ctx, { ...p.limit(perMinute), ...LATENCY });
+    const shape = { ...p.limit(perMinute), ...LATENCY };
+    configure(ctx, shape);
     const ideal = ((n * p.cost) / perMinute) * 60_000 + LATENCY.latencyMs + LATENCY.jitterMs / 2;
     const at = (via: "direct" | "gateway") => side(ctx, { via, apiKey: `sk-bench-${p.name}-${via}`, maxTokens: p.maxTokens, drain: p.drain });
     const direct = await at("direct");
@@ -35,6 +37,7 @@ export function paced(p: Paced): Scenario {
     const rows = [
       ...outcomeRows(scenario, direct, gw, 0.01),
       goal(makespan, "<= 1.05x", gw.fleet.makespan <= 1.05 * ideal),
+      simRow(scenario, simulate(ctx, { ...shape, drained: true }, p.maxTokens)),
       limiterRow(scenario, gw),
     ];
     return { rows, data: { perMinute, n, idealMs: ideal, direct: raw(direct), gateway: raw(gw) } };

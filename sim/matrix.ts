@@ -60,7 +60,7 @@ export function matrix(): Scenario[] {
     out.push(rpm("rpm600 drained retry-after long", 600, { burst: 1, full: false, latencyMs: 300, k: 4, runMs, extra: { retryAfter: "long" } }));
     out.push(tpm("tpm openai minute drained 1s", 1_200_000, { burst: 1, full: false, latencyMs: 1_000, k: 4, runMs, flavour: "openai" }));
     out.push(tpm("tpm anthropic minute full 1s", 1_200_000, { burst: 1, full: true, latencyMs: 1_000, k: 4, runMs, flavour: "anthropic" }));
-    out.push(tpm("tpm anthropic second drained 1s", 1_200_000, { burst: 1 / 60, full: false, latencyMs: 1_000, k: 4, runMs, flavour: "anthropic" }));
+    out.push(tpm("tpm openai second drained 1s", 1_200_000, { burst: 1 / 60, full: false, latencyMs: 1_000, k: 4, runMs, flavour: "openai" }));
     for (const k of [1, 4, 16]) out.push(cap("cap12 headers 300ms", 12, { headers: true, latencyMs: 300, k, runMs }));
     out.push(cap("cap12 no headers 300ms", 12, { headers: false, latencyMs: 300, k: 4, runMs }));
     out.push(cap("cap12 no headers 500ms", 12, { headers: false, latencyMs: 500, k: 16, runMs }));

@@ -3,12 +3,14 @@
 // must never cut concurrency (read from the limiter's history through the admin API).
 import { configure, type Ctx, type Scenario, side } from "../context.ts";
 import { limiterRow, outcomeRows, raw } from "../rows.ts";
+import { simRow, simulate } from "../simulated.ts";
 import { secs } from "../stats.ts";
 
 const FAULTS = { "524": 0.1, "529": 0.05, "503": 0.05 };
 
 async function run(ctx: Ctx) {
-  configure(ctx, { rpm: 1_000_000, tpm: 100_000_000, latencyMs: 300, jitterMs: 200, faults: FAULTS });
+  const shape = { rpm: 1_000_000, tpm: 100_000_000, latencyMs: 300, jitterMs: 200, faults: FAULTS };
+  configure(ctx, shape);
   const at = (via: "direct" | "gateway") => side(ctx, { via, apiKey: `sk-bench-faults-${via}`, maxTokens: 16 });
   const direct = await at("direct");
   const gw = await at("gateway");
@@ -18,6 +20,7 @@ async function run(ctx: Ctx) {
     ...outcomeRows(scenario, direct, gw),
     { scenario, metric: "faults injected upstream", baseline: String(injected(direct.upstream.faults)), value: String(injected(gw.upstream.faults)) },
     { scenario, metric: "makespan", baseline: secs(direct.fleet.makespan), value: secs(gw.fleet.makespan) },
+    simRow(scenario, simulate(ctx, shape, 16), simulate(ctx, shape, 16, "direct")),
     limiterRow(scenario, gw, 0),
   ];
   return { rows, data: { faults: FAULTS, direct: raw(direct), gateway: raw(gw) } };

@@ -32,7 +32,7 @@ export const DEFAULT_LIMITER: LimiterConfig = {
 };
 
 export const DEFAULT_GATEWAY: GatewayConfig = {
-  maxAttempts: 6,
+  maxAttempts: 8,
   baseBackoffMs: 500,
   maxBackoffMs: 30_000,
   deadlineMs: 120_000,

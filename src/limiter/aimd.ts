@@ -38,6 +38,8 @@ export interface AimdState {
   probeSteps: number;
   /** Probes in a row refused at the same ceiling: each doubles the wait before the next. */
   failedProbes: number;
+  /** 429s of this episode granted after its first cut: a second one means per-request holds are not enough. */
+  repeats: number;
   history: HistoryEntry[];
 }
 
@@ -62,6 +64,7 @@ export function initAimd(cfg: LimiterConfig, limit = cfg.startConcurrency): Aimd
     faultShare: 0,
     probeSteps: 0,
     failedProbes: 0,
+    repeats: 0,
     history: [],
   };
 }
@@ -150,7 +153,8 @@ export function onTransient(s: AimdState): void {
  * limit just under the level the provider refused at (the cap, as near as the core can tell; by
  * `decreaseFactor` when that level is unknown). 429s of requests granted before that cut are its
  * echo: they only narrow the estimate. A 429 granted after the cut, within `cooldownMs` of it,
- * means the cut was not enough: it cuts again and tells the caller to hold the whole key.
+ * means the cut was not enough: it cuts again; from the second such repeat on, it tells the
+ * caller to hold the whole key.
  */
 export function onConcurrencyLimit(
   s: AimdState,
@@ -169,6 +173,7 @@ export function onConcurrencyLimit(
     return { entry: change(s, clamp(Math.min(s.limit, level - 1), cfg), "rate_limit", now, inFlight), holdAll: false };
   }
   const repeat = s.lastCutAt !== null && now - s.lastCutAt < cfg.cooldownMs;
+  s.repeats = repeat ? s.repeats + 1 : 0;
   // A probe refused where the last one was: wait twice as long before the next.
   const probed = s.ceiling !== null && level !== null && level >= s.ceiling && level <= s.ceiling + 1;
   s.failedProbes = probed ? s.failedProbes + 1 : 0;
@@ -179,7 +184,7 @@ export function onConcurrencyLimit(
   s.ceilingAt = now;
   s.lastCutAt = now;
   s.cutSeq = r.seqNow;
-  return { entry: change(s, clamp(to, cfg), "rate_limit", now, inFlight), holdAll: repeat };
+  return { entry: change(s, clamp(to, cfg), "rate_limit", now, inFlight), holdAll: s.repeats >= 2 };
 }
 
 /**

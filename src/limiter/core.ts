@@ -54,6 +54,7 @@ export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3)
 export const NO_HINT_GATE_MS = 1_000;
 /** How long a new key's first request goes alone unless its answer comes sooner. */
 export const LEARN_MS = 1_000;
+const PACE_RECHECK_MS = 250;
 const SETTLED_MEMORY = 2_048;
 
 /**
@@ -204,6 +205,9 @@ export class LimiterCore {
     let at = this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY;
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.openAt(head.cost, now));
     else if (this.learning(now) && this.probeAt !== null) at = Math.min(at, this.probeAt + LEARN_MS);
+    // Before the first answer the pace is sized from how long the oldest slot has been held: a
+    // bound that grows with time, so look again while the limit is what holds the line.
+    else if (this.pace.holdMs === null && (this.quota.requests !== null || this.quota.tokens !== null)) at = Math.min(at, now + PACE_RECHECK_MS);
     return Number.isFinite(at) ? Math.max(at, now) : null;
   }
 

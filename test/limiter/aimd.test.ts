@@ -56,11 +56,12 @@ describe("AIMD", () => {
     expect(s.ceiling).toBe(18);
   });
 
-  it("a 429 granted after the cut, inside cooldownMs, holds the whole key; after it, a new episode does not", () => {
+  it("429s granted after the cut, inside cooldownMs, cut again; the second such repeat holds the whole key", () => {
     const s = initAimd(cfg, 32);
     refuse(s, 21, 0, 100);
-    expect(refuse(s, 20, 500, 101)).toMatchObject({ entry: { to: 19 }, holdAll: true });
-    expect(refuse(s, 19, 5_000, 200).holdAll).toBe(false);
+    expect(refuse(s, 20, 500, 101)).toMatchObject({ entry: { to: 19 }, holdAll: false });
+    expect(refuse(s, 19, 600, 102)).toMatchObject({ entry: { to: 18 }, holdAll: true });
+    expect(refuse(s, 18, 5_000, 200).holdAll).toBe(false); // past cooldownMs: a new episode
   });
 
   it("never goes below min", () => {

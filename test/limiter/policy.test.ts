@@ -89,7 +89,7 @@ describe("two kinds of 429", () => {
     expect(core.aimd.history.at(-1)).toMatchObject({ from: 20, to: 12, reason: "rate_limit" });
   });
 
-  it("an echo (granted before the cut) only narrows the estimate; a repeat after the cut holds the whole key", () => {
+  it("an echo (granted before the cut) only narrows the estimate; repeats after the cut escalate to holding the whole key", () => {
     const core = known({ ...cfg, startConcurrency: 20 }, rpm(100_000, 99_000, 1_000));
     const ids = line(core, 20);
     core.settle(ids[15]!, refused(rpm(100_000, 98_900, 1_000)), 50); // level 16: limit 15
@@ -102,7 +102,10 @@ describe("two kinds of 429", () => {
     const again = line(core, 12, 60, "r");
     core.settle(again[11]!, refused(rpm(100_000, 98_900, 1_000)), 100); // granted after the cut, at 12
     expect(core.aimd.limit).toBe(11);
-    expect(core.cooldownUntil).toBe(1_100);
+    expect(core.cooldownUntil).toBe(0);
+    core.settle(again[10]!, refused(rpm(100_000, 98_900, 1_000)), 110); // and again, at 11
+    expect(core.aimd.limit).toBe(10);
+    expect(core.cooldownUntil).toBe(1_110);
   });
 
   it("with an empty window: everyone waits for the hint, and concurrency stays", () => {

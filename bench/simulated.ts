@@ -1,0 +1,36 @@
+// The simulator's figure for the shape a benchmark scenario just measured, printed beside it, so
+// the simulator is checked against wrangler dev. Runs sim/shape.ts (tsx: it imports src/ as is).
+import { execFileSync } from "node:child_process";
+import { resolve } from "node:path";
+import type { StandinOptions } from "../test/support/standin/index.ts";
+import type { Ctx } from "./context.ts";
+import { PROMPT } from "./context.ts";
+import type { Row } from "./stats.ts";
+
+interface SimResult {
+  makespanMs: number;
+  idealMs: number;
+  attempts: number;
+  upstream429: number;
+  failed: number;
+}
+
+/** Loopback and wrangler dev's object calls are a few ms, not a region's 20. */
+const LOCAL = { netMs: 1, rpcMs: 2 };
+
+export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?: boolean }, maxTokens: number, via: "gateway" | "direct" = "gateway"): SimResult {
+  const root = resolve(import.meta.dirname, "..");
+  const fleet = { k: ctx.opts.k, c: ctx.opts.concurrency, n: ctx.opts.k * ctx.opts.m, maxTokens, promptChars: PROMPT.length };
+  const spec = { shape: { flavour: "openai", netMs: LOCAL.netMs, ...options }, fleet, rpcMs: LOCAL.rpcMs, via };
+  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(spec)], { cwd: root, encoding: "utf8" });
+  return JSON.parse(out) as SimResult;
+}
+
+const pct = (r: SimResult) => `${((100 * r.upstream429) / Math.max(1, r.attempts)).toFixed(1)}% 429`;
+
+/** A row: the simulator's makespan (against the ideal, or a direct run) and 429 share for this shape. */
+export function simRow(scenario: string, sim: SimResult, direct?: SimResult): Row {
+  const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const value = `${secs(sim.makespanMs)} = ${(sim.makespanMs / sim.idealMs).toFixed(2)}x ideal, ${pct(sim)}, ${sim.failed} failed`;
+  return { scenario, metric: "simulator, same shape (makespan, 429s)", baseline: direct ? `${secs(direct.makespanMs)}, ${pct(direct)}` : "", value };
+}
