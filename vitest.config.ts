@@ -5,6 +5,9 @@ export default defineConfig({
   test: {
     // Property tests read their run count with inject("propertyRuns"): workerd sees no process.env.
     provide: { propertyRuns: Number(process.env.PROPERTY_RUNS ?? 200) },
+    // The limiters' event lines (JSON, one per decision) would drown the report; tests that check
+    // them read them through a sink or a console spy, which this does not affect.
+    onConsoleLog: (log) => !log.startsWith('{"event":'),
     projects: [
       {
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
@@ -14,9 +17,6 @@ export default defineConfig({
           name: "workers",
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**", "test/node/**"],
-          // The limiters' event lines (JSON, one per decision) would drown the report; tests that
-          // check them read them through a sink or a console spy, which this does not affect.
-          onConsoleLog: (log) => !log.startsWith('{"event":'),
         },
       },
       {
