@@ -24,7 +24,7 @@ export class SimObject {
 
   constructor(clock: Clock, config: Partial<LimiterConfig> = {}) {
     this.core = new LimiterCore({ ...DEFAULT_LIMITER, ...config });
-    this.waiters = new Waiters(this.core, () => clock.now, () => {}, clock.timers);
+    this.waiters = new Waiters(this.core, () => clock.now, () => {}, () => {}, clock.timers);
   }
 }
 

@@ -1,18 +1,21 @@
 /**
  * Client-side JS (a string, inlined into the page): draws the concurrency limit over time as a
  * step line into the page's <svg id="chart">, one point per change coloured by its reason (the
- * classes r-<reason> come from the stylesheet). The SVG namespace is taken from that element, so
- * the page carries no URL at all. Data is only ever set as text, never parsed as markup.
+ * classes r-<reason> come from the stylesheet), with the in-flight peaks of the sample ring drawn
+ * against it. The SVG namespace is taken from that element, so the page carries no URL at all.
+ * Data is only ever set as text, never parsed as markup.
  */
 export const CHART = String.raw`
-function drawChart(svg, history, limit, now) {
-  var NS = svg.namespaceURI;
-  function s(tag, attrs, text) {
-    var e = document.createElementNS(NS, tag);
-    for (var k in attrs) e.setAttribute(k, String(attrs[k]));
-    if (text != null) e.textContent = String(text);
-    return e;
-  }
+/** An SVG element in svg's namespace, attributes and text set as plain strings. */
+function svgEl(svg, tag, attrs, text) {
+  var e = document.createElementNS(svg.namespaceURI, tag);
+  for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+  if (text != null) e.textContent = String(text);
+  return e;
+}
+
+function drawChart(svg, history, limit, now, samples) {
+  function s(tag, attrs, text) { return svgEl(svg, tag, attrs, text); }
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   var W = 720, H = 240, L = 44, R = 16, T = 12, B = 28;
   svg.setAttribute("viewBox", "0 0 " + W + " " + H);
@@ -25,8 +28,11 @@ function drawChart(svg, history, limit, now) {
   // A little room before the first change, so the level it started from shows left of its point.
   if (pts.length) t0 -= Math.max(500, (t1 - t0) * 0.04);
   if (t1 - t0 < 1000) t0 = t1 - 1000;
+  var step = (samples && samples.stepMs) || 5000;
+  var seen = ((samples && samples.points) || []).filter(function (p) { return p.t + step > t0 && p.t <= t1; });
   var top = Math.max(1, limit);
   pts.forEach(function (p) { top = Math.max(top, p.from, p.to); });
+  seen.forEach(function (p) { top = Math.max(top, p.inFlightMax); });
   top = niceCeil(top * 1.1);
   function x(t) { return L + ((t - t0) / (t1 - t0)) * (W - L - R); }
   function y(v) { return T + (1 - v / top) * (H - T - B); }
@@ -43,6 +49,15 @@ function drawChart(svg, history, limit, now) {
   pts.forEach(function (p) { d += " H" + x(p.t).toFixed(1) + " V" + y(p.to).toFixed(1); });
   d += " H" + x(t1).toFixed(1);
   svg.appendChild(s("path", { d: d, "class": "step" }));
+  // In flight against the limit: each sample bucket's peak, as a step of its own.
+  if (seen.length) {
+    var f = "";
+    seen.forEach(function (p) {
+      var a = x(Math.max(t0, p.t)).toFixed(1), b = x(Math.min(t1, p.t + step)).toFixed(1), v = y(p.inFlightMax).toFixed(1);
+      f += (f ? " L" : "M") + a + " " + v + " L" + b + " " + v;
+    });
+    svg.appendChild(s("path", { d: f, "class": "line s-inflight", "data-points": seen.length }));
+  }
 
   pts.forEach(function (p) {
     var c = s("circle", { cx: x(p.t).toFixed(1), cy: y(p.to).toFixed(1), r: 4, "class": "pt r-" + p.reason.replace(/[^a-z_]/g, "") });

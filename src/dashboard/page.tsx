@@ -55,7 +55,7 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
           <section id="detail" class="detail" hidden>
             <h2 id="d-key"></h2>
             <div id="d-sub" class="muted"></div>
-            <svg id="chart" class="chart" role="img" aria-label="concurrency limit over time" viewBox="0 0 720 240"></svg>
+            <svg id="chart" class="chart" role="img" aria-label="concurrency limit over time, with in flight" viewBox="0 0 720 240"></svg>
             <div id="legend" class="legend">
               {Object.keys(REASON_COLOURS).map((r) => (
                 <span>
@@ -63,7 +63,14 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
                   {r}
                 </span>
               ))}
+              <span>
+                <span class="sw line-sw s-inflight"></span>
+                in flight (peak per 5 s)
+              </span>
             </div>
+            <h3 class="over-time">The last 15 minutes</h3>
+            {/* Filled by the script: one chart per question about the run (series.ts). */}
+            <div id="series" class="series-grid"></div>
             <div class="cards">
               <div class="card">
                 <h3>Concurrency</h3>

@@ -1,4 +1,5 @@
 import { CHART } from "./chart";
+import { SERIES } from "./series";
 
 /**
  * The dashboard's client JS, inlined into the page. The admin token is asked for once, kept in
@@ -11,6 +12,7 @@ var REFRESH_MS = 3000;
 var token = readToken();
 var selected = null;
 var detail = null;
+var samples = null;
 var busy = false;
 var again = false;
 
@@ -117,10 +119,13 @@ function refresh() {
   var one = want
     ? api("/admin/keys/" + encodeURIComponent(want)).catch(function (e) { if (e.status === 404) return null; throw e; })
     : Promise.resolve(null);
-  Promise.all([api("/admin/keys"), one])
+  var ring = want
+    ? api("/admin/keys/" + encodeURIComponent(want) + "/samples").catch(function (e) { if (e.status === 404) return null; throw e; })
+    : Promise.resolve(null);
+  Promise.all([api("/admin/keys"), one, ring])
     .then(function (res) {
       showApp();
-      if (want && want === selected) { detail = res[1]; if (!detail) selected = null; }
+      if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
       setStatus("updated " + clock(Date.now()));
@@ -180,7 +185,8 @@ function renderDetail() {
   var c = detail.concurrency, m = detail.metrics;
   $("d-key").textContent = detail.key;
   $("d-sub").textContent = detail.provider + " \u00b7 " + detail.model + " \u00b7 " + c.phase;
-  drawChart($("chart"), detail.history, c.limit, Date.now());
+  drawChart($("chart"), detail.history, c.limit, Date.now(), samples);
+  renderSeries(samples);
   var gate = countdown(detail.cooldownUntil);
   gate.classList.add("gate");
   rows("d-conc", [["limit", c.limit], ["min / max", c.min + " / " + c.max], ["in flight", c.inFlight],
@@ -205,6 +211,7 @@ function renderDetail() {
 function select(key) {
   selected = key;
   detail = null;
+  samples = null;
   document.querySelectorAll("#keys tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.title === key); });
   refresh();
 }
@@ -226,4 +233,4 @@ setInterval(tick, 1000);
 refresh();
 `;
 
-export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${MAIN}\n})();\n`;
+export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${MAIN}\n})();\n`;

@@ -13,6 +13,23 @@ const reasons = Object.entries(REASON_COLOURS)
   .map(([r, c]) => `.r-${r}{fill:${c};background:${c}}`)
   .join("\n");
 
+/** Time-series lines and their colours (stroke for the path, background for the legend swatch). */
+const LINE_COLOURS: Record<string, string> = {
+  "s-answers": "#0969da",
+  "s-rate": "#d97706",
+  "s-inflight": "#16a34a",
+  "s-limit": "#0969da",
+  "s-queue": "#7c3aed",
+  "s-429": "#dc2626",
+  "s-transient": "#d97706",
+  "s-p50": "#0969da",
+  "s-p99": "#dc2626",
+};
+
+const lines = Object.entries(LINE_COLOURS)
+  .map(([cls, c]) => `svg.chart .${cls}{stroke:${c}} svg.chart .dot.${cls}{fill:${c};stroke:none} .sw.${cls}{background:${c}}`)
+  .join("\n");
+
 export const STYLE = `
 :root{color-scheme:light dark;--fg:#1f2328;--muted:#656d76;--bg:#fff;--panel:#f6f8fa;--line:#d0d7de;--accent:#0969da;--bad:#cf222e}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#8d96a0;--bg:#0d1117;--panel:#161b22;--line:#30363d;--accent:#4493f8;--bad:#f85149}}
@@ -47,10 +64,20 @@ dd{margin:0;text-align:right;font-variant-numeric:tabular-nums;white-space:nowra
 svg.chart{width:100%;max-width:900px;height:auto;display:block;margin-top:.75rem}
 svg.chart .axis{stroke:var(--line);stroke-width:1}
 svg.chart .grid{stroke:var(--line);stroke-width:1;stroke-dasharray:2 4}
+svg.chart .s-rate,svg.chart .s-limit{stroke-dasharray:6 4}
 svg.chart .step{fill:none;stroke:var(--accent);stroke-width:2}
 svg.chart text{fill:var(--muted);font-size:11px}
 .legend{display:flex;flex-wrap:wrap;gap:1rem;margin-top:.4rem;font-size:.85rem}
 .legend span.sw{display:inline-block;width:.75rem;height:.75rem;border-radius:50%;margin-right:.35rem;vertical-align:-1px}
+svg.chart .line{fill:none;stroke-width:1.75;stroke-linejoin:round}
+svg.chart text.axis-label{fill:var(--fg);font-size:11px}
+.series-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(26rem,1fr));gap:1rem;margin-top:.5rem}
+figure.series{margin:0;padding:.5rem .75rem;border:1px solid var(--line);border-radius:8px}
+figure.series figcaption{font-weight:600;font-size:.85rem;color:var(--muted)}
+svg.chart.small{margin-top:.25rem}
+h3.over-time{margin:1.25rem 0 0;font-size:.85rem;color:var(--muted);text-transform:uppercase}
+.legend span.line-sw{border-radius:2px;height:.25rem;width:1rem;vertical-align:3px}
+${lines}
 pre{margin:0;white-space:pre-wrap;word-break:break-all}
 [hidden]{display:none!important}
 ${reasons}

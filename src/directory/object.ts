@@ -19,6 +19,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 /** At most this many keys are listed at once, newest first. */
 export const LIST_MAX = 200;
+/** At most this many for a metrics scrape (`recent`): the exposition's label bound. */
+export const RECENT_MAX = 1_000;
 
 type Row = { key: string; provider: string; model: string; lim: number; in_flight: number; queued: number; last_seen: number };
 
@@ -71,8 +73,17 @@ export class Directory extends DurableObject<Env> {
 
   /** Newest lastSeen first, at most `max`; `total` says how many there are in all. */
   async list(max: number = LIST_MAX): Promise<{ entries: DirectoryEntry[]; total: number }> {
+    return this.newest(Math.min(LIST_MAX, max));
+  }
+
+  /** As `list`, up to RECENT_MAX: the keys a metrics scrape exports. */
+  async recent(max: number = RECENT_MAX): Promise<{ entries: DirectoryEntry[]; total: number }> {
+    return this.newest(Math.min(RECENT_MAX, max));
+  }
+
+  private newest(max: number): { entries: DirectoryEntry[]; total: number } {
     const sql = this.ctx.storage.sql;
-    const n = Math.max(0, Math.min(LIST_MAX, Math.floor(max)));
+    const n = Math.max(0, Math.floor(max));
     const entries = sql.exec<Row>("SELECT * FROM keys ORDER BY last_seen DESC, key LIMIT ?", n).toArray().map(toEntry);
     const total = sql.exec<{ n: number }>("SELECT count(*) AS n FROM keys").one().n;
     return { entries, total };

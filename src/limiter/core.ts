@@ -4,7 +4,7 @@ import {
   type AimdState, fitPace, type HistoryEntry, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
 import { type Metrics, emptyMetrics, record } from "./metrics";
-import { emptyPace, noteCost, noteHold, paceNeed, type PaceState } from "./pace";
+import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { type Granted, type QuotaState, charge, emptyQuota, fitsAt, observe, room, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 
@@ -54,7 +54,6 @@ export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3)
 export const NO_HINT_GATE_MS = 1_000;
 /** How long a new key's first request goes alone unless its answer comes sooner. */
 export const LEARN_MS = 1_000;
-const PACE_RECHECK_MS = 250;
 const SETTLED_MEMORY = 2_048;
 
 /**
@@ -176,14 +175,18 @@ export class LimiterCore {
    * Where the windows have plenty, it stays slow start's job to find a concurrency cap.
    */
   private paced(now: number): boolean {
-    if (this.learning(now)) return false;
-    const waiting = this.queue.size;
-    if (!tight(this.quota, waiting, waiting * (this.pace.cost ?? 1), now)) return false;
+    if (this.learning(now) || !this.tightNow(now)) return false;
     const oldest = this.leases.values().next().value as Lease | undefined;
     const need = paceNeed(this.pace, this.quota, oldest?.grantedAt === undefined ? 0 : now - oldest.grantedAt);
     if (need === null) return false;
     fitPace(this.aimd, this.config, need, now, this.inFlight);
     return this.busy < this.limitAt(now);
+  }
+
+  /** A window cannot pay for the whole line now: the quota, not concurrency, binds this key. */
+  private tightNow(now: number): boolean {
+    const waiting = this.queue.size;
+    return tight(this.quota, waiting, waiting * (this.pace.cost ?? 1), now);
   }
 
   private grant(id: string, cost: number, now: number): void {
@@ -205,9 +208,14 @@ export class LimiterCore {
     let at = this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY;
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.openAt(head.cost, now));
     else if (this.learning(now) && this.probeAt !== null) at = Math.min(at, this.probeAt + LEARN_MS);
-    // Before the first answer the pace is sized from how long the oldest slot has been held: a
-    // bound that grows with time, so look again while the limit is what holds the line.
-    else if (this.pace.holdMs === null && (this.quota.requests !== null || this.quota.tokens !== null)) at = Math.min(at, now + PACE_RECHECK_MS);
+    // Before the first answer the pace is sized from how long the oldest slot has been held, a
+    // bound that grows with time: look again when it will have grown past the limit.
+    else if (this.tightNow(now)) {
+      const oldest = this.leases.values().next().value as Lease | undefined;
+      const due = oldest?.grantedAt === undefined ? null : paceDueAt(this.pace, this.quota, oldest.grantedAt, this.limitAt(now));
+      const room = this.aimd.limit < Math.min(this.config.maxConcurrency, (this.aimd.ceiling ?? Number.POSITIVE_INFINITY) - 1);
+      if (due !== null && due > now && room) at = Math.min(at, Math.max(due, this.openAt(head.cost, now)));
+    }
     return Number.isFinite(at) ? Math.max(at, now) : null;
   }
 

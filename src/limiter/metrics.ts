@@ -49,7 +49,8 @@ export function record(m: Metrics, a: AttemptRecord): void {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
+/** Nearest-rank percentile of an ascending list; 0 when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i] ?? 0;

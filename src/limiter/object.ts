@@ -3,10 +3,20 @@ import { limiterConfigFromEnv } from "../config/env";
 import { checkBounds, type LimiterOverride } from "../config/limits";
 import { directoryOf } from "../directory/object";
 import type { Env } from "../env";
+import { EventLog } from "../observe/emit";
+import { consoleSink, parseLevel, type Sink } from "../observe/log";
 import { type Lease, LimiterCore, type Persisted, renewEvery } from "./core";
+import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
+import { type KeyMetrics, Telemetry } from "./telemetry";
 import { Waiters } from "./waiters";
 import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleRequest } from "./types";
+
+/** One key's numbers for `GET /admin/metrics`. */
+export interface KeyMetricsReport extends KeyMetrics {
+  meta: KeyMeta | null;
+  lastSeen: number | null;
+}
 
 /** Metrics-only changes are written at most this often; learned limits and gates at once. */
 const FLUSH_MS = 1_000;
@@ -23,7 +33,10 @@ const RESTORE_MARGIN_MS = 5_000;
 export class Limiter extends DurableObject<Env> {
   /** Injected in tests: Durable Object alarms do not follow fake timers. */
   now: () => number = () => Date.now();
+  /** Where event lines go; tests may replace it. */
+  sink: Sink = consoleSink;
   private core: LimiterCore;
+  private telemetry: Telemetry;
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
   private waiters: Waiters;
@@ -45,11 +58,20 @@ export class Limiter extends DurableObject<Env> {
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
-    this.waiters = new Waiters(this.core, () => this.now(), (w) => {
-      const lease = this.core.leases.get(w.id)!;
-      this.journal(w.id, lease);
-      this.armAlarm(lease.expiresAt);
-    });
+    const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
+    const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
+    this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
+    this.waiters = new Waiters(
+      this.core,
+      () => this.now(),
+      (w, waitedMs) => {
+        const lease = this.core.leases.get(w.id)!;
+        this.journal(w.id, lease);
+        this.armAlarm(lease.expiresAt);
+        this.telemetry.granted(waitedMs, this.now());
+      },
+      (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
+    );
     // Leases outlive the object: their Workers may still be streaming and will renew and release
     // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
     // lives until its holder's next renewal would have come, not a whole TTL.
@@ -59,19 +81,22 @@ export class Limiter extends DurableObject<Env> {
       this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
       this.stored.add(l.id);
     }
+    if (saved) this.telemetry.restored(this.stored.size, now);
     void this.ensureAlarm();
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.now();
     this.touch(req, now);
-    return this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
+    const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
+    this.telemetry.moved(now);
+    return answer;
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
     const now = this.now();
     const gate = this.core.cooldownUntil;
-    const changed = this.core.settle(leaseId, outcome, now);
+    const changed = this.telemetry.settle(leaseId, outcome, now, () => this.core.settle(leaseId, outcome, now));
     if (outcome.release) this.dropLease(leaseId);
     // A new limit or a later gate is written at once; quotas and counters go with the next flush,
     // so a storm of successes does not write the whole state per answer.
@@ -94,6 +119,7 @@ export class Limiter extends DurableObject<Env> {
   /** The caller left while queued: it must not be granted a slot nobody will use. */
   async cancel(leaseId: string): Promise<boolean> {
     const wasWaiting = this.waiters.cancel(leaseId);
+    if (wasWaiting) this.telemetry.moved(this.now());
     return wasWaiting || this.dropLease(leaseId);
   }
 
@@ -101,8 +127,20 @@ export class Limiter extends DurableObject<Env> {
     return snapshot(this.core, this.meta, this.lastSeen, this.now());
   }
 
+  /** Counters and gauges for a scrape: no history, no samples, so 1,000 of these stay small. */
+  async metrics(): Promise<KeyMetricsReport> {
+    return { meta: this.meta, lastSeen: this.lastSeen, ...this.telemetry.metrics(this.now()) };
+  }
+
+  /** The last 15 minutes in STEP_MS buckets, for the dashboard's time series. */
+  async samples(): Promise<{ stepMs: number; now: number; points: Point[] }> {
+    const now = this.now();
+    return { stepMs: STEP_MS, now, points: this.telemetry.series(now) };
+  }
+
   async configure(override: LimiterOverride): Promise<{ ok: true; state: LimiterSnapshot } | { ok: false; error: string }> {
-    const error = this.core.configure(override, this.now(), checkBounds);
+    const now = this.now();
+    const error = this.telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
     if (error) return { ok: false, error };
     this.save();
     this.pump();
@@ -111,6 +149,7 @@ export class Limiter extends DurableObject<Env> {
 
   async reset(): Promise<LimiterSnapshot> {
     this.core.reset();
+    this.telemetry.reset(this.now());
     this.save();
     this.pump();
     return this.state();
@@ -119,7 +158,10 @@ export class Limiter extends DurableObject<Env> {
   /** Sweeps leases whose Worker never came back, then lets the queue move. */
   async alarm(): Promise<void> {
     this.alarmAt = null;
-    for (const l of this.core.expireLeases(this.now())) this.journal(l.id, null);
+    const now = this.now();
+    const gone = this.core.expireLeases(now);
+    for (const l of gone) this.journal(l.id, null);
+    this.telemetry.expired(gone, now);
     this.pump();
     await this.ensureAlarm();
   }
@@ -150,6 +192,7 @@ export class Limiter extends DurableObject<Env> {
   private dropLease(id: string): boolean {
     if (!this.core.release(id, this.now())) return false;
     this.journal(id, null);
+    this.telemetry.moved(this.now());
     return true;
   }
 
@@ -192,6 +235,9 @@ export class Limiter extends DurableObject<Env> {
     }
     this.pendingLeases.clear();
     sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('core', ?)", JSON.stringify(this.core.persisted()));
+    // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
+    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('counters', ?)", JSON.stringify(this.telemetry.counters));
+    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('samples', ?)", JSON.stringify(this.telemetry.ring));
     if (this.lastSeen !== null) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('lastSeen', ?)", String(this.lastSeen));
   }
 

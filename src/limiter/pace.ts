@@ -43,3 +43,13 @@ export function paceNeed(p: PaceState, q: QuotaState, heldMs = 0, margin = PACE_
   if (rate === null || hold <= 0) return null;
   return Math.ceil(rate * hold * margin) + 1;
 }
+
+/**
+ * Before the first release: when the oldest slot will have been held long enough for the pace to
+ * need more than `limit` slots (null when the rate is unknown or a hold time is already measured).
+ */
+export function paceDueAt(p: PaceState, q: QuotaState, oldestGrantedAt: number, limit: number, margin = PACE_MARGIN): number | null {
+  const rate = paceRate(q, p.cost ?? 1);
+  if (rate === null || p.holdMs !== null) return null;
+  return oldestGrantedAt + Math.floor((limit - 1) / (rate * margin)) + 1;
+}

@@ -57,7 +57,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
   if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
     refillPerMs = Math.min((limit - remaining) / (r.resetAt - now), perMinute);
-  let capacity = prev?.capacity ?? limit;
+  let capacity = prev?.capacity == null || limit === null ? limit : Math.min(prev.capacity, limit);
   if (limit !== null && r.resetAt !== null && refillPerMs > 0) {
     capacity = Math.min(limit, Math.max(1, r.remaining + refillPerMs * Math.max(0, r.resetAt - now)));
   }

@@ -23,6 +23,9 @@ const realTimers: Timers = {
   clear: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
+/** A waiter turned away: `expired` at its deadline in the queue, or `refused` on arrival. Cancels are not time-outs. */
+export type OnTimeout = (how: "expired" | "refused", waitedMs: number, retryAfterMs: number) => void;
+
 /**
  * Turns the pure core into promises: one per waiter, settled when the core grants or expires it,
  * and one timer for the next moment the core says something can change (gate or quota opening,
@@ -35,13 +38,21 @@ export class Waiters {
   private timerAt = Number.POSITIVE_INFINITY;
   private core: LimiterCore;
   private now: () => number;
-  private onGrant: (w: Waiter) => void;
+  private onGrant: (w: Waiter, waitedMs: number) => void;
+  private onTimeout: OnTimeout;
   private timers: Timers;
 
-  constructor(core: LimiterCore, now: () => number, onGrant: (w: Waiter) => void = () => {}, timers: Timers = realTimers) {
+  constructor(
+    core: LimiterCore,
+    now: () => number,
+    onGrant: (w: Waiter, waitedMs: number) => void = () => {},
+    onTimeout: OnTimeout = () => {},
+    timers: Timers = realTimers,
+  ) {
     this.core = core;
     this.now = now;
     this.onGrant = onGrant;
+    this.onTimeout = onTimeout;
     this.timers = timers;
   }
 
@@ -52,7 +63,10 @@ export class Waiters {
     const waiting = this.pending.get(req.id);
     if (waiting) return waiting.promise;
     const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
-    if (admission.kind === "rejected") return Promise.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs });
+    if (admission.kind === "rejected") {
+      this.onTimeout("refused", 0, admission.retryAfterMs);
+      return Promise.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs });
+    }
     let resolve!: (r: AcquireResult) => void;
     const promise = new Promise<AcquireResult>((r) => (resolve = r));
     this.pending.set(req.id, { promise, resolve });
@@ -72,10 +86,14 @@ export class Waiters {
     const now = this.now();
     const { granted, expired } = this.core.pump(now);
     for (const w of granted) {
-      this.onGrant(w);
+      this.onGrant(w, now - w.enqueuedAt);
       this.answer(w.id, this.granted(w.id, now - w.enqueuedAt));
     }
-    for (const w of expired) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: this.core.retryAfter(w.cost, now) });
+    for (const w of expired) {
+      const retryAfterMs = this.core.retryAfter(w.cost, now);
+      this.onTimeout("expired", now - w.enqueuedAt, retryAfterMs);
+      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs });
+    }
     this.arm(this.core.wakeAt(now), now);
     return granted.length;
   }

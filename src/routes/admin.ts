@@ -6,6 +6,7 @@ import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object"
 import type { Env } from "../env";
 import type { LimiterSnapshot } from "../limiter/types";
 import { gatewayError } from "../proxy/errors";
+import { scrape } from "./metrics";
 
 /** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
 export interface KeyListEntry {
@@ -61,6 +62,16 @@ admin.get("/admin/keys/:key", async (c) => {
   if (!(await known(c.env, key))) return unknownKey(key);
   return ok(await limiter(c.env, key).state());
 });
+
+/** The last 15 minutes of the key in 5-second buckets (the dashboard's time series). */
+admin.get("/admin/keys/:key/samples", async (c) => {
+  const key = c.req.param("key");
+  if (!(await known(c.env, key))) return unknownKey(key);
+  return ok({ key, ...(await limiter(c.env, key).samples()) });
+});
+
+/** Prometheus text exposition; the guard above wants the admin token, as a bearer-token scrape sends it. */
+admin.get("/admin/metrics", (c) => scrape(c.env));
 
 admin.put("/admin/keys/:key/config", async (c) => {
   const key = c.req.param("key");

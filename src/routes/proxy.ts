@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
 import { ConfigError, gatewayConfigFromEnv } from "../config/env";
 import type { Env } from "../env";
+import { logGatewayError } from "../observe/worker-log";
 import { estimateTokens } from "../policy/estimate";
 import { providers } from "../providers/registry";
 import { LABEL, limitKey } from "../providers/key";
@@ -55,7 +56,7 @@ proxy.all("/:provider/*", async (c) => {
   const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
   const limiter = new LimiterClient(c.env.LIMITER, key.key, (p) => c.executionCtx.waitUntil(p));
 
-  return run(
+  const res = await run(
     {
       url,
       method: c.req.method,
@@ -72,4 +73,6 @@ proxy.all("/:provider/*", async (c) => {
     limiter,
     { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
   );
+  logGatewayError(c.env, key.key, res);
+  return res;
 });

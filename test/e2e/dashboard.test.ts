@@ -1,6 +1,8 @@
 // The admin dashboard in a real browser: Debian's chromium (headless, driven by playwright-core)
 // against `wrangler dev`, after traffic through the gateway has moved the key's limit a few times.
 // Needs /usr/bin/chromium (CI installs it: `apt-get install -y chromium`); without it this FAILS.
+// DASHBOARD_TRAFFIC_S=90 keeps traffic going in waves that long first, so the time series show a
+// run (how docs/dashboard.png is made: copy test-results/dashboard.png after such a run).
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
@@ -102,6 +104,13 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect(standin.stats().rateLimitedBy.concurrency, "the stand-in's cap was hit").toBeGreaterThan(0);
   // The chart draws one point per history entry (the start of the step line is no point).
   expect(state.history.length).toBeGreaterThanOrEqual(2);
+  // For the README's screenshot: waves of traffic and pauses, so the charts show a run's shape.
+  const extraMs = Number(process.env.DASHBOARD_TRAFFIC_S ?? 0) * 1_000;
+  for (const until = Date.now() + extraMs; Date.now() < until; ) {
+    expect((await traffic(60, 12)).filter((r) => r.status !== 200)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 4_000));
+  }
+  if (extraMs > 0) state = await admin<State>(`/admin/keys/${encodeURIComponent(key)}`);
 
   // 2. The dashboard in chromium.
   browser = await chromium.launch({
@@ -175,6 +184,45 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect(await page.locator("#d-quotas").textContent()).toMatch(/tokens left[\d.,]+K? \/ 200K/);
   expect(await page.locator("#d-metrics").textContent()).toContain("rate-limited");
   expect(await page.locator("#d-config").textContent()).toBe("none: defaults apply");
+
+  // In flight is drawn against the limit history, from the key's sample ring.
+  const ring = await admin<{ stepMs: number; points: { rateLimited: number; rate: number | null; inFlightMax: number }[] }>(
+    `/admin/keys/${encodeURIComponent(key)}/samples`,
+  );
+  expect(ring.stepMs).toBe(5_000);
+  expect(ring.points.length).toBeGreaterThanOrEqual(1);
+  expect(ring.points.some((p) => p.rateLimited > 0), "the 429s are in the samples").toBe(true);
+  expect(ring.points.some((p) => p.rate !== null && Math.abs(p.rate - 5_000 / 60) < 0.01), "the provider's rate (5,000 RPM) is known").toBe(true);
+  await expect.poll(() => page.locator("#chart path.s-inflight").count()).toBe(1);
+  expect(Number(await page.locator("#chart path.s-inflight").getAttribute("data-points"))).toBeGreaterThanOrEqual(1);
+
+  // The time series: every chart has its axes labelled and every line drawn from real samples.
+  const charts: Record<string, string[]> = {
+    "s-answers": ["s-answers", "s-rate"],
+    "s-inflight": ["s-inflight", "s-limit"],
+    "s-queue": ["s-queue"],
+    "s-errors": ["s-429", "s-transient"],
+    "s-latency": ["s-p50", "s-p99"],
+  };
+  for (const [id, lines] of Object.entries(charts)) {
+    const svg = page.locator(`#series svg#${id}`);
+    expect(await svg.count(), id).toBe(1);
+    expect((await svg.locator("text.x-label").textContent())?.trim()).toBe("time (5 s buckets)");
+    expect((await svg.locator("text.y-label").textContent())?.trim()).not.toBe("");
+    expect(await svg.locator("text.tick").count(), `${id} ticks`).toBeGreaterThanOrEqual(5);
+    for (const cls of lines) {
+      const path = svg.locator(`path.line.${cls}`);
+      expect(await path.count(), `${id} ${cls}`).toBe(1);
+      const n = Number(await path.getAttribute("data-points"));
+      expect(n, `${id} ${cls} points`).toBeGreaterThanOrEqual(1);
+      expect(n).toBeLessThanOrEqual(ring.points.length + 1); // the page may have refreshed a bucket later
+      expect(await path.getAttribute("d")).toMatch(/^M[\d.]+ [\d.]+( [ML][\d.]+ [\d.]+)*$/);
+    }
+    expect(await page.locator(`#series figure:has(svg#${id}) .legend .sw`).count()).toBe(lines.length);
+  }
+  // The 429 line leaves its baseline somewhere: the chart shows the rate-limited bucket, not only zeros.
+  const ys = ((await page.locator("#s-errors path.s-429").getAttribute("d")) ?? "").split(/[ML]/).filter(Boolean).map((p) => Number(p.trim().split(" ")[1]));
+  expect(new Set(ys).size, "the 429 line is not flat").toBeGreaterThan(1);
 
   // The token never shows up in a URL: neither the page's nor any request it made.
   expect(page.url()).not.toContain(ADMIN_TOKEN);

@@ -103,7 +103,9 @@ describe("two kinds of 429", () => {
     core.settle(again[11]!, refused(rpm(100_000, 98_900, 1_000)), 100); // granted after the cut, at 12
     expect(core.aimd.limit).toBe(11);
     expect(core.cooldownUntil).toBe(0);
-    core.settle(again[10]!, refused(rpm(100_000, 98_900, 1_000)), 110); // and again, at 11
+    for (const id of again) core.release(id, 105);
+    const third = line(core, 11, 105, "s");
+    core.settle(third[10]!, refused(rpm(100_000, 98_900, 1_000)), 110); // granted after that cut, at 11
     expect(core.aimd.limit).toBe(10);
     expect(core.cooldownUntil).toBe(1_110);
   });

@@ -37,6 +37,8 @@ describe("admin auth", () => {
     ["GET", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000"],
     ["PUT", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000/config", { limit: 2 }],
     ["POST", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000/reset"],
+    ["GET", "/admin/keys/openai%3Agpt-4o-mini%3A0000000000000000/samples"],
+    ["GET", "/admin/metrics"],
     ["GET", "/admin/anything"],
   ];
 

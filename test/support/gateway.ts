@@ -15,6 +15,8 @@ export interface GatewayOptions {
   root?: string;
   /** Echo wrangler's output (for debugging). */
   verbose?: boolean;
+  /** wrangler's --log-level; `log` also prints the Worker's console.log (info) lines. Default `warn`. */
+  logLevel?: "warn" | "log" | "debug";
 }
 
 export interface Gateway {
@@ -78,7 +80,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   const [port, inspector] = [await freePort(), await freePort()];
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
   const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
-    "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "warn"];
+    "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
   if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const child = spawn("npx", args, {

@@ -1,0 +1,134 @@
+import { CHANGE_REASONS, cumulative, type Histogram, LATENCY_BOUNDS, OBJECT_ERRORS, OUTCOME_CLASSES, RETRY_CLASSES, WAIT_BOUNDS } from "../limiter/counters";
+import type { KeyMetrics } from "../limiter/telemetry";
+
+/**
+ * `GET /admin/metrics` as Prometheus text exposition (format 0.0.4). Pure: it renders what the
+ * route gathered. Names follow Prometheus conventions: `slotgate_` prefix, base units (seconds),
+ * `_total` counters, histograms as `_bucket`/`_sum`/`_count`. Per-key labels are provider, model
+ * and key_hash (the credential's hash, never the credential); other labels take fixed words only.
+ */
+export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export interface KeySeries extends KeyMetrics {
+  key: string;
+  provider: string;
+  model: string;
+  /** Epoch ms. */
+  lastSeen: number | null;
+}
+
+export interface ScrapeInfo {
+  /** Keys the Directory knows. */
+  known: number;
+  /** Keys past the export bound (the least recently seen). */
+  omitted: number;
+  /** Keys within the bound whose limiter did not answer in time. */
+  unanswered: number;
+  durationSeconds: number;
+}
+
+type Labels = Record<string, string>;
+
+/** Label values escape backslash, double quote and newline; nothing else needs it. */
+export function escapeLabel(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+export function formatValue(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (n === Number.POSITIVE_INFINITY) return "+Inf";
+  if (n === Number.NEGATIVE_INFINITY) return "-Inf";
+  return String(n);
+}
+
+function labelText(l: Labels): string {
+  const parts = Object.entries(l).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+/** The part of a key after its last colon: the credential hash. */
+export function keyHash(key: string): string {
+  return key.slice(key.lastIndexOf(":") + 1);
+}
+
+class Writer {
+  readonly lines: string[] = [];
+  family(name: string, type: "gauge" | "counter" | "histogram", help: string): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  }
+  sample(name: string, labels: Labels, value: number): void {
+    this.lines.push(`${name}${labelText(labels)} ${formatValue(value)}`);
+  }
+}
+
+type PerKey = (w: Writer, name: string, base: Labels, k: KeySeries) => void;
+
+const gauge = (pick: (k: KeySeries) => number | null): PerKey => (w, name, base, k) => {
+  const v = pick(k);
+  if (v !== null) w.sample(name, base, v);
+};
+
+const byLabel =
+  <K extends string>(label: string, keys: readonly K[], pick: (k: KeySeries) => Record<K, number>): PerKey =>
+  (w, name, base, k) => {
+    const rec = pick(k);
+    for (const key of keys) w.sample(name, { ...base, [label]: key }, rec[key]);
+  };
+
+const quota = (field: "limit" | "remaining"): PerKey => (w, name, base, k) => {
+  for (const window of ["requests", "tokens"] as const) {
+    const q = k.quotas[window];
+    const v = q?.[field];
+    if (typeof v === "number") w.sample(name, { ...base, window }, v);
+  }
+};
+
+const histogram = (bounds: readonly number[], pick: (k: KeySeries) => Histogram): PerKey => (w, name, base, k) => {
+  const h = pick(k);
+  const cum = cumulative(h);
+  bounds.forEach((b, i) => w.sample(`${name}_bucket`, { ...base, le: formatValue(b) }, cum[i] ?? 0));
+  w.sample(`${name}_bucket`, { ...base, le: "+Inf" }, h.count);
+  w.sample(`${name}_sum`, base, h.sum);
+  w.sample(`${name}_count`, base, h.count);
+};
+
+/** Every per-key family, in output order. Each key has a fixed number of series in each. */
+const FAMILIES: [string, "gauge" | "counter" | "histogram", string, PerKey][] = [
+  ["slotgate_concurrency_limit", "gauge", "The key's adaptive concurrency limit.", gauge((k) => k.limit)],
+  ["slotgate_requests_in_flight", "gauge", "Slots held now (upstream attempts and answers still streaming).", gauge((k) => k.inFlight)],
+  ["slotgate_requests_queued", "gauge", "Requests waiting for a slot.", gauge((k) => k.queued)],
+  ["slotgate_quota_limit", "gauge", "The provider's limit per window as last reported (requests or tokens).", quota("limit")],
+  ["slotgate_quota_remaining", "gauge", "What the limiter predicts is left in the window now.", quota("remaining")],
+  ["slotgate_send_gate_seconds", "gauge", "Seconds until the key's shared send gate opens (0: open).", gauge((k) => k.gateSeconds)],
+  ["slotgate_key_last_seen_timestamp_seconds", "gauge", "When the key last had a request, Unix time.", gauge((k) => (k.lastSeen === null ? null : k.lastSeen / 1_000))],
+  ["slotgate_requests_total", "counter", "Requests by the class of the upstream attempt the caller got.", byLabel("class", OUTCOME_CLASSES, (k) => k.counters.requests)],
+  ["slotgate_upstream_attempts_total", "counter", "Upstream attempts by outcome class.", byLabel("class", OUTCOME_CLASSES, (k) => k.counters.attempts)],
+  ["slotgate_retries_total", "counter", "Attempts the gateway tried again, by the class that made it retry.", byLabel("class", RETRY_CLASSES, (k) => k.counters.retries)],
+  ["slotgate_rate_limits_absorbed_total", "counter", "Upstream 429s the gateway retried instead of returning (retries_total{class=\"rate_limit\"}).", gauge((k) => k.counters.retries.rate_limit)],
+  ["slotgate_gateway_errors_total", "counter", "Errors the key's limiter answered itself, by type.", byLabel("type", OBJECT_ERRORS, (k) => k.counters.gatewayErrors)],
+  ["slotgate_limit_changes_total", "counter", "Concurrency limit changes by reason.", byLabel("reason", CHANGE_REASONS, (k) => k.counters.limitChanges)],
+  ["slotgate_leases_expired_total", "counter", "Slots returned by expiry because their Worker never released them.", gauge((k) => k.counters.leasesExpired)],
+  ["slotgate_log_lines_dropped_total", "counter", "Event lines not written because of the log rate bound.", gauge((k) => k.logLinesDropped)],
+  ["slotgate_upstream_latency_seconds", "histogram", "Upstream attempt latency, to the response headers.", histogram(LATENCY_BOUNDS, (k) => k.counters.latency)],
+  ["slotgate_queue_wait_seconds", "histogram", "Time a granted request waited for its slot.", histogram(WAIT_BOUNDS, (k) => k.counters.queueWait)],
+];
+
+export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {
+  const w = new Writer();
+  const bases = keys.map((k) => ({ provider: k.provider, model: k.model, key_hash: keyHash(k.key) }));
+  for (const [name, type, help, write] of FAMILIES) {
+    w.family(name, type, help);
+    keys.forEach((k, i) => write(w, name, bases[i]!, k));
+  }
+  w.family("slotgate_keys", "gauge", "Rate-limit keys the gateway knows (seen in the last 30 days).");
+  w.sample("slotgate_keys", {}, scrape.known);
+  w.family("slotgate_keys_exported", "gauge", "Keys with series in this scrape.");
+  w.sample("slotgate_keys_exported", {}, keys.length);
+  w.family("slotgate_keys_omitted", "gauge", "Keys left out because of the export bound (the least recently seen).");
+  w.sample("slotgate_keys_omitted", {}, scrape.omitted);
+  w.family("slotgate_keys_unanswered", "gauge", "Keys within the bound whose limiter did not answer in time.");
+  w.sample("slotgate_keys_unanswered", {}, scrape.unanswered);
+  w.family("slotgate_scrape_duration_seconds", "gauge", "How long this scrape took to gather.");
+  w.sample("slotgate_scrape_duration_seconds", {}, scrape.durationSeconds);
+  return `${w.lines.join("\n")}\n`;
+}
