@@ -57,7 +57,7 @@ export function matrix(): Scenario[] {
     out.push(rpm("rpm3000 second drained 1s", 3_000, { burst: 1 / 60, full: false, latencyMs: 1_000, k: 16, runMs }));
     out.push(rpm("rpm600 anthropic drained 300ms", 600, { burst: 1, full: false, latencyMs: 300, k: 4, runMs, flavour: "anthropic" }));
     out.push(rpm("rpm600 drained retry-after absent", 600, { burst: 1, full: false, latencyMs: 300, k: 4, runMs, extra: { retryAfter: "absent" } }));
-    out.push(rpm("rpm600 drained retry-after long", 600, { burst: 1, full: false, latencyMs: 300, k: 4, runMs, extra: { retryAfter: "long" } }));
+    out.push({ ...rpm("rpm600 drained retry-after long", 600, { burst: 1, full: false, latencyMs: 300, k: 4, runMs, extra: { retryAfter: "long" } }), family: "hint" });
     out.push(tpm("tpm openai minute drained 1s", 1_200_000, { burst: 1, full: false, latencyMs: 1_000, k: 4, runMs, flavour: "openai" }));
     out.push(tpm("tpm anthropic minute full 1s", 1_200_000, { burst: 1, full: true, latencyMs: 1_000, k: 4, runMs, flavour: "anthropic" }));
     out.push(tpm("tpm openai second drained 1s", 1_200_000, { burst: 1 / 60, full: false, latencyMs: 1_000, k: 4, runMs, flavour: "openai" }));

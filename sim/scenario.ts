@@ -10,7 +10,8 @@ import { NET_MS, type Shape, SimProvider } from "./provider.ts";
 
 export interface Scenario {
   name: string;
-  family: "quota" | "cap" | "faults" | "change";
+  /** `hint`: a retry-after longer than the deadline, which by design goes back to the callers at once. */
+  family: "quota" | "cap" | "faults" | "change" | "hint";
   shape: Shape;
   fleet: Fleet;
   config?: Partial<LimiterConfig>;

@@ -23,7 +23,7 @@ export interface GatewayConfig {
 /** Defaults of every setting; wrangler.toml's [vars] repeat them for operators to see. */
 export const DEFAULT_LIMITER: LimiterConfig = {
   minConcurrency: 1,
-  startConcurrency: 4,
+  startConcurrency: 16,
   maxConcurrency: 256,
   decreaseFactor: 0.5,
   scaleUpPercent: 80,

@@ -1,51 +1,14 @@
 import type { LimiterConfig, LimiterOverride } from "../config/limits";
-import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import {
   type AimdState, fitPace, type HistoryEntry, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
 import { type Metrics, emptyMetrics, record } from "./metrics";
+import type { Admission, Lease, Outcome, Persisted } from "./state";
 import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
-import { type Granted, type QuotaState, charge, emptyQuota, fitsAt, observe, room, tight } from "./quota";
+import { type QuotaState, charge, emptyQuota, fitsAt, observe, room, roomInReading, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 
-export interface Lease {
-  id: string;
-  cost: number;
-  expiresAt: number;
-  /** The quota's grant totals just after this grant (in memory only; see quota.observe). */
-  mark?: Granted;
-  /** In memory only, like `mark`: the grant's number, leases held with it, and when. */
-  seq?: number;
-  inFlight?: number;
-  grantedAt?: number;
-  /** Settled as a success: its hold time feeds the pace. */
-  ok?: boolean;
-  /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */
-  done?: boolean;
-}
-
-export interface Outcome {
-  cls: OutcomeClass;
-  status: number;
-  info: RateLimitInfo;
-  latencyMs: number;
-  attempt: number;
-  final: boolean;
-  /** A success whose body is still being generated (a stream): the provider is still busy with it. */
-  streaming?: boolean;
-}
-
-export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number };
-
-/** What survives a restart: everything learned, nothing about who is waiting. */
-export interface Persisted {
-  aimd: AimdState;
-  quota: QuotaState;
-  cooldownUntil: number;
-  metrics: Metrics;
-  overrides: LimiterOverride;
-  pace?: PaceState;
-}
+export type { Admission, Lease, Outcome, Persisted } from "./state";
 
 /** How often a Worker renews a lease it holds; a restored lease is given about this long. */
 export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3));
@@ -230,7 +193,10 @@ export class LimiterCore {
 
     record(this.metrics, o);
     const lease = this.leases.get(id);
-    observe(this.quota, o.info, now, lease?.mark, lease?.grantedAt);
+    // The provider counted at admission: after the grant and the Worker's send, about when the
+    // attempt's latency began. Later rather than earlier, so refill is never over-counted.
+    const sentAt = Number.isFinite(o.latencyMs) && o.latencyMs >= 0 ? now - o.latencyMs : now;
+    observe(this.quota, o.info, now, lease?.mark, lease?.grantedAt === undefined ? undefined : Math.max(lease.grantedAt, sentAt));
     let changed: HistoryEntry | null = null;
     if (o.cls === "success") {
       if (lease) lease.ok = true;
@@ -253,7 +219,8 @@ export class LimiterCore {
    */
   private refused(o: Outcome, lease: Lease | undefined, now: number): HistoryEntry | null {
     const hold = () => (this.cooldownUntil = Math.max(this.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS)));
-    const seen = room(this.quota, lease?.cost ?? 1, now);
+    const cost = lease?.cost ?? 1;
+    const seen = roomInReading(o.info, cost) ?? room(this.quota, cost, now);
     if (seen === "empty") {
       this.aimd.phase = "steady";
       hold();

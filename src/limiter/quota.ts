@@ -129,6 +129,18 @@ export function tight(q: QuotaState, requests: number, tokens: number, now: numb
   return (q.requests !== null && available(q.requests, now) < requests) || (q.tokens !== null && available(q.tokens, now) < tokens);
 }
 
+/**
+ * What a 429's own reading says, as it stood when the provider refused: `empty` when a reported
+ * window could not pay for the request, `room` when every reported window could, null when it
+ * reported none (then the model decides).
+ */
+export function roomInReading(info: RateLimitInfo, cost: number): "room" | "empty" | null {
+  const short = (r: QuotaReading | null, need: number) => r !== null && r.remaining !== null && r.remaining < Math.min(need, r.limit ?? need);
+  const reported = [info.requests, info.tokens].some((r) => r !== null && r.remaining !== null);
+  if (!reported) return null;
+  return short(info.requests, 1) || short(info.tokens, cost) ? "empty" : "room";
+}
+
 /** Requests per ms the windows allow at a mean cost of `cost` tokens; null when none is known. */
 export function paceRate(q: QuotaState, cost: number): number | null {
   const rates: number[] = [];

@@ -70,7 +70,7 @@ describe("Limiter → Directory registration", () => {
       obj.now = () => now;
     });
     await stub.acquire(req(key, "a"));
-    await vi.waitFor(async () => expect(await dir.get(key)).toEqual({ key, provider: "anthropic", model: "claude-x", limit: 4, inFlight: 0, queued: 0, lastSeen: base }));
+    await vi.waitFor(async () => expect(await dir.get(key)).toEqual({ key, provider: "anthropic", model: "claude-x", limit: 16, inFlight: 0, queued: 0, lastSeen: base }));
 
     now = base + 5_000;
     await stub.acquire(req(key, "b"));

@@ -122,7 +122,7 @@ describe("Limiter Durable Object", () => {
     const ok = await stub.configure({ maxConcurrency: 64, limit: 20 });
     expect(ok.ok && ok.state.config).toEqual({ maxConcurrency: 64 });
     const reset = await stub.reset();
-    expect(reset.concurrency.limit).toBe(4);
+    expect(reset.concurrency.limit).toBe(16);
     expect(reset.config).toEqual({});
     expect(reset.history).toEqual([]);
   });

@@ -66,11 +66,11 @@ describe("quotas pace, they never cut", () => {
     expect(core.aimd.limit).toBe(4);
   });
 
-  it("a reading is dated at the grant: the window's refill since then counts", () => {
+  it("a reading is dated when it was sent (the grant, or the answer's start if later): the refill since counts", () => {
     const core = known({ ...cfg, startConcurrency: 8 }, rpm(60, 1, 59_000)); // 1 per second
     expect(line(core, 1)).toEqual(["q0"]);
-    // q0 was admitted at 0 with 0 left; its answer arrives at 900 ms: one more is due at 1 s, not 1.9 s.
-    core.settle("q0", out({ info: rpm(60, 0, 60_000) }), 900);
+    // q0 was admitted at 0 with 0 left; its answer took 900 ms: one more is due at 1 s, not 1.9 s.
+    core.settle("q0", out({ latencyMs: 900, info: rpm(60, 0, 60_000) }), 900);
     core.enqueue(w("next"), 900);
     expect(core.wakeAt(900)).toBe(1_000);
   });
@@ -108,6 +108,15 @@ describe("two kinds of 429", () => {
     core.settle(third[10]!, refused(rpm(100_000, 98_900, 1_000)), 110); // granted after that cut, at 11
     expect(core.aimd.limit).toBe(10);
     expect(core.cooldownUntil).toBe(1_110);
+  });
+
+  it("a 429 whose own reading could not pay, though the model has refilled since: still an empty window", () => {
+    const core = known({ ...cfg, startConcurrency: 8 }, rpm(600, 500, 60_000));
+    const ids = line(core, 8);
+    // 0.4 of a request left when refused; by now the model has refilled past 1. The refusal counts as it stood.
+    core.settle(ids[0]!, refused({ ...NONE, tokens: null, requests: { limit: 600, remaining: 0, resetAt: 60_000 } }), 500);
+    expect(core.cooldownUntil).toBe(1_500);
+    expect(core.aimd.limit).toBe(8);
   });
 
   it("with an empty window: everyone waits for the hint, and concurrency stays", () => {

@@ -185,12 +185,12 @@ describe("admin API", () => {
     const res = await call(`${keyPath(key)}/reset`, { method: "POST" });
     expect(res.status).toBe(200);
     const s = (await res.json()) as LimiterSnapshot;
-    expect(s.concurrency).toMatchObject({ limit: 4, min: 1, max: 256, phase: "slow_start" });
+    expect(s.concurrency).toMatchObject({ limit: 16, min: 1, max: 256, phase: "slow_start" });
     expect(s.config).toEqual({});
     expect(s.history).toEqual([]);
     expect(s.quotas).toEqual({ requests: null, tokens: null });
     expect(s.metrics).toMatchObject({ totalRequests: 0, completedRequests: 0, rateLimitHits: 0 });
-    expect(await stateOf(key)).toMatchObject({ config: {}, concurrency: { limit: 4 } });
+    expect(await stateOf(key)).toMatchObject({ config: {}, concurrency: { limit: 16 } });
   });
 });
 

@@ -1,0 +1,46 @@
+// The core's own records: a held slot, an attempt's outcome, and what survives a restart.
+import type { LimiterOverride } from "../config/limits";
+import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import type { AimdState } from "./aimd";
+import type { Metrics } from "./metrics";
+import type { PaceState } from "./pace";
+import type { Granted, QuotaState } from "./quota";
+
+export interface Lease {
+  id: string;
+  cost: number;
+  expiresAt: number;
+  /** The quota's grant totals just after this grant (in memory only; see quota.observe). */
+  mark?: Granted;
+  /** In memory only, like `mark`: the grant's number, leases held with it, and when. */
+  seq?: number;
+  inFlight?: number;
+  grantedAt?: number;
+  /** Settled as a success: its hold time feeds the pace. */
+  ok?: boolean;
+  /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */
+  done?: boolean;
+}
+
+export interface Outcome {
+  cls: OutcomeClass;
+  status: number;
+  info: RateLimitInfo;
+  latencyMs: number;
+  attempt: number;
+  final: boolean;
+  /** A success whose body is still being generated (a stream): the provider is still busy with it. */
+  streaming?: boolean;
+}
+
+export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number };
+
+/** What survives a restart: everything learned, nothing about who is waiting. */
+export interface Persisted {
+  aimd: AimdState;
+  quota: QuotaState;
+  cooldownUntil: number;
+  metrics: Metrics;
+  overrides: LimiterOverride;
+  pace?: PaceState;
+}
