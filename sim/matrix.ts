@@ -69,6 +69,11 @@ export function matrix(): Scenario[] {
     out.push(faults("faults 20% 500ms", { latencyMs: 500, k: 4, runMs }));
     out.push(faults("faults 20% 100ms", { latencyMs: 100, k: 4, runMs }));
   }
+  // promptfoo's own scheduler keeps 4 in flight per process by default; 4 processes on a 300 RPM key.
+  for (const runMs of [10_000, 120_000]) {
+    const pf = rpm("rpm300 promptfoo-like 4x4 1s", 300, { burst: 1, full: false, latencyMs: 1_000, k: 4, runMs });
+    out.push({ ...pf, fleet: { ...pf.fleet, c: 4 } });
+  }
   out.push(rpm("rpm600 minute drained 20s", 600, { burst: 1, full: false, latencyMs: 20_000, k: 16, runMs: 120_000 }));
   out.push(rpm("rpm60 minute drained 100ms", 60, { burst: 1, full: false, latencyMs: 100, k: 4, runMs: 120_000 }));
   const base: Shape = { flavour: "openai", rpm: 1_200, burst: 1, drained: true, latencyMs: 300, jitterMs: 60 };

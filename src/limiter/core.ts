@@ -116,11 +116,15 @@ export class LimiterCore {
   }
 
   /**
-   * Grants, in order, every waiter that may go now, and expires the ones past their deadline.
+   * Grants, in order, every waiter that may go now, and expires the ones past their deadline (or
+   * whose deadline the send gate outlasts).
    * Strict FIFO: a head that does not fit its quota holds the line, so large requests never starve.
    */
   pump(now: number): { granted: Waiter[]; expired: Waiter[] } {
-    const expired = this.queue.takeExpired(now);
+    // A waiter whose deadline falls before the send gate opens can never go: it hears so now,
+    // with the gate's retry-after, rather than at its deadline.
+    const hopeless = this.cooldownUntil > now ? this.cooldownUntil - 1 : now;
+    const expired = this.queue.takeExpired(hopeless);
     const granted: Waiter[] = [];
     for (let head = this.queue.peek(); head; head = this.queue.peek()) {
       if (this.openAt(head.cost, now) > now) break;

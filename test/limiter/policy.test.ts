@@ -136,6 +136,21 @@ describe("two kinds of 429", () => {
   });
 });
 
+describe("a hint longer than the deadline", () => {
+  it("turns away at once the waiters already queued whose deadline the gate outlasts", () => {
+    const core = known({ ...cfg, startConcurrency: 1 });
+    expect(line(core, 1)).toEqual(["q0"]);
+    core.enqueue(w("soon", { deadline: 5_000 }), 0);
+    core.enqueue(w("late", { deadline: 7_200_000 }), 0);
+    core.settle("q0", out({ cls: "rate_limit", status: 429, final: true, info: { ...NONE, retryAfterMs: 3_600_000 } }), 10);
+    core.release("q0", 10);
+    const { granted, expired } = core.pump(10);
+    expect(granted).toEqual([]);
+    expect(expired.map((x) => x.id)).toEqual(["soon"]);
+    expect(core.retryAfter(10, 10)).toBeGreaterThanOrEqual(3_600_000 - 10);
+  });
+});
+
 describe("transients", () => {
   it("never cut; the other successes of the round still grow the limit", () => {
     const core = known({ ...cfg, startConcurrency: 8 });
