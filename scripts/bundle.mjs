@@ -37,7 +37,7 @@ function dryRun(dir, extra, show) {
   });
   if (show || r.status !== 0) process.stdout.write(`${r.stdout}${r.stderr}`);
   if (r.status !== 0) {
-    console.error(`wrangler deploy --dry-run ${extra.join(" ")} failed (exit ${r.status})`);
+    console.error(`${["wrangler deploy --dry-run", ...extra].join(" ")} failed (exit ${r.status})`);
     process.exit(1);
   }
   return join(dir, "index.js");
