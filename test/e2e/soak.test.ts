@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { soak } from "../soak/soak.ts";
 
-// A short soak in every CI run; `npm run soak -- --count 20000` is the long one, by hand.
+// A short soak in every CI run; `npm run soak -- --baseline` (20,000 requests) is the long one, by hand.
 it("a soak of random 429s, 5xx, 524s, slow streams and leaving callers: every request accounted for", async () => {
   const r = await soak({ count: 300, concurrency: 16, seed: 7 });
   console.log(`soak: ${JSON.stringify(r)}`);

@@ -1,8 +1,9 @@
 // A soak through `wrangler dev`: random 429s, 5xx, 524s, slow streams and callers that leave.
 // At the end every request must be accounted for, nothing may be in flight, and the gateway's
-// memory must not have grown without bound. `npm run soak -- --count 20000 [--baseline]` by hand;
-// CI runs a small count through test/e2e/soak.test.ts. `--baseline` runs the same load through a
-// plain pass-through Worker afterwards: wrangler dev's own memory grows with traffic too.
+// memory must not have grown without bound. `npm run soak [-- --count N] [--baseline]` by hand
+// (20,000 requests unless told); CI runs a small count through test/e2e/soak.test.ts. `--baseline`
+// runs the same load through a plain pass-through Worker afterwards: wrangler dev's own memory
+// grows with traffic too.
 import { resolve } from "node:path";
 import { type Gateway, startGateway } from "../support/gateway.ts";
 import { type Standin, startStandin } from "../support/standin/index.ts";
@@ -26,10 +27,15 @@ export interface SoakReport {
   queuedAtEnd: number;
   rssStartMb: number;
   rssEndMb: number;
+  /** workerd's resident memory as the requests complete: [requests done, MB], twenty points. */
+  rssCurve: [number, number][];
   /** The same load through bench/passthrough (a Worker that only fetches), when asked for. */
   baselineRssStartMb?: number;
   baselineRssEndMb?: number;
+  baselineRssCurve?: [number, number][];
+  /** Wall time of the gateway's run (and of the plain Worker's, when asked for). */
   seconds: number;
+  baselineSeconds?: number;
   upstream: { attempts: number; rateLimited: number; faults: Record<string, number> };
 }
 
@@ -73,28 +79,52 @@ async function limiterTotals(gw: Gateway): Promise<{ inFlight: number; queued: n
   return keys.reduce((t, k) => ({ inFlight: t.inFlight + k.inFlight, queued: t.queued + k.queued }), { inFlight: 0, queued: 0 });
 }
 
-/** RSS after a tenth of the load and at the end, for a plain pass-through Worker under the same load. */
-async function baselineRss(opts: SoakOptions, upstream: string): Promise<[number, number]> {
+interface Run {
+  answered: Record<string, number>;
+  /** RSS after a tenth of the load (after warm-up), and at every twentieth of it. */
+  rssStart: number;
+  curve: [number, number][];
+}
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+const secondsSince = (t: number) => Math.round((Date.now() - t) / 100) / 10;
+
+/** Sends `count` requests, `concurrency` at a time, counting outcomes and sampling workerd's memory. */
+async function drive(gw: Gateway, opts: SoakOptions, label: string): Promise<Run> {
+  const rnd = prng(opts.seed);
+  const run: Run = { answered: {}, rssStart: 0, curve: [[0, mb(gw.rss())]] };
+  const step = Math.max(1, Math.floor(opts.count / 20));
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    for (let i = next++; i < opts.count; i = next++) {
+      const outcome = await one(gw, i, rnd);
+      run.answered[outcome] = (run.answered[outcome] ?? 0) + 1;
+      done++;
+      if (done === Math.floor(opts.count / 10)) run.rssStart = gw.rss();
+      if (done % step === 0) {
+        run.curve.push([done, mb(gw.rss())]);
+        opts.log?.(`${label} ${done}/${opts.count} ${JSON.stringify(run.answered)} rss ${mb(gw.rss())} MB`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  return run;
+}
+
+/** The same load through a plain pass-through Worker: how much wrangler dev's own memory grows. */
+async function baselineRun(opts: SoakOptions, upstream: string): Promise<Run & { rssEnd: number; seconds: number }> {
   const gw = await startGateway({ root: resolve(import.meta.dirname, "../../bench/passthrough"), vars: { UPSTREAM: upstream } });
   try {
-    const rnd = prng(opts.seed);
-    let next = 0;
-    let start = 0;
-    const worker = async () => {
-      for (let i = next++; i < opts.count; i = next++) {
-        await one(gw, i, rnd);
-        if (i === Math.floor(opts.count / 10)) start = gw.rss();
-      }
-    };
-    await Promise.all(Array.from({ length: opts.concurrency }, worker));
-    return [Math.round(start / 2 ** 20), Math.round(gw.rss() / 2 ** 20)];
+    const started = Date.now();
+    const run = await drive(gw, opts, "plain");
+    return { ...run, rssEnd: gw.rss(), seconds: secondsSince(started) };
   } finally {
     await gw.close();
   }
 }
 
 export async function soak(opts: SoakOptions): Promise<SoakReport> {
-  const rnd = prng(opts.seed);
   let standin: Standin | undefined;
   let gw: Gateway | undefined;
   try {
@@ -108,32 +138,22 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
       vars: { ADMIN_TOKEN: ADMIN, BASE_BACKOFF_MS: "50", MAX_BACKOFF_MS: "500", LEASE_TTL_MS: "5000" },
     });
     const started = Date.now();
-    const answered: Record<string, number> = {};
-    let next = 0;
-    let rssStart = 0;
-    const worker = async () => {
-      for (let i = next++; i < opts.count; i = next++) {
-        const outcome = await one(gw!, i, rnd);
-        answered[outcome] = (answered[outcome] ?? 0) + 1;
-        if (i === Math.floor(opts.count / 10)) rssStart = gw!.rss(); // after warm-up
-        if (i > 0 && i % 1_000 === 0) opts.log?.(`${i}/${opts.count} ${JSON.stringify(answered)} rss ${(gw!.rss() / 2 ** 20).toFixed(0)} MB`);
-      }
-    };
-    await Promise.all(Array.from({ length: opts.concurrency }, worker));
+    const run = await drive(gw, opts, "gateway");
     // Leases of callers that left mid-stream are released by the Worker; give it a moment.
     let totals = await limiterTotals(gw);
     for (let i = 0; i < 50 && (totals.inFlight > 0 || totals.queued > 0); i++) {
       await new Promise((r) => setTimeout(r, 200));
       totals = await limiterTotals(gw);
     }
-    const { aborted = 0, unaccounted = 0, internal = 0, ...rest } = answered;
+    const { aborted = 0, unaccounted = 0, internal = 0, ...rest } = run.answered;
     const st = standin.stats();
     const rssEnd = gw.rss();
-    let baseline: [number, number] | undefined;
+    const seconds = secondsSince(started);
+    let baseline: Awaited<ReturnType<typeof baselineRun>> | undefined;
     if (opts.baseline) {
       await gw.close();
       standin.configure({ faults: {} });
-      baseline = await baselineRss(opts, standin.url);
+      baseline = await baselineRun(opts, standin.url);
     }
     return {
       sent: opts.count,
@@ -143,10 +163,11 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
       internalErrors: internal,
       inFlightAtEnd: totals.inFlight,
       queuedAtEnd: totals.queued,
-      rssStartMb: Math.round(rssStart / 2 ** 20),
-      rssEndMb: Math.round(rssEnd / 2 ** 20),
-      ...(baseline ? { baselineRssStartMb: baseline[0], baselineRssEndMb: baseline[1] } : {}),
-      seconds: Math.round((Date.now() - started) / 100) / 10,
+      rssStartMb: mb(run.rssStart),
+      rssEndMb: mb(rssEnd),
+      rssCurve: run.curve,
+      ...(baseline ? { baselineRssStartMb: mb(baseline.rssStart), baselineRssEndMb: mb(baseline.rssEnd), baselineRssCurve: baseline.curve, baselineSeconds: baseline.seconds } : {}),
+      seconds,
       upstream: { attempts: st.attempts, rateLimited: st.rateLimited, faults: st.faults },
     };
   } finally {
@@ -161,8 +182,9 @@ if (import.meta.main) {
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
   const baseline = process.argv.includes("--baseline");
-  const report = await soak({ count: arg("count", 2_000), concurrency: arg("concurrency", 32), seed: arg("seed", 1), baseline, log: console.log });
-  console.log(JSON.stringify(report, null, 2));
+  const report = await soak({ count: arg("count", 20_000), concurrency: arg("concurrency", 32), seed: arg("seed", 1), baseline, log: console.log });
+  // One [requests done, MB] pair a line is too long for twenty points: keep each pair on one line.
+  console.log(JSON.stringify(report, null, 2).replace(/\[\s+(\d+),\s+(\d+)\s+\]/g, "[$1, $2]"));
   const ok = report.unaccounted === 0 && report.internalErrors === 0 && report.inFlightAtEnd === 0 && report.queuedAtEnd === 0;
   console.log(ok ? "soak: every request accounted for, nothing in flight" : "soak: FAILED");
   process.exit(ok ? 0 : 1);

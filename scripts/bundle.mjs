@@ -1,0 +1,51 @@
+// `npm run bundle`: bundles the Worker as `wrangler deploy` would, without an account
+// (`--dry-run`), so a bundling error or a binding that names no exported class fails here; then
+// prints the bundle's size as deployed (raw and gzipped) and minified.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+/** Gzipped size the later size budget will hold the Worker to; printed, not enforced yet. */
+const BUDGET_KIB = 150;
+
+const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
+try {
+  const deployed = dryRun(join(out, "deployed"), [], true);
+  const minified = dryRun(join(out, "minified"), ["--minify"], false);
+  console.log(
+    `Worker bundle: ${sizes(deployed)} as deployed; ${sizes(minified)} minified ` +
+      `(budget ${BUDGET_KIB} KiB gzipped, not enforced yet)`,
+  );
+} finally {
+  rmSync(out, { recursive: true, force: true });
+}
+
+/**
+ * Runs `wrangler deploy --dry-run` into `dir` and returns the bundle's path; exits on failure with
+ * wrangler's output. `show`: print that output anyway (it lists the bindings).
+ * @param {string} dir
+ * @param {string[]} extra
+ * @param {boolean} show
+ */
+function dryRun(dir, extra, show) {
+  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", dir, ...extra], {
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1" },
+    shell: process.platform === "win32",
+  });
+  if (show || r.status !== 0) process.stdout.write(`${r.stdout}${r.stderr}`);
+  if (r.status !== 0) {
+    console.error(`${["wrangler deploy --dry-run", ...extra].join(" ")} failed (exit ${r.status})`);
+    process.exit(1);
+  }
+  return join(dir, "index.js");
+}
+
+/** @param {string} file */
+function sizes(file) {
+  const bytes = readFileSync(file);
+  const kib = (/** @type {number} */ n) => `${(n / 1024).toFixed(1)} KiB`;
+  return `${kib(bytes.length)} (${kib(gzipSync(bytes).length)} gzipped)`;
+}
