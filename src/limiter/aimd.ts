@@ -192,9 +192,13 @@ export function onConcurrencyLimit(
  * concurrency ceiling: a quota-bound key must not become concurrency-bound.
  */
 export function fitPace(s: AimdState, cfg: LimiterConfig, need: number, now: number, inFlight: number): HistoryEntry | null {
-  const cap = s.ceiling === null ? need : Math.min(need, s.ceiling - 1);
-  const to = clamp(cap, cfg);
+  const to = clamp(Math.min(need, paceCeiling(s, cfg)), cfg);
   return to > s.limit ? change(s, to, "pace", now, inFlight) : null;
+}
+
+/** The most pacing may raise the limit to: max, and one under a known concurrency ceiling. */
+export function paceCeiling(s: AimdState, cfg: LimiterConfig): number {
+  return Math.min(cfg.maxConcurrency, s.ceiling === null ? Number.POSITIVE_INFINITY : s.ceiling - 1);
 }
 
 export function setManual(s: AimdState, cfg: LimiterConfig, limit: number, now: number, inFlight: number): HistoryEntry | null {

@@ -1,6 +1,6 @@
 import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import {
-  type AimdState, fitPace, type HistoryEntry, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
+  type AimdState, fitPace, type HistoryEntry, paceCeiling, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -143,11 +143,16 @@ export class LimiterCore {
    */
   private paced(now: number): boolean {
     if (this.learning(now) || !this.tightNow(now)) return false;
-    const oldest = this.leases.values().next().value as Lease | undefined;
-    const need = paceNeed(this.pace, this.quota, oldest?.grantedAt === undefined ? 0 : now - oldest.grantedAt);
+    const oldest = this.oldestGrantAt();
+    const need = paceNeed(this.pace, this.quota, oldest === null ? 0 : now - oldest);
     if (need === null) return false;
     fitPace(this.aimd, this.config, need, now, this.inFlight);
     return this.busy < this.limitAt(now);
+  }
+
+  /** When the longest-held slot was granted (leases keep grant order), or null. */
+  private oldestGrantAt(): number | null {
+    return (this.leases.values().next().value as Lease | undefined)?.grantedAt ?? null;
   }
 
   /** A window cannot pay for the whole line now: the quota, not concurrency, binds this key. */
@@ -178,10 +183,10 @@ export class LimiterCore {
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {
-      const oldest = this.leases.values().next().value as Lease | undefined;
-      const due = oldest?.grantedAt === undefined ? null : paceDueAt(this.pace, this.quota, oldest.grantedAt, this.limitAt(now));
-      const room = this.aimd.limit < Math.min(this.config.maxConcurrency, (this.aimd.ceiling ?? Number.POSITIVE_INFINITY) - 1);
-      if (due !== null && due > now && room) at = Math.min(at, Math.max(due, this.openAt(head.cost, now)));
+      const oldest = this.oldestGrantAt();
+      const due = oldest === null ? null : paceDueAt(this.pace, this.quota, oldest, this.limitAt(now));
+      const canRise = this.aimd.limit < paceCeiling(this.aimd, this.config);
+      if (due !== null && due > now && canRise) at = Math.min(at, Math.max(due, this.openAt(head.cost, now)));
     }
     return Number.isFinite(at) ? Math.max(at, now) : null;
   }
