@@ -28,6 +28,15 @@ export function limiterConfigFromEnv(env: Env): LimiterConfig {
   return c;
 }
 
+const gatewayConfigs = new WeakMap<Env, GatewayConfig>();
+
+/** `gatewayConfigFromEnv`, once per isolate's env (vars cannot change without a new isolate). */
+export function gatewayConfigOf(env: Env): GatewayConfig {
+  let c = gatewayConfigs.get(env);
+  if (!c) gatewayConfigs.set(env, (c = gatewayConfigFromEnv(env)));
+  return c;
+}
+
 export function gatewayConfigFromEnv(env: Env): GatewayConfig {
   return {
     maxAttempts: num(env, "MAX_ATTEMPTS", DEFAULT_GATEWAY.maxAttempts, 1, 100),

@@ -1,5 +1,3 @@
-import { z } from "zod";
-
 /** Per-key limiter settings: defaults come from vars, overrides from `PUT /admin/keys/:key/config`. */
 export interface LimiterConfig {
   minConcurrency: number;
@@ -39,26 +37,40 @@ export const DEFAULT_GATEWAY: GatewayConfig = {
   maxBodyBytes: 10 * 1024 * 1024,
 };
 
-const count = z.number().int().min(1).max(100_000);
-const millis = z.number().int().min(0).max(86_400_000);
+/** Admin input: every field optional. `limit` sets the current limit now (history reason `manual`). */
+export type LimiterOverride = Partial<LimiterConfig & { limit: number }>;
 
-/** Admin input: every field optional, unknown fields rejected, min <= max checked on the merge. */
-export const limiterOverrideSchema = z
-  .object({
-    minConcurrency: count,
-    startConcurrency: count,
-    maxConcurrency: count,
-    decreaseFactor: z.number().gt(0).lt(1),
-    scaleUpPercent: z.number().gt(0).max(100),
-    cooldownMs: millis,
-    leaseTtlMs: z.number().int().min(1_000).max(86_400_000),
-    /** Sets the current limit now (history reason `manual`); kept within [min, max]. */
-    limit: count,
-  })
-  .partial()
-  .strict();
+type Rule = { int: boolean; lo: number; hi: number; open?: boolean };
+const count: Rule = { int: true, lo: 1, hi: 100_000 };
+const millis: Rule = { int: true, lo: 0, hi: 86_400_000 };
+/** Bounds of each admin field; `open` excludes both ends. A table, not a validator library: the bundle stays small. */
+const RULES: Record<keyof LimiterOverride, Rule> = {
+  minConcurrency: count,
+  startConcurrency: count,
+  maxConcurrency: count,
+  decreaseFactor: { int: false, lo: 0, hi: 1, open: true },
+  scaleUpPercent: { int: false, lo: 0, hi: 100 },
+  cooldownMs: millis,
+  leaseTtlMs: { int: true, lo: 1_000, hi: 86_400_000 },
+  limit: count,
+};
 
-export type LimiterOverride = z.infer<typeof limiterOverrideSchema>;
+/** Checks admin input: unknown fields and out-of-range values are named, `<field>: <reason>`. */
+export function parseOverride(body: unknown): { ok: true; value: LimiterOverride } | { ok: false; error: string } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { ok: false, error: "body: must be a JSON object" };
+  const problems: string[] = [];
+  const value: LimiterOverride = {};
+  for (const [field, v] of Object.entries(body)) {
+    const rule = Object.hasOwn(RULES, field) ? RULES[field as keyof LimiterOverride] : undefined;
+    if (!rule) problems.push(`${field}: unknown field`);
+    else if (typeof v !== "number" || !Number.isFinite(v)) problems.push(`${field}: must be a number`);
+    else if (rule.int && !Number.isInteger(v)) problems.push(`${field}: must be an integer`);
+    else if (rule.open ? v <= rule.lo || v >= rule.hi : v < rule.lo || v > rule.hi)
+      problems.push(`${field}: must be ${rule.open ? "strictly between" : "within"} ${rule.open ? `${rule.lo} and ${rule.hi}` : `[${rule.lo}, ${rule.hi}]`}`);
+    else value[field as keyof LimiterOverride] = v;
+  }
+  return problems.length ? { ok: false, error: problems.join("; ") } : { ok: true, value };
+}
 
 /**
  * Returns the reason the merged config is inconsistent, or null. A start outside [min, max] is

@@ -204,7 +204,8 @@ export class LimiterCore {
     const lease = this.leases.get(id);
     // The provider counted at admission: after the grant and the Worker's send, about when the
     // attempt's latency began. Later rather than earlier, so refill is never over-counted.
-    const sentAt = Number.isFinite(o.latencyMs) && o.latencyMs >= 0 ? now - o.latencyMs : now;
+    const seenAt = now - Math.max(0, o.ageMs ?? 0);
+    const sentAt = Number.isFinite(o.latencyMs) && o.latencyMs >= 0 ? seenAt - o.latencyMs : seenAt;
     observe(this.quota, o.info, now, lease?.mark, lease?.grantedAt === undefined ? undefined : Math.max(lease.grantedAt, sentAt));
     let changed: HistoryEntry | null = null;
     if (o.cls === "success") {

@@ -36,6 +36,10 @@ export interface Counters {
   gatewayErrors: Record<(typeof OBJECT_ERRORS)[number], number>;
   limitChanges: Record<ChangeReason, number>;
   leasesExpired: number;
+  /** Calls into the object on the hot path (exchange, acquire, settle, release, renew, cancel). */
+  calls: number;
+  /** Operations those calls carried: more ops than calls is what batching saved. */
+  ops: number;
   latency: Histogram;
   queueWait: Histogram;
 }
@@ -51,6 +55,8 @@ export function emptyCounters(): Counters {
     gatewayErrors: zeros(OBJECT_ERRORS),
     limitChanges: zeros(CHANGE_REASONS),
     leasesExpired: 0,
+    calls: 0,
+    ops: 0,
     latency: emptyHistogram(LATENCY_BOUNDS),
     queueWait: emptyHistogram(WAIT_BOUNDS),
   };
@@ -120,6 +126,8 @@ export function restoreCounters(saved: unknown): Counters {
   mergeRecord(c.gatewayErrors, s.gatewayErrors);
   mergeRecord(c.limitChanges, s.limitChanges);
   c.leasesExpired = num(s.leasesExpired);
+  c.calls = num(s.calls);
+  c.ops = num(s.ops);
   c.latency = mergeHistogram(c.latency, s.latency);
   c.queueWait = mergeHistogram(c.queueWait, s.queueWait);
   return c;

@@ -10,7 +10,7 @@ import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
 import { Waiters } from "./waiters";
-import type { AcquireRequest, AcquireResult, KeyMeta, LimiterSnapshot, SettleRequest } from "./types";
+import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SettleRequest } from "./types";
 
 /** One key's numbers for `GET /admin/metrics`. */
 export interface KeyMetricsReport extends KeyMetrics {
@@ -85,8 +85,51 @@ export class Limiter extends DurableObject<Env> {
     void this.ensureAlarm();
   }
 
+  /**
+   * A Worker isolate's batch of calls (its own and its other requests'), applied in order with one
+   * pump at the end. Acquires answered at once come back granted or refused; the rest come back
+   * `queued`, and their Worker waits for them with `acquire` (the same id joins the same place).
+   */
+  async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
+    const now = this.counted(ops.length);
+    this.touch(meta, now);
+    const results: OpResult[] = new Array(ops.length);
+    const acquires: [number, string][] = [];
+    const before = this.core.cooldownUntil;
+    let changed = false;
+    const answers = this.waiters.round(() => {
+      ops.forEach((op, i) => {
+        const age = Math.max(0, op.ageMs ?? 0);
+        switch (op.t) {
+          case "acquire":
+            void this.waiters.join({ id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs) });
+            acquires.push([i, op.req.leaseId]);
+            break;
+          case "settle":
+            changed = this.applySettle(op.id, op.outcome, now, age) || changed;
+            results[i] = true;
+            break;
+          case "release":
+            results[i] = this.dropLease(op.id, now - age);
+            break;
+          case "renew":
+            results[i] = this.core.renew(op.id, now);
+            break;
+          case "cancel":
+            results[i] = this.cancelOne(op.id);
+            break;
+        }
+      });
+    });
+    // Every answer given in the round was captured; an acquire without one is still in line.
+    for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
+    this.telemetry.moved(now);
+    this.persist(changed || this.core.cooldownUntil > before);
+    return { results, queued: this.core.queue.size };
+  }
+
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
-    const now = this.now();
+    const now = this.counted(1);
     this.touch(req, now);
     const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
     this.telemetry.moved(now);
@@ -94,18 +137,15 @@ export class Limiter extends DurableObject<Env> {
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
-    const now = this.now();
+    const now = this.counted(1);
     const gate = this.core.cooldownUntil;
-    const changed = this.telemetry.settle(leaseId, outcome, now, () => this.core.settle(leaseId, outcome, now));
-    if (outcome.release) this.dropLease(leaseId);
-    // A new limit or a later gate is written at once; quotas and counters go with the next flush,
-    // so a storm of successes does not write the whole state per answer.
-    if (changed || this.core.cooldownUntil > gate) this.save();
-    else this.scheduleFlush();
+    const changed = this.applySettle(leaseId, outcome, now, 0);
+    this.persist(changed || this.core.cooldownUntil > gate);
     this.pump();
   }
 
   async release(leaseId: string): Promise<boolean> {
+    this.counted(1);
     const had = this.dropLease(leaseId);
     this.pump();
     return had;
@@ -113,14 +153,13 @@ export class Limiter extends DurableObject<Env> {
 
   /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
   async renew(leaseId: string): Promise<boolean> {
-    return this.core.renew(leaseId, this.now());
+    return this.core.renew(leaseId, this.counted(1));
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
   async cancel(leaseId: string): Promise<boolean> {
-    const wasWaiting = this.waiters.cancel(leaseId);
-    if (wasWaiting) this.telemetry.moved(this.now());
-    return wasWaiting || this.dropLease(leaseId);
+    this.counted(1);
+    return this.cancelOne(leaseId);
   }
 
   async state(): Promise<LimiterSnapshot> {
@@ -189,8 +228,39 @@ export class Limiter extends DurableObject<Env> {
     );
   }
 
-  private dropLease(id: string): boolean {
-    if (!this.core.release(id, this.now())) return false;
+  /** Counts a hot-path call and the operations it carries; returns the time now. */
+  private counted(ops: number): number {
+    this.telemetry.counters.calls++;
+    this.telemetry.counters.ops += ops;
+    return this.now();
+  }
+
+  /**
+   * One outcome into the core and the counters; `age`: how long ago the Worker saw it (the attempt
+   * was sent and its slot let go that much earlier). Returns whether the limit changed.
+   */
+  private applySettle(leaseId: string, outcome: SettleRequest, now: number, age: number): boolean {
+    const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
+    const changed = this.telemetry.settle(leaseId, o, now, () => this.core.settle(leaseId, o, now));
+    if (outcome.release) this.dropLease(leaseId, now - age);
+    return changed !== null;
+  }
+
+  /** A new limit or a later gate is written at once; quotas and counters go with the next flush. */
+  private persist(urgent: boolean): void {
+    if (urgent) this.save();
+    else this.scheduleFlush();
+  }
+
+  private cancelOne(leaseId: string): boolean {
+    const wasWaiting = this.waiters.cancel(leaseId);
+    if (wasWaiting) this.telemetry.moved(this.now());
+    return wasWaiting || this.dropLease(leaseId);
+  }
+
+  /** `at`: when the Worker let the slot go (a release that waited for company is dated back). */
+  private dropLease(id: string, at: number = this.now()): boolean {
+    if (!this.core.release(id, at)) return false;
     this.journal(id, null);
     this.telemetry.moved(this.now());
     return true;

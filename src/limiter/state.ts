@@ -31,6 +31,8 @@ export interface Outcome {
   final: boolean;
   /** A success whose body is still being generated (a stream): the provider is still busy with it. */
   streaming?: boolean;
+  /** How long before it reached the limiter the Worker saw this answer (it waited for a batch). */
+  ageMs?: number;
 }
 
 export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number };

@@ -53,3 +53,27 @@ export interface LimiterSnapshot extends KeyMeta {
   config: LimiterOverride;
   lastSeen: string | null;
 }
+
+/**
+ * One call a Worker isolate makes of a key's limiter, carried with others in one `exchange`.
+ * `ageMs`: how long before the batch left the op was made (the Worker's clock), so a release or a
+ * settle that waited for company is dated when it happened, not when it arrived.
+ */
+export type Op = { ageMs?: number } & (
+  | { t: "acquire"; req: Omit<AcquireRequest, keyof KeyMeta> }
+  | { t: "settle"; id: string; outcome: SettleRequest }
+  | { t: "release"; id: string }
+  | { t: "renew"; id: string }
+  | { t: "cancel"; id: string }
+);
+
+/** An acquire not answered at once: the Worker waits for it with `acquire` (idempotent per id). */
+export type Queued = { queued: true };
+export type OpResult = AcquireResult | Queued | boolean;
+
+export interface ExchangeReply {
+  /** One per op, in order. */
+  results: OpResult[];
+  /** Waiters in line after the batch: with none, a Worker may hold its releases a moment for company. */
+  queued: number;
+}

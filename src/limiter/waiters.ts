@@ -12,6 +12,9 @@ export interface WaiterRequest {
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
 
+/** Refusals remembered per id, so a repeated acquire of an answered waiter is not queued again. */
+const REFUSALS_KEPT = 1_024;
+
 /** The timer functions Waiters uses; the simulator passes its virtual clock's. */
 export interface Timers {
   set: (fn: () => void, ms: number) => unknown;
@@ -34,6 +37,9 @@ export type OnTimeout = (how: "expired" | "refused", waitedMs: number, retryAfte
  */
 export class Waiters {
   private pending = new Map<string, Pending>();
+  private refusals = new Map<string, AcquireResult>();
+  /** Set during `round`: every answer given meanwhile, by id. */
+  private capture: Map<string, AcquireResult> | null = null;
   private timer: unknown = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private core: LimiterCore;
@@ -56,23 +62,54 @@ export class Waiters {
     this.timers = timers;
   }
 
-  /** Idempotent per id: a held lease answers granted, a waiting one shares its promise. */
+  /**
+   * Idempotent per id: a held lease answers granted, a waiting one shares its promise, and one
+   * refused or timed out lately gets the same refusal again (never a second place in line).
+   */
   acquire(req: WaiterRequest): Promise<AcquireResult> {
+    const p = this.join(req);
+    this.pump();
+    return p;
+  }
+
+  /**
+   * Runs `fn`, which may `join` waiters and release slots, then pumps once and returns every
+   * answer given meanwhile: a batch of calls costs one pass over the queue, and the caller learns
+   * which of its waiters were answered at once and which still wait.
+   */
+  round(fn: () => void): Map<string, AcquireResult> {
+    const got = new Map<string, AcquireResult>();
+    this.capture = got;
+    try {
+      fn();
+      this.pump();
+    } finally {
+      this.capture = null;
+    }
+    return got;
+  }
+
+  /** `acquire` without the pump: the waiter is queued (or answered) and the caller pumps. */
+  join(req: WaiterRequest): Promise<AcquireResult> {
     const now = this.now();
-    if (this.core.leases.has(req.id)) return Promise.resolve(this.granted(req.id, 0));
+    if (this.core.leases.has(req.id)) return this.answeredNow(req.id, this.granted(req.id, 0));
     const waiting = this.pending.get(req.id);
     if (waiting) return waiting.promise;
+    const before = this.refusals.get(req.id);
+    if (before) return this.answeredNow(req.id, before);
     const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
     if (admission.kind === "rejected") {
       this.onTimeout("refused", 0, admission.retryAfterMs);
-      return Promise.resolve({ granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs });
+      const r: AcquireResult = { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs };
+      this.remember(req.id, r);
+      return this.answeredNow(req.id, r);
     }
     let resolve!: (r: AcquireResult) => void;
     const promise = new Promise<AcquireResult>((r) => (resolve = r));
     this.pending.set(req.id, { promise, resolve });
-    this.pump();
     return promise;
   }
+
 
   /** Takes a waiter out of the line; its caller gets queue_timeout with no wait. */
   cancel(id: string): boolean {
@@ -111,8 +148,23 @@ export class Waiters {
   }
 
   private answer(id: string, r: AcquireResult): void {
-    this.pending.get(id)?.resolve(r);
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.capture?.set(id, r);
+    if (!r.granted) this.remember(id, r);
+    p.resolve(r);
     this.pending.delete(id);
+  }
+
+  /** An answer given without queueing, noted for `round`. */
+  private answeredNow(id: string, r: AcquireResult): Promise<AcquireResult> {
+    this.capture?.set(id, r);
+    return Promise.resolve(r);
+  }
+
+  private remember(id: string, r: AcquireResult): void {
+    this.refusals.set(id, r);
+    if (this.refusals.size > REFUSALS_KEPT) this.refusals.delete(this.refusals.keys().next().value as string);
   }
 
   private arm(at: number | null, now: number): void {

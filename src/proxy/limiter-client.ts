@@ -1,6 +1,7 @@
 import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
-import type { AcquireRequest, AcquireResult, SettleRequest } from "../limiter/types";
+import type { AcquireRequest, AcquireResult, KeyMeta, OpResult, Queued, SettleRequest } from "../limiter/types";
+import { type Carrier, type Channel, channelFor } from "./channel";
 
 /** The key's limiter could not be asked in time: fail closed, never send around it. */
 export class LimiterUnavailable extends Error {
@@ -29,35 +30,55 @@ export interface LimiterCalls {
   keepAlive(leaseId: string, ttlMs: number): () => void;
 }
 
+const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" in r;
+
 /**
- * The Worker's side of one key's Limiter. Acquire retries a broken object with a fresh stub
- * (the object may have restarted); the other calls are fire-and-forget, kept alive by waitUntil.
+ * The Worker's side of one key's Limiter. Its calls ride this isolate's channel to the key, in
+ * batches with other requests' calls; an acquire not answered at once is waited for with its own
+ * call. A failed call is tried again on a fresh stub (the object may have restarted).
  */
 export class LimiterClient implements LimiterCalls {
   private stub: DurableObjectStub<Limiter>;
   private id: DurableObjectId;
-
   private ns: DurableObjectNamespace<Limiter>;
   private waitUntil: (p: Promise<unknown>) => void;
   private now: () => number;
+  private channel: Channel;
+  private carrier: Carrier;
 
-  constructor(ns: DurableObjectNamespace<Limiter>, key: string, waitUntil: (p: Promise<unknown>) => void, now: () => number = Date.now) {
+  constructor(
+    ns: DurableObjectNamespace<Limiter>,
+    meta: KeyMeta,
+    waitUntil: (p: Promise<unknown>) => void,
+    now: () => number = Date.now,
+    channel: Channel = channelFor(meta),
+  ) {
     this.ns = ns;
     this.waitUntil = waitUntil;
     this.now = now;
-    this.id = ns.idFromName(key);
+    this.id = ns.idFromName(meta.key);
     this.stub = ns.get(this.id);
+    this.channel = channel;
+    this.carrier = {
+      stub: () => this.stub,
+      fresh: () => (this.stub = this.ns.get(this.id)),
+      waitUntil,
+    };
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    const waitMs = () => Math.max(0, deadline - this.now());
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new LimiterUnavailable(1_000, "the limiter did not answer in time")), Math.max(0, deadline - this.now()) + GRACE_MS);
+        timer = setTimeout(() => reject(new LimiterUnavailable(1_000, "the limiter did not answer in time")), waitMs() + GRACE_MS);
       });
       try {
-        const call = this.stub.acquire({ ...req, waitMs: Math.max(0, deadline - this.now()) }) as Promise<AcquireResult>;
-        return await Promise.race([call, timeout]);
+        const op = { t: "acquire" as const, req: { leaseId: req.leaseId, cost: req.cost, retry: req.retry, waitMs: waitMs() } };
+        const first = await Promise.race([this.channel.call(op, this.carrier), timeout]);
+        if (!queued(first)) return first as AcquireResult;
+        // Still in line: wait on the place it already has (acquire is idempotent per lease id).
+        return await Promise.race([this.stub.acquire({ ...req, waitMs: waitMs() }) as Promise<AcquireResult>, timeout]);
       } catch (err) {
         if (err instanceof LimiterUnavailable) throw err;
         const flags = (err ?? {}) as Flags;
@@ -72,13 +93,13 @@ export class LimiterClient implements LimiterCalls {
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
-    this.background(() => this.stub.settle(leaseId, outcome));
+    this.channel.post({ t: "settle", id: leaseId, outcome }, this.carrier);
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
   async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
     try {
-      await this.stub.settle(leaseId, outcome);
+      await this.channel.call({ t: "settle", id: leaseId, outcome }, this.carrier);
     } catch {
       this.stub = this.ns.get(this.id);
       await this.stub.settle(leaseId, outcome).catch(() => {});
@@ -86,30 +107,16 @@ export class LimiterClient implements LimiterCalls {
   }
 
   release(leaseId: string): void {
-    this.background(() => this.stub.release(leaseId));
+    this.channel.post({ t: "release", id: leaseId }, this.carrier);
   }
 
   cancel(leaseId: string): void {
-    this.background(() => this.stub.cancel(leaseId));
+    this.channel.post({ t: "cancel", id: leaseId }, this.carrier, true);
   }
 
   /** Keeps a held lease alive while the provider is slow or the stream long. Returns the stopper. */
   keepAlive(leaseId: string, ttlMs: number): () => void {
-    const timer = setInterval(() => this.background(() => this.stub.renew(leaseId)), renewEvery(ttlMs));
+    const timer = setInterval(() => this.channel.post({ t: "renew", id: leaseId }, this.carrier), renewEvery(ttlMs));
     return () => clearInterval(timer);
-  }
-
-  /**
-   * Settle, release, renew and cancel are idempotent, so a failed one is tried once more on a
-   * fresh stub (the object may have restarted). One still lost is bounded by the lease's expiry;
-   * it must never fail the request.
-   */
-  private background(call: () => Promise<unknown>): void {
-    this.waitUntil(
-      call().catch(async () => {
-        this.stub = this.ns.get(this.id);
-        await call().catch(() => {});
-      }),
-    );
   }
 }

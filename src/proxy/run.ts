@@ -6,6 +6,7 @@ import { parseRateLimitHeaders } from "../policy/headers";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
 import { gatewayError, retryAfterSeconds } from "./errors";
+import { answerInit, BUFFER_MAX, isEventStream, readUpTo, streamBack } from "./answer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
 
@@ -78,10 +79,8 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     attempts = attempt;
     const stopRenewing = limiter.keepAlive(leaseId, grant.leaseTtlMs);
     const sent = deps.now();
-    let res: Response;
-    try {
-      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: plan.signal, redirect: "manual" });
-    } catch {
+    /** The attempt never got a whole answer: settle it as transient, and retry if policy says so. */
+    const unreachable = async (): Promise<Response | null> => {
       stopRenewing();
       if (plan.signal.aborted) {
         limiter.settle(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, true));
@@ -91,14 +90,42 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       await limiter.settleNow(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry));
       if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", "the provider could not be reached"));
       await pause(d.delayMs, plan.signal);
+      return null;
+    };
+    let res: Response;
+    try {
+      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: plan.signal, redirect: "manual" });
+    } catch {
+      const answer = await unreachable();
+      if (answer) return answer;
       continue;
     }
     const latency = deps.now() - sent;
 
     if (res.status < 400) {
-      const streaming = res.headers.get("content-type")?.includes("text/event-stream") ?? false;
-      limiter.settle(leaseId, { ...outcome("success", res.status, parseRateLimitHeaders(res.headers, deps.now()), latency, attempt, true), release: false, streaming });
-      return stamp(streamBack(res, plan.waitUntil, () => {
+      const info = parseRateLimitHeaders(res.headers, deps.now());
+      const streaming = isEventStream(res.headers);
+      const success = outcome("success", res.status, info, latency, attempt, true);
+      let body = res.body;
+      if (!streaming && body) {
+        // A plain answer is read whole first: its settle and its release are then one call.
+        let read;
+        try {
+          read = await readUpTo(body, BUFFER_MAX);
+        } catch {
+          const answer = await unreachable();
+          if (answer) return answer;
+          continue;
+        }
+        if ("whole" in read) {
+          stopRenewing();
+          limiter.settle(leaseId, { ...success, release: true, streaming: false });
+          return stamp(new Response(read.whole, answerInit(res)));
+        }
+        body = read.rest;
+      }
+      limiter.settle(leaseId, { ...success, release: false, streaming });
+      return stamp(streamBack(body, answerInit(res), plan.waitUntil, () => {
         stopRenewing();
         limiter.release(leaseId);
       }));
@@ -128,16 +155,4 @@ function decide(cls: OutcomeClass, attempt: number, hintMs: number | null, plan:
 
 function outcome(cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): SettleRequest {
   return { cls, status, info, latencyMs, attempt, final, release: true };
-}
-
-/** Streams the provider's body chunk by chunk; `done` runs when it ends or the caller leaves. */
-function streamBack(res: Response, waitUntil: (p: Promise<unknown>) => void, done: () => void): Response {
-  const init = { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) };
-  if (!res.body) {
-    done();
-    return new Response(null, init);
-  }
-  const { readable, writable } = new TransformStream();
-  waitUntil(res.body.pipeTo(writable).catch(() => {}).finally(done));
-  return new Response(readable, init);
 }

@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bearerOk } from "../auth";
-import { limiterOverrideSchema } from "../config/limits";
+import { parseOverride } from "../config/limits";
 import { dashboard } from "../dashboard/page";
 import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object";
 import type { Env } from "../env";
@@ -81,10 +81,10 @@ admin.put("/admin/keys/:key/config", async (c) => {
   } catch {
     return adminError("invalid_config", "body: must be a JSON object");
   }
-  const parsed = limiterOverrideSchema.safeParse(body);
-  if (!parsed.success) return adminError("invalid_config", describeIssues(parsed.error.issues));
+  const parsed = parseOverride(body);
+  if (!parsed.ok) return adminError("invalid_config", parsed.error);
   if (!(await known(c.env, key))) return unknownKey(key);
-  const res = await limiter(c.env, key).configure(parsed.data);
+  const res = await limiter(c.env, key).configure(parsed.value);
   if (!res.ok) return adminError("invalid_config", fieldFirst(res.error));
   return ok(res.state);
 });
@@ -147,19 +147,6 @@ async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
-
-/** `<field>: <reason>` for each problem zod found. */
-export function describeIssues(issues: readonly Issue[]): string {
-  return issues
-    .map((i) => {
-      if (i.code === "unrecognized_keys" && i.keys?.length) return `${i.keys.join(", ")}: unknown field`;
-      const field = i.path.map(String).join(".") || "body";
-      return `${field}: ${i.message}`;
-    })
-    .join("; ");
 }
 
 /** The limiter's "minConcurrency must not exceed ..." as "minConcurrency: must not exceed ...". */

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
-import { ConfigError, gatewayConfigFromEnv } from "../config/env";
+import { ConfigError, gatewayConfigOf } from "../config/env";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
 import { estimateTokens } from "../policy/estimate";
@@ -27,7 +27,7 @@ proxy.all("/:provider/*", async (c) => {
   let table, gw;
   try {
     table = providers(c.env.PROVIDERS);
-    gw = gatewayConfigFromEnv(c.env);
+    gw = gatewayConfigOf(c.env);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
@@ -54,7 +54,8 @@ proxy.all("/:provider/*", async (c) => {
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
   const json = parseJson(bytes);
   const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
-  const limiter = new LimiterClient(c.env.LIMITER, key.key, (p) => c.executionCtx.waitUntil(p));
+  const meta = { key: key.key, provider: provider.name, model: key.model };
+  const limiter = new LimiterClient(c.env.LIMITER, meta, (p) => c.executionCtx.waitUntil(p));
 
   const res = await run(
     {
@@ -62,7 +63,7 @@ proxy.all("/:provider/*", async (c) => {
       method: c.req.method,
       headers: upstreamHeaders(c.req.raw.headers),
       body: hasBody ? bytes : null,
-      key: { key: key.key, provider: provider.name, model: key.model },
+      key: meta,
       cost: estimateTokens(json, bytes.byteLength),
       deadline: start + deadlineMs,
       maxAttempts,

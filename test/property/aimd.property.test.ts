@@ -53,7 +53,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: refuse(dt), weight: 3 },
   { arbitrary: fc.record({ k: fc.constant("pace" as const), need: fc.integer({ min: -5, max: 600 }), dt, inFlight }), weight: 1 },
   {
-    // Any finite number: the clamp must make an integer in bounds of it (NaN is left out: clamp(NaN) is NaN, but no caller can pass one, since configure only takes zod-checked integers).
+    // Any finite number: the clamp must make an integer in bounds of it (NaN is left out: clamp(NaN) is NaN, but no caller can pass one, since configure only takes integers checked by parseOverride).
     arbitrary: fc.record({
       k: fc.constant("manual" as const),
       limit: fc.oneof(fc.integer({ min: -10, max: 400 }), fc.double({ noNaN: true })),

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { LimiterClient, LimiterUnavailable } from "../../src/proxy/limiter-client";
 import type { AcquireResult } from "../../src/limiter/types";
+import { freshChannel, META, withExchange } from "../support/exchange";
 
 const GRANT: AcquireResult = { granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000 };
 const req = { key: "k", provider: "openai", model: "m", leaseId: "l", cost: 1, retry: false };
@@ -8,7 +9,7 @@ const req = { key: "k", provider: "openai", model: "m", leaseId: "l", cost: 1, r
 /** A namespace whose stubs answer with the scripted results in turn (one new stub per get()). */
 function fakeNamespace(script: (() => Promise<unknown>)[]) {
   let i = 0;
-  const get = vi.fn(() => ({ acquire: () => (script[i++] ?? script.at(-1)!)() }));
+  const get = vi.fn(() => withExchange({ acquire: () => (script[i++] ?? script.at(-1)!)() }));
   return { ns: { idFromName: () => ({}), get } as never, get };
 }
 const flagged = (flags: object) => () => Promise.reject(Object.assign(new Error("object reset"), flags));
@@ -16,27 +17,27 @@ const flagged = (flags: object) => () => Promise.reject(Object.assign(new Error(
 describe("LimiterClient", () => {
   it("retries a retryable object error with a fresh stub", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true }), () => Promise.resolve(GRANT)]);
-    const client = new LimiterClient(ns, "k", () => {});
+    const client = new LimiterClient(ns, META, () => {}, Date.now, freshChannel());
     expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
     expect(get).toHaveBeenCalledTimes(2);
   });
 
   it("fails closed at once on an overloaded object", async () => {
     const { ns, get } = fakeNamespace([flagged({ overloaded: true, retryable: true })]);
-    const client = new LimiterClient(ns, "k", () => {});
+    const client = new LimiterClient(ns, META, () => {}, Date.now, freshChannel());
     await expect(client.acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get).toHaveBeenCalledTimes(1);
   });
 
   it("fails closed on an error that is not retryable", async () => {
     const { ns } = fakeNamespace([flagged({})]);
-    await expect(new LimiterClient(ns, "k", () => {}).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
   });
 
   it("stops retrying at the deadline", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true })]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, "k", () => {}).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get.mock.calls.length).toBeGreaterThan(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -44,7 +45,7 @@ describe("LimiterClient", () => {
   it("gives up on an object that never answers, shortly after the deadline", async () => {
     const { ns } = fakeNamespace([() => new Promise(() => {})]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, "k", () => {}).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
+    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 });

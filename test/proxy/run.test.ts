@@ -2,19 +2,20 @@ import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GATEWAY } from "../../src/config/limits";
 import { LimiterClient } from "../../src/proxy/limiter-client";
 import { type Plan, run } from "../../src/proxy/run";
+import { freshChannel, META, withExchange } from "../support/exchange";
 
 function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal) {
   const calls = { cancel: 0, settle: [] as unknown[], release: 0 };
-  const stub = {
+  const stub = withExchange({
     acquire,
     cancel: async () => void calls.cancel++,
     settle: async (_: string, o: unknown) => void calls.settle.push(o),
     release: async () => void calls.release++,
     renew: async () => true,
-  };
+  });
   const ns = { idFromName: () => ({}), get: () => stub } as never;
   const pending: Promise<unknown>[] = [];
-  const limiter = new LimiterClient(ns, "k", (p) => pending.push(p));
+  const limiter = new LimiterClient(ns, META, (p) => pending.push(p), Date.now, freshChannel());
   const plan: Plan = {
     url: new URL("https://api.openai.com/v1/chat/completions"), method: "POST", headers: new Headers(), body: new Uint8Array(0),
     key: { key: "openai:m:0", provider: "openai", model: "m" }, cost: 1, deadline: Date.now() + 10_000, maxAttempts: 3,
@@ -65,10 +66,43 @@ describe("run", () => {
   it("releases the slot when the caller leaves mid-stream", async () => {
     const ctrl = new AbortController();
     const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode("data: 1\n\n")); } });
-    const { go, calls, pending } = setup(GRANT, (() => Promise.resolve(new Response(body))) as never, ctrl.signal);
+    const { go, calls, pending } = setup(GRANT, (() => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }))) as never, ctrl.signal);
     const res = await go();
     await res.body!.cancel();
     await Promise.allSettled(pending);
     await vi.waitFor(() => expect(calls.release).toBe(1));
+  });
+
+  it("reads a plain answer whole and settles and releases it in one call; a stream settles at its headers and releases at its end", async () => {
+    const plain = setup(GRANT, (() => Promise.resolve(new Response('{"ok":true}', { headers: { "content-type": "application/json" } }))) as never);
+    const res = await plain.go();
+    expect(await res.text()).toBe('{"ok":true}');
+    await Promise.allSettled(plain.pending);
+    await vi.waitFor(() => expect(plain.calls.settle).toHaveLength(1));
+    expect(plain.calls.settle[0]).toMatchObject({ cls: "success", release: true, streaming: false });
+    expect(plain.calls.release).toBe(0);
+
+    let end!: () => void;
+    const body = new ReadableStream({ start: (c) => { c.enqueue(new TextEncoder().encode("data: 1\n\n")); end = () => c.close(); } });
+    const sse = setup(GRANT, (() => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }))) as never);
+    const stream = await sse.go();
+    const reader = stream.body!.getReader();
+    await reader.read();
+    await vi.waitFor(() => expect(sse.calls.settle).toHaveLength(1));
+    expect(sse.calls.settle[0]).toMatchObject({ cls: "success", release: false, streaming: true });
+    expect(sse.calls.release).toBe(0);
+    end();
+    while (!(await reader.read()).done);
+    await vi.waitFor(() => expect(sse.calls.release).toBe(1));
+  });
+
+  it("streams a plain answer too large to hold, whole and in order, and releases it at its end", async () => {
+    const chunk = new Uint8Array(256 * 1024).fill(120);
+    const body = new ReadableStream({ start: (c) => { for (let i = 0; i < 5; i++) c.enqueue(chunk); c.close(); } });
+    const big = setup(GRANT, (() => Promise.resolve(new Response(body, { headers: { "content-type": "application/json" } }))) as never);
+    const res = await big.go();
+    expect((await res.arrayBuffer()).byteLength).toBe(5 * chunk.byteLength);
+    await vi.waitFor(() => expect(big.calls.release).toBe(1));
+    expect(big.calls.settle[0]).toMatchObject({ release: false });
   });
 });

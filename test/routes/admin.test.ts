@@ -27,6 +27,8 @@ async function seenKey(credential: string, headers: Record<string, string> = {})
   await res.arrayBuffer();
   const key = res.headers.get("x-slotgate-key")!;
   await vi.waitFor(async () => expect((await call(keyPath(key))).status).toBe(200));
+  // Its settle and release ride the next batch, at most LINGER_MS later.
+  await vi.waitFor(async () => expect((await stateOf(key)).concurrency.inFlight).toBe(0));
   return key;
 }
 const stateOf = async (key: string) => (await (await call(keyPath(key))).json()) as LimiterSnapshot;

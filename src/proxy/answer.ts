@@ -1,0 +1,50 @@
+import { callerHeaders, concat } from "./forward";
+
+/**
+ * A plain (not event-stream) answer up to this size is read whole before it goes back: its slot
+ * and its settle then go in one call, with a reading as fresh as the headers'. Larger ones stream.
+ */
+export const BUFFER_MAX = 1024 * 1024;
+
+export const isEventStream = (h: Headers) => h.get("content-type")?.includes("text/event-stream") ?? false;
+
+export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
+
+/**
+ * Reads `body` whole if it ends within `max` bytes. Otherwise returns a stream that gives what was
+ * read and then the rest as it comes, so nothing is lost and nothing large is held.
+ */
+export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size <= max) {
+    const { done, value } = await reader.read();
+    if (done) return { whole: concat(chunks, size) };
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  const rest = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk);
+    },
+    async pull(c) {
+      const { done, value } = await reader.read();
+      if (done) c.close();
+      else c.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return { rest };
+}
+
+/** Streams a body chunk by chunk; `done` runs when it ends or the caller leaves. */
+export function streamBack(body: ReadableStream<Uint8Array> | null, init: ResponseInit, waitUntil: (p: Promise<unknown>) => void, done: () => void): Response {
+  if (!body) {
+    done();
+    return new Response(null, init);
+  }
+  const { readable, writable } = new TransformStream();
+  waitUntil(body.pipeTo(writable).catch(() => {}).finally(done));
+  return new Response(readable, init);
+}

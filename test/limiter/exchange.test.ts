@@ -1,0 +1,120 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { Limiter } from "../../src/limiter/object";
+import type { KeyMeta, Op, OpResult, SettleRequest } from "../../src/limiter/types";
+
+let n = 0;
+/** A key past its learning probe (a new key lets one request go alone until it has an answer). */
+async function limiter() {
+  const meta: KeyMeta = { key: `openai:batch-${++n}:0000000000000000`, provider: "openai", model: "m" };
+  const stub = env.LIMITER.get(env.LIMITER.idFromName(meta.key));
+  await stub.exchange(meta, [acquire("probe")]);
+  await stub.exchange(meta, [{ t: "settle", id: "probe", outcome: ok }]);
+  return { meta, stub };
+}
+const acquire = (id: string, waitMs = 5_000): Op => ({ t: "acquire", req: { leaseId: id, cost: 10, retry: false, waitMs } });
+const ok: SettleRequest = { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 20, attempt: 1, final: true, release: true };
+const granted = (r: OpResult | undefined) => typeof r === "object" && "granted" in r && r.granted;
+const queued = (r: OpResult | undefined) => typeof r === "object" && "queued" in r;
+
+describe("Limiter.exchange: a batch of calls from one isolate", () => {
+  it("grants in the order asked up to the limit and answers the rest `queued`; each waits in its place", async () => {
+    const { meta, stub } = await limiter();
+    await stub.configure({ limit: 2 });
+    const r = await stub.exchange(meta, ["a", "b", "c", "d"].map((id) => acquire(id)));
+    expect(r.results.map(granted)).toEqual([true, true, false, false]);
+    expect(r.results.slice(2).every(queued)).toBe(true);
+    expect(r.queued).toBe(2);
+    // The Worker waits for its queued ones with acquire: the same id keeps its place, it is not queued twice.
+    const c = stub.acquire({ ...meta, leaseId: "c", cost: 10, retry: false, waitMs: 5_000 });
+    const d = stub.acquire({ ...meta, leaseId: "d", cost: 10, retry: false, waitMs: 5_000 });
+    expect((await stub.state()).concurrency.queued).toBe(2);
+    // Another isolate's batch releases a: c (first in line) goes, not d.
+    const other = await stub.exchange(meta, [{ t: "settle", id: "a", outcome: ok }]);
+    expect(other.results).toEqual([true]);
+    expect(await c).toMatchObject({ granted: true, leaseId: "c" });
+    const st = await stub.state();
+    expect(st.concurrency).toMatchObject({ inFlight: 2, queued: 1 });
+    await stub.exchange(meta, [{ t: "release", id: "b" }]);
+    expect(await d).toMatchObject({ granted: true, leaseId: "d" });
+  });
+
+  it("applies a batch in order: a release before an acquire frees the slot for it in the same call", async () => {
+    const { meta, stub } = await limiter();
+    await stub.configure({ limit: 1 });
+    await stub.exchange(meta, [acquire("a")]);
+    const r = await stub.exchange(meta, [{ t: "settle", id: "a", outcome: ok }, acquire("b")]);
+    expect(granted(r.results[1])).toBe(true);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 1, queued: 0 });
+  });
+
+  it("is idempotent: a batch sent again (its first answer lost) changes nothing", async () => {
+    const { meta, stub } = await limiter();
+    await stub.configure({ limit: 4 });
+    const batch: Op[] = [acquire("a"), acquire("b")];
+    const first = await stub.exchange(meta, batch);
+    const again = await stub.exchange(meta, batch);
+    expect(again.results).toEqual(first.results.map((r) => (granted(r) ? { ...(r as object), waitedMs: 0 } : r)));
+    expect((await stub.state()).concurrency.inFlight).toBe(2);
+    const done: Op[] = [{ t: "settle", id: "a", outcome: ok }, { t: "release", id: "b" }];
+    await stub.exchange(meta, done);
+    const st1 = await stub.state();
+    await stub.exchange(meta, done);
+    const st2 = await stub.state();
+    expect(st2.concurrency.inFlight).toBe(0);
+    expect(st2.metrics.totalRequests).toBe(st1.metrics.totalRequests); // the settle counted once
+    // A refused acquire asked again gets the same refusal, not a place in line.
+    await stub.configure({ limit: 1 });
+    await stub.exchange(meta, [acquire("h")]);
+    const refused = await stub.exchange(meta, [acquire("late", 0)]);
+    expect(granted(refused.results[0])).toBe(false);
+    await stub.exchange(meta, [{ t: "release", id: "h" }]);
+    const late = await stub.exchange(meta, [acquire("late", 0)]);
+    expect(late.results[0]).toMatchObject({ granted: false, reason: "queue_timeout" });
+  });
+
+  it("a settle-and-release that waited in the Worker is dated back by its age", async () => {
+    /** Holds a slot 1 s by the object's clock; the Worker's answer came `ageMs` before the batch did. */
+    const holdAfter = async (ageMs: number) => {
+      const { meta, stub } = await limiter();
+      await stub.exchange(meta, [acquire("a")]);
+      const t0 = await runInDurableObject(stub, (obj: Limiter) => obj.now());
+      await runInDurableObject(stub, (obj: Limiter) => void (obj.now = () => t0 + 1_000));
+      await stub.exchange(meta, [{ t: "settle", id: "a", outcome: { ...ok, latencyMs: 100 }, ageMs }]);
+      return runInDurableObject(stub, (obj: Limiter) => (obj as unknown as { core: { pace: { holdMs: number } } }).core.pace.holdMs);
+    };
+    // Let go at t0 + 600 rather than t0 + 1,000: the learned hold time is shorter by about the age's share.
+    const [fresh, aged] = [await holdAfter(0), await holdAfter(400)];
+    expect(aged).toBeLessThan(fresh - 20);
+  });
+
+  it("an isolate that dies with a batch in flight: the leases it took expire, the next waiter goes, nothing else is lost", async () => {
+    const { meta, stub } = await limiter();
+    await stub.configure({ limit: 2 });
+    // The dead isolate's batch took both slots and its Worker never came back.
+    const lost = await stub.exchange(meta, [acquire("dead-1"), acquire("dead-2")]);
+    expect(lost.results.every(granted)).toBe(true);
+    // A live isolate's request waits behind them.
+    const live = stub.acquire({ ...meta, leaseId: "live", cost: 10, retry: false, waitMs: 120_000 });
+    await expect.poll(async () => (await stub.state()).concurrency.queued).toBe(1);
+    const start = await runInDurableObject(stub, (obj: Limiter) => obj.now());
+    await runInDurableObject(stub, (obj: Limiter) => {
+      obj.now = () => start + 61_000; // past LEASE_TTL_MS
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await live).toMatchObject({ granted: true, leaseId: "live" });
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 1, queued: 0 });
+  });
+
+  it("counts its calls and the operations they carry (what batching saves)", async () => {
+    const { meta, stub } = await limiter();
+    await stub.exchange(meta, [acquire("a"), acquire("b"), acquire("c")]);
+    await stub.exchange(meta, [{ t: "settle", id: "a", outcome: ok }, { t: "release", id: "b" }, { t: "release", id: "c" }]);
+    await stub.release("nobody");
+    const m = await stub.metrics();
+    // Two calls of the probe, then three calls carrying seven operations.
+    expect(m.counters.calls).toBe(2 + 3);
+    expect(m.counters.ops).toBe(2 + 7);
+  });
+});
