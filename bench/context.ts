@@ -33,7 +33,8 @@ export interface Scenario {
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown }>;
 }
 
-export type Via = "direct" | "gateway" | "passthrough";
+/** `floor`: the plain Worker after one empty Durable Object call (what any per-request object call costs). */
+export type Via = "direct" | "gateway" | "passthrough" | "floor";
 
 export const MODEL = "gpt-4o-mini";
 export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
@@ -43,7 +44,7 @@ export function baseURL(ctx: Ctx, via: Via): string {
   if (via === "direct") return `${ctx.standin.url}/v1`;
   const gw = via === "gateway" ? ctx.gateway : ctx.passthrough;
   if (!gw) throw new Error("the pass-through Worker was not started");
-  return `${gw.url}/openai/v1`;
+  return `${gw.url}${via === "floor" ? "/do" : ""}/openai/v1`;
 }
 
 /** The stand-in's cost of one bench request, as it charges TPM: prompt chars / 4 + max tokens. */
@@ -70,6 +71,18 @@ export async function drain(ctx: Ctx, apiKey: string, sizes: number[]): Promise<
   } finally {
     ctx.standin.configure({ latencyMs: saved.latencyMs, jitterMs: saved.jitterMs, faults: saved.faults, maxConcurrent: saved.maxConcurrent });
   }
+}
+
+/** The limiter's own count of calls into it, the ops they carried and the requests it saw (its Prometheus counters), for one key. */
+export async function limiterCalls(ctx: Ctx, key: string | null): Promise<{ calls: number; ops: number; requests: number } | null> {
+  if (!key) return null;
+  const res = await fetch(`${ctx.gateway.url}/admin/metrics`, { headers: { authorization: `Bearer ${ctx.adminToken}` } });
+  if (!res.ok) return null;
+  const lines = (await res.text()).split("\n");
+  const hash = `key_hash="${key.slice(key.lastIndexOf(":") + 1)}"`;
+  const sum = (name: string) =>
+    lines.filter((l) => l.startsWith(`${name}{`) && l.includes(hash)).reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  return { calls: sum("slotgate_limiter_calls_total"), ops: sum("slotgate_limiter_ops_total"), requests: sum("slotgate_requests_total") };
 }
 
 export async function limiterState(ctx: Ctx, key: string | null): Promise<LimiterSnapshot | null> {

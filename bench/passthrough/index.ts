@@ -1,11 +1,28 @@
 // A plain pass-through Worker: /openai/<rest> goes to UPSTREAM/<rest>, the response comes back as
 // is. The same path shape as the gateway, so one client base URL fits both; /healthz answers here
-// because the harness waits for it.
+// because the harness waits for it. /do/openai/<rest> first makes one empty call into a Durable
+// Object: the floor of any design that asks an object once per request.
+import { DurableObject } from "cloudflare:workers";
+
+export class Ping extends DurableObject {
+  private n = 0;
+  async ping(): Promise<number> {
+    return ++this.n;
+  }
+}
+
+type Env = { UPSTREAM: string; PING: DurableObjectNamespace<Ping> };
+
 export default {
-  async fetch(request: Request, env: { UPSTREAM: string }): Promise<Response> {
+  async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/healthz") return Response.json({ ok: true });
-    const rest = url.pathname.replace(/^\/openai(?=\/)/, "");
+    let path = url.pathname;
+    if (path.startsWith("/do/")) {
+      await env.PING.get(env.PING.idFromName("ping")).ping();
+      path = path.slice(3);
+    }
+    const rest = path.replace(/^\/openai(?=\/)/, "");
     return fetch(new Request(`${env.UPSTREAM}${rest}${url.search}`, request));
   },
 };

@@ -1,0 +1,106 @@
+// Permits per second one key's Limiter object grants and takes back, inside workerd, by RPC:
+// - `single`: each permit costs three calls (acquire, settle, release), as before batching;
+// - `paired`: one call per permit, carrying its acquire and the previous permit's settle-and-release
+//   (what a busy isolate's channel sends: each acquire takes the finished answers with it);
+// - `batched`: acquires, and settle-and-releases, in batches of BATCH (many isolates' worth).
+// LOOPS callers run at once. Prints one `PERMITS {...}` line; the test checks only that every
+// permit was granted and handed back (the figure is for the benchmark, not an assertion).
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import type { KeyMeta, Op, SettleRequest } from "../../src/limiter/types";
+
+const MS = Number(globalThis.process?.env?.PERMITS_MS ?? 3_000);
+const LOOPS = 16;
+const BATCH = 16;
+const ok = (now: number): SettleRequest => {
+  const reading = { limit: 1e9, remaining: 1e9 - 1, resetAt: now + 60_000 };
+  return { cls: "success", status: 200, info: { retryAfterMs: null, requests: reading, tokens: reading }, latencyMs: 50, attempt: 1, final: true, release: true };
+};
+
+let keys = 0;
+async function key() {
+  const meta: KeyMeta = { key: `openai:permits-${++keys}:0000000000000000`, provider: "openai", model: "m" };
+  const stub = env.LIMITER.get(env.LIMITER.idFromName(meta.key));
+  await stub.configure({ maxConcurrency: 100_000, limit: 100_000 });
+  // A new key lets its first request go alone until it is answered.
+  await stub.acquire({ ...meta, leaseId: "probe", cost: 40, retry: false, waitMs: 10_000 });
+  await stub.settle("probe", ok(Date.now()));
+  return { meta, stub };
+}
+
+async function single(): Promise<{ permits: number; perSec: number; inFlight: number }> {
+  const { meta, stub } = await key();
+  let permits = 0;
+  let seq = 0;
+  const end = Date.now() + MS;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: LOOPS }, async () => {
+      while (Date.now() < end) {
+        const id = `s${seq++}`;
+        const r = await stub.acquire({ ...meta, leaseId: id, cost: 40, retry: false, waitMs: 10_000 });
+        if (!r.granted) throw new Error("refused");
+        await stub.settle(id, { ...ok(Date.now()), release: false });
+        await stub.release(id);
+        permits++;
+      }
+    }),
+  );
+  const secs = (Date.now() - started) / 1000;
+  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
+}
+
+async function paired(): Promise<{ permits: number; perSec: number; inFlight: number }> {
+  const { meta, stub } = await key();
+  let permits = 0;
+  let seq = 0;
+  const end = Date.now() + MS;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: LOOPS }, async () => {
+      let last: string | null = null;
+      while (Date.now() < end) {
+        const id = `p${seq++}`;
+        const done: Op[] = last === null ? [] : [{ t: "settle", id: last, outcome: ok(Date.now()) }];
+        const got = await stub.exchange(meta, [...done, { t: "acquire", req: { leaseId: id, cost: 40, retry: false, waitMs: 10_000 } }]);
+        const r = got.results.at(-1);
+        if (!(typeof r === "object" && "granted" in r && r.granted)) throw new Error("refused");
+        last = id;
+        permits++;
+      }
+      if (last !== null) await stub.exchange(meta, [{ t: "settle", id: last, outcome: ok(Date.now()) }]);
+    }),
+  );
+  const secs = (Date.now() - started) / 1000;
+  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
+}
+
+async function batched(): Promise<{ permits: number; perSec: number; inFlight: number }> {
+  const { meta, stub } = await key();
+  let permits = 0;
+  let seq = 0;
+  const end = Date.now() + MS;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: LOOPS }, async () => {
+      while (Date.now() < end) {
+        const ids = Array.from({ length: BATCH }, () => `b${seq++}`);
+        const got = await stub.exchange(meta, ids.map((id): Op => ({ t: "acquire", req: { leaseId: id, cost: 40, retry: false, waitMs: 10_000 } })));
+        if (!got.results.every((r: unknown) => typeof r === "object" && r !== null && "granted" in r && r.granted)) throw new Error("refused");
+        await stub.exchange(meta, ids.map((id): Op => ({ t: "settle", id, outcome: ok(Date.now()) })));
+        permits += BATCH;
+      }
+    }),
+  );
+  const secs = (Date.now() - started) / 1000;
+  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
+}
+
+it("one key's limiter, by RPC inside workerd: every permit granted and handed back", async () => {
+  const s = await single();
+  const p = await paired();
+  const b = await batched();
+  console.log(`PERMITS ${JSON.stringify({ loops: LOOPS, batch: BATCH, ms: MS, single: s, paired: p, batched: b })}`);
+  for (const r of [s, p, b]) expect(r.permits).toBeGreaterThan(0);
+  expect([s.inFlight, p.inFlight, b.inFlight]).toEqual([0, 0, 0]);
+});
