@@ -22,6 +22,8 @@ export interface Env {
   PROVIDERS?: string | Record<string, unknown>;
   /** `error`, `warn`, `info` (default) or `debug`: which event lines the limiters write. */
   LOG_LEVEL?: string;
+  /** Where new Limiter objects are created (a Durable Object location hint); unset: near the first caller. */
+  LIMITER_LOCATION?: string;
   ADMIN_TOKEN?: string;
   GATEWAY_TOKENS?: string;
 }

@@ -28,6 +28,18 @@ export function limiterConfigFromEnv(env: Env): LimiterConfig {
   return c;
 }
 
+/** Durable Object location hints, as Cloudflare names them. */
+export const LOCATIONS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"] as const;
+export type Location = (typeof LOCATIONS)[number];
+
+/** `LIMITER_LOCATION`: a hint for where a key's Limiter is created; unset or empty: none. */
+export function limiterLocation(env: Env): Location | undefined {
+  const raw = env.LIMITER_LOCATION?.trim();
+  if (!raw) return undefined;
+  if (!(LOCATIONS as readonly string[]).includes(raw)) throw new ConfigError(`LIMITER_LOCATION must be one of ${LOCATIONS.join(", ")}, got ${JSON.stringify(raw)}`);
+  return raw as Location;
+}
+
 const gatewayConfigs = new WeakMap<Env, GatewayConfig>();
 
 /** `gatewayConfigFromEnv`, once per isolate's env (vars cannot change without a new isolate). */

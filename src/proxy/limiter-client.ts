@@ -41,7 +41,7 @@ export class LimiterClient implements LimiterCalls {
   private stub: DurableObjectStub<Limiter>;
   private id: DurableObjectId;
   private ns: DurableObjectNamespace<Limiter>;
-  private waitUntil: (p: Promise<unknown>) => void;
+  private location: DurableObjectLocationHint | undefined;
   private now: () => number;
   private channel: Channel;
   private carrier: Carrier;
@@ -52,16 +52,17 @@ export class LimiterClient implements LimiterCalls {
     waitUntil: (p: Promise<unknown>) => void,
     now: () => number = Date.now,
     channel: Channel = channelFor(meta),
+    location?: DurableObjectLocationHint,
   ) {
     this.ns = ns;
-    this.waitUntil = waitUntil;
     this.now = now;
     this.id = ns.idFromName(meta.key);
-    this.stub = ns.get(this.id);
+    this.location = location;
+    this.stub = this.fresh();
     this.channel = channel;
     this.carrier = {
       stub: () => this.stub,
-      fresh: () => (this.stub = this.ns.get(this.id)),
+      fresh: () => (this.stub = this.fresh()),
       waitUntil,
     };
   }
@@ -85,11 +86,16 @@ export class LimiterClient implements LimiterCalls {
         if (flags.overloaded) throw new LimiterUnavailable(1_000, "the limiter is overloaded");
         if (!flags.retryable || this.now() + RETRY_PAUSE_MS >= deadline) throw new LimiterUnavailable(1_000, "the limiter could not be reached");
         await sleep(RETRY_PAUSE_MS);
-        this.stub = this.ns.get(this.id);
+        this.stub = this.fresh();
       } finally {
         if (timer !== undefined) clearTimeout(timer);
       }
     }
+  }
+
+  /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
+  private fresh(): DurableObjectStub<Limiter> {
+    return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
@@ -101,7 +107,7 @@ export class LimiterClient implements LimiterCalls {
     try {
       await this.channel.call({ t: "settle", id: leaseId, outcome }, this.carrier);
     } catch {
-      this.stub = this.ns.get(this.id);
+      this.stub = this.fresh();
       await this.stub.settle(leaseId, outcome).catch(() => {});
     }
   }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
-import { ConfigError, gatewayConfigOf } from "../config/env";
+import { ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
 import { estimateTokens } from "../policy/estimate";
@@ -24,10 +24,11 @@ function lowered(raw: string | undefined, configured: number, name: string): num
 
 proxy.all("/:provider/*", async (c) => {
   const name = c.req.param("provider");
-  let table, gw;
+  let table, gw, location;
   try {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigOf(c.env);
+    location = limiterLocation(c.env);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
@@ -55,7 +56,7 @@ proxy.all("/:provider/*", async (c) => {
   const json = parseJson(bytes);
   const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
-  const limiter = new LimiterClient(c.env.LIMITER, meta, (p) => c.executionCtx.waitUntil(p));
+  const limiter = new LimiterClient(c.env.LIMITER, meta, (p) => c.executionCtx.waitUntil(p), Date.now, undefined, location);
 
   const res = await run(
     {

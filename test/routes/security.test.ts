@@ -92,6 +92,14 @@ describe("configuration", () => {
     expect(await res.text()).toContain("MAX_ATTEMPTS");
   });
 
+  it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
+    mockUpstream(() => json(CHAT));
+    expect((await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "enam" })).status).toBe(200);
+    const bad = await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "mars" });
+    expect(bad.status).toBe(500);
+    expect(await bad.text()).toMatch(/LIMITER_LOCATION must be one of wnam, enam/);
+  });
+
   it("x-slotgate-max-attempts may lower the attempts but never raise them", async () => {
     const { calls } = mockUpstream(() => json({ error: { message: "busy" } }, 503, { "retry-after-ms": "1" }));
     const res = await call("/openai/v1/chat/completions", post({ "x-slotgate-max-attempts": "50" }), { MAX_ATTEMPTS: "3" });
