@@ -7,6 +7,7 @@ import { estimateTokens } from "../policy/estimate";
 import { providers } from "../providers/registry";
 import { LABEL, limitKey } from "../providers/key";
 import { upstreamUrl } from "../providers/url";
+import { checkWeights, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import { parseJson, readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
@@ -28,6 +29,7 @@ proxy.all("/:provider/*", async (c) => {
   try {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigFromEnv(c.env);
+    checkWeights(c.env.PRIORITY_WEIGHTS);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
@@ -47,6 +49,8 @@ proxy.all("/:provider/*", async (c) => {
   const deadlineMs = lowered(c.req.header("x-slotgate-deadline-ms"), gw.deadlineMs, "x-slotgate-deadline-ms");
   if (typeof maxAttempts === "string") return gatewayError("invalid_request", maxAttempts);
   if (typeof deadlineMs === "string") return gatewayError("invalid_request", deadlineMs);
+  const who = await whoIsAsking(c.req.raw.headers, c.env.GATEWAY_TOKENS);
+  if (typeof who === "string") return gatewayError("invalid_request", who);
 
   const start = Date.now();
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
@@ -63,6 +67,7 @@ proxy.all("/:provider/*", async (c) => {
       headers: upstreamHeaders(c.req.raw.headers),
       body: hasBody ? bytes : null,
       key: { key: key.key, provider: provider.name, model: key.model },
+      who,
       cost: estimateTokens(json, bytes.byteLength),
       deadline: start + deadlineMs,
       maxAttempts,
