@@ -49,7 +49,7 @@ export interface FairResult {
   /** The batch job's makespan alone, and beside the interactive caller. */
   aloneMs: number;
   sharedMs: number;
-  /** What the interactive requests take of the key at its rate (the quota's or the cap's). */
+  /** What the interactive requests sent during the batch take of the key at its rate (the quota's or the cap's). */
   interactiveShareMs: number;
   /** Non-2xx answers, either caller. */
   failed: number;
@@ -102,7 +102,7 @@ export async function simulateFair(sc: FairScenario): Promise<FairResult> {
     waitMaxMs: Math.max(0, ...shared.waits),
     aloneMs: alone.makespanMs,
     sharedMs: shared.makespanMs,
-    interactiveShareMs: sc.interactive.n / providerRate(sc.shape, sc.batch),
+    interactiveShareMs: shared.waits.length / providerRate(sc.shape, sc.batch),
     failed: alone.failed + shared.failed,
   };
 }
