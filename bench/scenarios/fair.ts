@@ -7,7 +7,7 @@ import { baseURL, configure, type Ctx, drain, limiterState, MODEL, PROMPT, type 
 import type { ClientSpec } from "../client.ts";
 import { type Fleet, runFleets } from "../fleet.ts";
 import { simulateFair } from "../simulated.ts";
-import { goal, ms, type Row, secs, spread, times } from "../stats.ts";
+import { goal, ms, type Row, secs, spread } from "../stats.ts";
 
 const LATENCY = { latencyMs: 800, jitterMs: 400 };
 const MEAN_LATENCY = LATENCY.latencyMs + LATENCY.jitterMs / 2;
@@ -84,8 +84,8 @@ export const fair: Scenario = {
         {
           scenario,
           metric: `batch makespan beside it / (alone ${secs(alone.batch.makespan)} + interactive share)`,
-          baseline: `${secs(fifo.batch.makespan)} = ${times(ratio(fifo))}`,
-          value: `${secs(shared.batch.makespan)} = ${times(ratio(shared))} (share ${secs(share(shared))})`,
+          baseline: `${secs(fifo.batch.makespan)} = ${ratio(fifo).toFixed(3)}x`,
+          value: `${secs(shared.batch.makespan)} = ${ratio(shared).toFixed(3)}x (share ${secs(share(shared))})`,
         },
         "<= 1.05x",
         ratio(shared) <= 1.05,
@@ -94,7 +94,7 @@ export const fair: Scenario = {
         scenario,
         metric: "simulator, same shape (wait p50; batch beside / (alone + share))",
         baseline: "",
-        value: `${ms(sim.waitP50Ms)} (${sim.measured} calls); ${times(sim.sharedMs / (sim.aloneMs + sim.interactiveShareMs))}`,
+        value: `${ms(sim.waitP50Ms)} (${sim.measured} calls); ${(sim.sharedMs / (sim.aloneMs + sim.interactiveShareMs)).toFixed(3)}x`,
       },
       {
         scenario,

@@ -2,8 +2,12 @@ import type { Lane } from "./lanes";
 
 /** Past this many callers on one key, new labels share the overflow caller: a flood of labels cannot grow the object. */
 export const MAX_CALLERS = 256;
-/** Not a valid label (the Worker allows no parentheses), so no caller can name it. */
+/** The caller of every waiter that names none: whoever sends nothing new shares this one line. */
+export const DEFAULT_CALLER = "(default)";
+/** Neither is a valid label (the Worker allows no parentheses), so no caller can name them. */
 export const OVERFLOW_CALLER = "(overflow)";
+/** Longer than any label or token hash the Worker sends: the object does not trust its callers blindly. */
+const MAX_NAME = 200;
 /** A caller with nothing queued or in flight for this long is forgotten. */
 export const QUIET_MS = 60_000;
 /** How often quiet callers are looked for when the cap is not what asks. */
@@ -50,12 +54,13 @@ export class CallerBook {
   }
 
   /**
-   * The caller a new waiter is filed under: its own label, or the overflow caller once MAX_CALLERS
-   * others are active. `waiting` says whether a caller has anything queued (the queue knows).
+   * The caller a new waiter is filed under: its own label (none: the default caller), or the
+   * overflow caller once MAX_CALLERS others are active. `waiting` says whether a caller has
+   * anything queued (the queue knows).
    */
-  admit(label: string, lane: Lane, now: number, waiting: (caller: string) => boolean): string {
+  admit(label: string | undefined, lane: Lane, now: number, waiting: (caller: string) => boolean): string {
     if (now - this.sweptAt >= SWEEP_MS) this.sweep(now, waiting);
-    let name = label;
+    let name = typeof label === "string" && label.length > 0 && label.length <= MAX_NAME ? label : DEFAULT_CALLER;
     if (!this.book.has(name) && this.named() >= MAX_CALLERS) {
       this.sweep(now, waiting);
       if (this.named() >= MAX_CALLERS) name = OVERFLOW_CALLER;

@@ -2,14 +2,15 @@ import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import {
   type AimdState, fitPace, type HistoryEntry, paceCeiling, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
-import { CallerBook } from "./callers";
+import { comeBackAfter, pacingOf } from "./advice";
+import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
 import type { Pacing } from "./types";
 import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { type QuotaState, charge, emptyQuota, fitsAt, observe, paceRate, room, roomInReading, tight } from "./quota";
-import { DEFAULT_CALLER, type Waiter, WaitQueue } from "./queue";
+import { type Waiter, WaitQueue } from "./queue";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
 
@@ -106,27 +107,17 @@ export class LimiterCore {
     return Math.max(this.cooldownUntil, fitsAt(this.quota, cost, now));
   }
 
-  /**
-   * How long a refused caller should wait before trying again: until the gate or quota opens, and
-   * until its own line would have drained at its own share of the key (the limit per mean latency,
-   * or the quota's pace where that is slower), not the whole queue's length.
-   */
+  /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
   retryAfter(cost: number, now: number, who: Pick<Waiter, "caller" | "lane"> = {}): number {
-    const avg = this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : 1_000;
+    const avgLatencyMs = this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : 1_000;
     const { ahead, share } = this.queue.standing(who.caller ?? DEFAULT_CALLER, who.lane ?? "normal");
-    let queued = Math.ceil(ahead / (Math.max(1, this.aimd.limit) * share)) * avg;
-    const rate = paceRate(this.quota, this.pace.cost ?? 1);
-    if (rate !== null) queued = Math.max(queued, ahead / (rate * share));
-    const open = this.openAt(cost, now) - now;
-    return Math.max(1_000, Math.ceil(Number.isFinite(open) ? Math.max(open, queued) : queued));
+    const openInMs = this.openAt(cost, now) - now;
+    return comeBackAfter({ openInMs, ahead, share, limit: this.aimd.limit, avgLatencyMs, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1) });
   }
 
   /** What callers are told so their own schedulers can size themselves: the limit, and the pace a quota sets. */
   pacing(): Pacing {
-    const rate = paceRate(this.quota, this.pace.cost ?? 1);
-    if (rate === null) return { limit: this.aimd.limit };
-    const perMin = rate * 60_000;
-    return { limit: this.aimd.limit, ratePerMin: perMin >= 10 ? Math.round(perMin) : Number(perMin.toPrecision(2)) };
+    return pacingOf(this.aimd.limit, paceRate(this.quota, this.pace.cost ?? 1));
   }
 
   /**
@@ -136,10 +127,9 @@ export class LimiterCore {
   enqueue(w: Waiter, now: number): Admission {
     const open = this.openAt(w.cost, now);
     if (open > w.deadline) return { kind: "rejected", retryAfterMs: this.retryAfter(w.cost, now, w) };
-    const label = typeof w.caller === "string" && w.caller.length > 0 && w.caller.length <= 200 ? w.caller : DEFAULT_CALLER;
     w.lane = isLane(w.lane) ? w.lane : "normal";
     let queued: Map<string, number> | undefined;
-    w.caller = this.callers.admit(label, w.lane, now, (c) => (queued ??= this.queue.queuedBy()).has(c));
+    w.caller = this.callers.admit(w.caller, w.lane, now, (c) => (queued ??= this.queue.queuedBy()).has(c));
     this.queue.push(w);
     return { kind: "queued" };
   }

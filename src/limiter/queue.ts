@@ -1,7 +1,7 @@
+import { DEFAULT_CALLER } from "./callers";
 import { DEFAULT_WEIGHTS, isLane, type Lane, LANES, type LaneWeights } from "./lanes";
 
-/** The caller of every waiter that names none: whoever sends nothing new shares this one line. */
-export const DEFAULT_CALLER = "(default)";
+export { DEFAULT_CALLER } from "./callers";
 
 /** Someone waiting for a slot. `retry` waiters were already first in their line once. */
 export interface Waiter {
