@@ -20,6 +20,12 @@ export interface ClientSpec {
   prompt: string;
   /** Plain fetch instead of the SDK: less client CPU where the server's ceiling is measured. */
   raw?: boolean;
+  /** Extra request headers (x-slotgate-caller, x-slotgate-priority). */
+  headers?: Record<string, string>;
+  /** Wait this long after "go" before the first request (a caller that arrives later). */
+  startDelayMs?: number;
+  /** Pause between an answer and the next request, per worker (an interactive caller). */
+  thinkMs?: number;
 }
 
 /** What one process reports: per request its latency and final status, in completion order. */
@@ -28,17 +34,20 @@ export interface ClientResult {
   end: number;
   latency: number[];
   status: number[];
+  /** Per request, in the same order: when it was sent (epoch ms) and its x-slotgate-queue-ms (NaN without one). */
+  sentAt: number[];
+  queueMs: number[];
   /** Sum of x-slotgate-attempts over the answers that carried it. */
   gatewayAttempts: number;
   key: string | null;
 }
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as ClientSpec;
-const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000 });
+const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
 const body = { model: spec.model, messages: [{ role: "user" as const, content: spec.prompt }], max_tokens: spec.maxTokens };
 const rawInit = {
   method: "POST",
-  headers: { authorization: `Bearer ${spec.apiKey}`, "content-type": "application/json" },
+  headers: { authorization: `Bearer ${spec.apiKey}`, "content-type": "application/json", ...spec.headers },
   body: JSON.stringify(body),
 };
 
@@ -63,18 +72,23 @@ async function main(): Promise<void> {
   process.stdout.write("ready\n");
   await go;
   lines.close();
-  const out: ClientResult = { start: Date.now(), end: 0, latency: [], status: [], gatewayAttempts: 0, key: null };
+  const out: ClientResult = { start: Date.now(), end: 0, latency: [], status: [], sentAt: [], queueMs: [], gatewayAttempts: 0, key: null };
+  if (spec.startDelayMs) await new Promise((r) => setTimeout(r, spec.startDelayMs));
   const stopAt = spec.durationMs ? out.start + spec.durationMs : Number.POSITIVE_INFINITY;
   let left = spec.durationMs ? Number.POSITIVE_INFINITY : spec.requests;
   const worker = async () => {
     while (left > 0 && Date.now() < stopAt) {
       left--;
       const t = performance.now();
+      const sentAt = Date.now();
       const { status, headers } = await once().catch(() => ({ status: 0, headers: undefined }));
       out.latency.push(performance.now() - t);
       out.status.push(status);
+      out.sentAt.push(sentAt);
+      out.queueMs.push(Number(headers?.get("x-slotgate-queue-ms") ?? Number.NaN));
       out.gatewayAttempts += Number(headers?.get("x-slotgate-attempts") ?? 0);
       out.key ??= headers?.get("x-slotgate-key") ?? null;
+      if (spec.thinkMs && left > 0) await new Promise((r) => setTimeout(r, spec.thinkMs));
     }
   };
   await Promise.all(Array.from({ length: spec.concurrency }, worker));

@@ -13,8 +13,12 @@ export interface Fleet {
   failures: Record<string, number>;
   failed: number;
   latency: number[];
-  /** First "go" to the last answer, ms. */
+  /** Per request: when it was sent (epoch ms) and its x-slotgate-queue-ms. */
+  sentAt: number[];
+  queueMs: number[];
+  /** First "go" to the last answer, ms; and the last answer's time (epoch ms). */
   makespan: number;
+  end: number;
   gatewayAttempts: number;
   key: string | null;
 }
@@ -32,13 +36,19 @@ function startClient(spec: ClientSpec): { child: ChildProcess; ready: Promise<vo
 
 /** Runs K clients with one spec; `beforeGo` runs once every process is loaded and waiting. */
 export async function runFleet(k: number, spec: ClientSpec, beforeGo?: () => Promise<void>, timeoutMs = 300_000): Promise<Fleet> {
-  const clients = Array.from({ length: k }, () => startClient(spec));
-  const timer = setTimeout(() => clients.forEach((c) => c.child.kill("SIGKILL")), timeoutMs);
+  return (await runFleets([{ k, spec }], beforeGo, timeoutMs))[0]!;
+}
+
+/** Several groups of clients, each with its own spec, all started by the same "go"; one Fleet per group. */
+export async function runFleets(groups: { k: number; spec: ClientSpec }[], beforeGo?: () => Promise<void>, timeoutMs = 300_000): Promise<Fleet[]> {
+  const clients = groups.map((g) => Array.from({ length: g.k }, () => startClient(g.spec)));
+  const all = clients.flat();
+  const timer = setTimeout(() => all.forEach((c) => c.child.kill("SIGKILL")), timeoutMs);
   try {
-    await Promise.all(clients.map((c) => c.ready));
+    await Promise.all(all.map((c) => c.ready));
     await beforeGo?.();
-    for (const c of clients) c.child.stdin!.end("go\n");
-    return merge(await Promise.all(clients.map((c) => c.result)));
+    for (const c of all) c.child.stdin!.end("go\n");
+    return await Promise.all(clients.map(async (group) => merge(await Promise.all(group.map((c) => c.result)))));
   } finally {
     clearTimeout(timer);
   }
@@ -55,7 +65,10 @@ function merge(parts: ClientResult[]): Fleet {
     failures,
     failed: status.length - ok,
     latency: parts.flatMap((p) => p.latency),
+    sentAt: parts.flatMap((p) => p.sentAt),
+    queueMs: parts.flatMap((p) => p.queueMs),
     makespan: Math.max(...parts.map((p) => p.end)) - Math.min(...parts.map((p) => p.start)),
+    end: Math.max(...parts.map((p) => p.end)),
     gatewayAttempts: parts.reduce((a, p) => a + p.gatewayAttempts, 0),
     key: parts.find((p) => p.key)?.key ?? null,
   };

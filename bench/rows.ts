@@ -43,5 +43,6 @@ export function raw(s: Side) {
   const first = upstream.firstAttemptAt ?? 0;
   // When the 429s came, in ms from the first attempt: a cold start, or drift in steady state?
   const rateLimitedAtMs = log.filter((a) => a.outcome === "rate_limited").map((a) => a.at - first).slice(0, 200);
-  return { via: s.via, fleet: { ...s.fleet, latency: spread(s.fleet.latency) }, upstream: { ...upstream, rateLimitedAtMs }, limiter: s.limiter };
+  const { sentAt: _s, queueMs: _q, ...fleet } = s.fleet;
+  return { via: s.via, fleet: { ...fleet, latency: spread(s.fleet.latency) }, upstream: { ...upstream, rateLimitedAtMs }, limiter: s.limiter };
 }

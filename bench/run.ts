@@ -13,13 +13,14 @@ import type { BenchOptions, Ctx, Scenario } from "./context.ts";
 import { snapshot } from "./snapshot.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
+import { fair } from "./scenarios/fair.ts";
 import { faults } from "./scenarios/faults.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair];
 const ADMIN_TOKEN = "bench-admin-token";
 
 function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {

@@ -16,7 +16,7 @@ interface SimResult {
 }
 
 /** Loopback and wrangler dev's object calls are a few ms, not a region's 20. */
-const LOCAL = { netMs: 1, rpcMs: 2 };
+export const LOCAL = { netMs: 1, rpcMs: 2 };
 
 export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?: boolean }, maxTokens: number, via: "gateway" | "direct" = "gateway"): SimResult {
   const root = resolve(import.meta.dirname, "..");
@@ -24,6 +24,14 @@ export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?
   const spec = { shape: { flavour: "openai", netMs: LOCAL.netMs, ...options }, fleet, rpcMs: LOCAL.rpcMs, via };
   const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(spec)], { cwd: root, encoding: "utf8" });
   return JSON.parse(out) as SimResult;
+}
+
+/** The simulator's run of a fair-share shape (sim/fair.ts), with the local network's delays. */
+export function simulateFair<R>(fair: Record<string, unknown>): R {
+  const root = resolve(import.meta.dirname, "..");
+  const spec = { fair: { rpcMs: LOCAL.rpcMs, ...fair } };
+  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(spec)], { cwd: root, encoding: "utf8" });
+  return JSON.parse(out) as R;
 }
 
 const pct = (r: SimResult) => `${((100 * r.upstream429) / Math.max(1, r.attempts)).toFixed(1)}% 429`;

@@ -6,6 +6,7 @@ import { LimiterCore } from "../src/limiter/core";
 import type { AcquireRequest, AcquireResult, SettleRequest } from "../src/limiter/types";
 import { Waiters } from "../src/limiter/waiters";
 import { estimateTokens } from "../src/policy/estimate";
+import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
 import type { Clock } from "./clock.ts";
@@ -35,7 +36,7 @@ class SimLimiter implements LimiterCalls {
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
     await this.clock.sleep(this.rpcMs);
     this.obj.calls++;
-    const r = await this.obj.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline });
+    const r = await this.obj.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority });
     await this.clock.sleep(this.rpcMs);
     return r;
   }
@@ -81,8 +82,8 @@ export interface SimRequest {
   json: unknown;
 }
 
-/** One caller request through the gateway, as routes/proxy.ts builds its plan. */
-export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS) {
+/** One caller request through the gateway, as routes/proxy.ts builds its plan; `who` as its headers name it. */
+export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS, who?: Who) {
   const limiter = new SimLimiter(clock, obj, rpcMs);
   const deps = { fetch: provider.fetch as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
   return async (req: SimRequest): Promise<Response> => {
@@ -92,6 +93,7 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       headers: new Headers({ "content-type": "application/json", authorization: "Bearer sk-sim" }),
       body: req.body,
       key: KEY,
+      who,
       cost: estimateTokens(req.json, req.body.byteLength),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
       maxAttempts: DEFAULT_GATEWAY.maxAttempts,

@@ -4,6 +4,7 @@
 //   npm run sim -- --json sim/results.json
 import { writeFileSync } from "node:fs";
 import type { LimiterConfig } from "../src/config/limits";
+import { FAIR_HEADER, fairPass, fairRow, fairScenarios, simulateFair } from "./fair.ts";
 import { matrix } from "./matrix.ts";
 import { type Result, simulate } from "./scenario.ts";
 import { ratio, share429, verdict } from "./verdict.ts";
@@ -44,7 +45,7 @@ async function main() {
   const t0 = performance.now();
   const rows = matrix().filter((sc) => only === null || sc.name.includes(only));
   const results: { gateway: Result; direct?: Result }[] = [];
-  console.log(HEADER.join("\n"));
+  if (rows.length > 0) console.log(HEADER.join("\n"));
   for (const sc of rows) {
     const scenario = { ...sc, config: { ...sc.config, ...config } };
     const gateway = await simulate(scenario, "gateway");
@@ -52,9 +53,18 @@ async function main() {
     results.push({ gateway, direct });
     console.log(row(gateway, direct));
   }
-  const passed = results.filter((r) => verdict(r.gateway, r.direct).pass).length;
-  console.log(`\n${passed} of ${results.length} scenarios meet their target; ${((performance.now() - t0) / 1000).toFixed(1)} s of wall time.`);
-  if (json) writeFileSync(json, JSON.stringify({ config, results }, null, 2));
+  // Fair shares: a batch job's deep queue beside an interactive caller (sim/fair.ts).
+  const fair = [];
+  const shares = fairScenarios().filter((sc) => only === null || sc.name.includes(only));
+  if (shares.length > 0) console.log(`\n${FAIR_HEADER.join("\n")}`);
+  for (const sc of shares) {
+    const r = await simulateFair({ ...sc, config: { ...sc.config, ...config } });
+    fair.push(r);
+    console.log(fairRow(r));
+  }
+  const passed = results.filter((r) => verdict(r.gateway, r.direct).pass).length + fair.filter(fairPass).length;
+  console.log(`\n${passed} of ${results.length + fair.filter((r) => !r.contrast).length} scenarios meet their target; ${((performance.now() - t0) / 1000).toFixed(1)} s of wall time.`);
+  if (json) writeFileSync(json, JSON.stringify({ config, results, fair }, null, 2));
 }
 
 await main();

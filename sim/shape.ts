@@ -1,7 +1,11 @@
 // One scenario of the caller's choosing, for the benchmark to put the simulator's figure beside
-// the measured one: `tsx sim/shape.ts '{"shape": {...}, "fleet": {...}, "via": "gateway"}'`.
+// the measured one: `tsx sim/shape.ts '{"shape": {...}, "fleet": {...}, "via": "gateway"}'`, or a
+// fair-share one (sim/fair.ts): `tsx sim/shape.ts '{"fair": {"shape": ..., "batch": ..., "interactive": ...}}'`.
+import { type FairScenario, simulateFair } from "./fair.ts";
 import { type Scenario, simulate } from "./scenario.ts";
 
-const spec = JSON.parse(process.argv[2] ?? "{}") as Scenario & { via: "gateway" | "direct" };
-const result = await simulate({ ...spec, name: spec.name ?? "shape", family: spec.family ?? "quota" }, spec.via ?? "gateway");
+const spec = JSON.parse(process.argv[2] ?? "{}") as Scenario & { via: "gateway" | "direct"; fair?: FairScenario };
+const result = spec.fair
+  ? await simulateFair({ ...spec.fair, name: spec.fair.name ?? "shape" })
+  : await simulate({ ...spec, name: spec.name ?? "shape", family: spec.family ?? "quota" }, spec.via ?? "gateway");
 console.log(JSON.stringify(result));

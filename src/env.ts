@@ -20,6 +20,8 @@ export interface Env {
   MAX_BODY_BYTES?: string;
   /** JSON object (or a string holding one) adding or overriding providers. */
   PROVIDERS?: string | Record<string, unknown>;
+  /** `high:normal:low` weights of the priority lanes (default 8:4:1). */
+  PRIORITY_WEIGHTS?: string;
   /** `error`, `warn`, `info` (default) or `debug`: which event lines the limiters write. */
   LOG_LEVEL?: string;
   /** Where new Limiter objects are created (a Durable Object location hint); unset: near the first caller. */

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
 import { checkBounds, type LimiterConfig } from "../config/limits";
 import { DEFAULT_GATEWAY, DEFAULT_LIMITER } from "../config/limits";
 import { runDirect } from "./direct";
@@ -8,6 +9,7 @@ import { type Item, parseLine, readLines, scan, UsageError } from "./input";
 import { LocalLimiters } from "./local-limiter";
 import { isFinal, outputLine, OutputWriter, prepareOutput } from "./output";
 import { startReporter, type ProgressState } from "./progress";
+import { LABEL } from "../providers/key";
 import { authHeaders, isProvider, route } from "./providers";
 import type { BatchOptions, BatchSummary, OutputLine } from "./types";
 
@@ -31,6 +33,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
   if (!existsSync(o.input)) throw new UsageError(`${o.input}: no such file`);
   const gatewayBase = o.gateway ? checkUrl(o.gateway, "--gateway") : null;
   const baseUrl = o.baseUrl ? checkUrl(o.baseUrl, "--base-url") : undefined;
+  const who = whoHeaders(o);
 
   const { entries } = await scan(o.input, provider);
   const { done } = await prepareOutput(o.out, o.resume ?? false);
@@ -57,6 +60,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
     headers: (it) => ({
       ...authHeaders(it.provider, it.url, keys.get(it.provider) ?? ""),
       ...(gatewayBase && env.SLOTGATE_TOKEN ? { "x-slotgate-token": env.SLOTGATE_TOKEN } : {}),
+      ...(gatewayBase ? who : {}),
     }),
   };
   const limiters = new LocalLimiters(limiterConfig, now);
@@ -130,6 +134,20 @@ function directLimits(base: LimiterConfig, concurrency: number, override: Partia
   const bad = checkBounds(c);
   if (bad) throw new UsageError(`limiter settings: ${bad}`);
   return c;
+}
+
+/** The job's own caller label and lane at the gateway: low by default, so interactive calls on the key go first. */
+function whoHeaders(o: BatchOptions): Record<string, string> {
+  const caller = o.caller ?? defaultCaller(o.input);
+  if (!LABEL.test(caller)) throw new UsageError("--caller must be 1-128 of A-Z a-z 0-9 . _ @ + / -");
+  const priority = o.priority ?? "low";
+  if (!["high", "normal", "low"].includes(priority)) throw new UsageError("--priority must be high, normal or low");
+  return { "x-slotgate-caller": caller, "x-slotgate-priority": priority };
+}
+
+/** `batch.<input file name>`, in the label's characters: the admin view names the job. */
+export function defaultCaller(input: string): string {
+  return `batch.${basename(input).replace(/[^A-Za-z0-9._@+/-]/g, "-")}`.slice(0, 128);
 }
 
 function checkUrl(raw: string, flag: string): string {

@@ -19,6 +19,10 @@ Options:
                       providers are called directly with the same limiter running in this process
   --provider NAME     provider of lines that name none (default openai): ${BATCH_PROVIDERS.join(", ")}
   --concurrency N     most requests open at once (default 16)
+  --caller LABEL      with --gateway: the caller this job is at the gateway (x-slotgate-caller;
+                      default batch.<input file name>): callers of a key share it fairly
+  --priority LANE     with --gateway: high, normal or low (default low): a batch job yields to
+                      interactive calls on the same key, and is never starved by them
   --resume            skip custom_ids already answered in --out, run the rest
   --max-attempts N    attempts per request on transient errors (default 6); 429s are waited
                       out until the request's deadline (120 s from its first send)
@@ -37,6 +41,8 @@ const OPTIONS = {
   provider: { type: "string" },
   concurrency: { type: "string" },
   resume: { type: "boolean" },
+  caller: { type: "string" },
+  priority: { type: "string" },
   "max-attempts": { type: "string" },
   "base-url": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -61,6 +67,8 @@ export function parseBatchArgs(args: string[]): BatchOptions {
   if (!v.out) throw new UsageError("--out FILE is required");
   if (v.gateway && v["base-url"]) throw new UsageError("--base-url is for direct mode; with --gateway the gateway picks the upstream");
   const maxAttempts = positiveInt(v["max-attempts"], "--max-attempts");
+  if (!v.gateway && (v.caller !== undefined || v.priority !== undefined)) throw new UsageError("--caller and --priority are for --gateway: they tell the gateway who is asking");
+  if (v.priority !== undefined && !["high", "normal", "low"].includes(v.priority)) throw new UsageError("--priority must be high, normal or low");
   return {
     input: positionals[0]!,
     out: v.out,
@@ -69,6 +77,8 @@ export function parseBatchArgs(args: string[]): BatchOptions {
     baseUrl: v["base-url"],
     concurrency: positiveInt(v.concurrency, "--concurrency"),
     resume: v.resume ?? false,
+    caller: v.caller,
+    priority: v.priority as BatchOptions["priority"],
     retry: maxAttempts === undefined ? undefined : { maxAttempts },
   };
 }

@@ -20,6 +20,13 @@ export interface BatchOptions {
   provider?: string;
   /** A Slotgate gateway's URL: it does the limiting. Without it, providers are called directly. */
   gateway?: string;
+  /**
+   * Gateway mode: `x-slotgate-caller` (default `batch.<input file name>`), so the job has a line of
+   * its own and teammates on the same key are not stuck behind it.
+   */
+  caller?: string;
+  /** Gateway mode: `x-slotgate-priority` (default low: a batch job yields to interactive calls, never starves). */
+  priority?: "high" | "normal" | "low";
   /** Direct mode: replaces every provider's base URL (tests, a stand-in, a proxy). */
   baseUrl?: string;
   /** Most items open at once (default 16). */

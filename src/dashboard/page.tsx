@@ -4,6 +4,7 @@ import { SCRIPT } from "./script";
 import { REASON_COLOURS, STYLE } from "./style";
 
 const COLUMNS = ["provider", "model", "limit", "in flight", "queued", "cooldown", "429 share", "p50", "p99", "last seen"];
+const CALLER_COLUMNS = ["caller", "lane", "in flight", "queued", "served", "share (1 min)", "last seen"];
 
 /**
  * The HTML shell. It holds no data and no token: the inline script asks for the token once,
@@ -68,6 +69,21 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
                 in flight (peak per 5 s)
               </span>
             </div>
+            <h3 class="over-time">Callers</h3>
+            {/* Who shares this key's slots (x-slotgate-caller, a gateway token's hash, or the default caller). */}
+            <table id="d-callers" class="callers">
+              <thead>
+                <tr>
+                  {CALLER_COLUMNS.map((c) => (
+                    <th scope="col">{c}</th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody></tbody>
+            </table>
+            <p id="d-callers-none" class="muted" hidden>
+              No callers in the last minute.
+            </p>
             <h3 class="over-time">The last 15 minutes</h3>
             {/* Filled by the script: one chart per question about the run (series.ts). */}
             <div id="series" class="series-grid"></div>

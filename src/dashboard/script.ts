@@ -1,3 +1,4 @@
+import { CALLERS } from "./callers";
 import { CHART } from "./chart";
 import { SERIES } from "./series";
 
@@ -187,6 +188,7 @@ function renderDetail() {
   $("d-sub").textContent = detail.provider + " \u00b7 " + detail.model + " \u00b7 " + c.phase;
   drawChart($("chart"), detail.history, c.limit, Date.now(), samples);
   renderSeries(samples);
+  renderCallers(detail.callers || []);
   var gate = countdown(detail.cooldownUntil);
   gate.classList.add("gate");
   rows("d-conc", [["limit", c.limit], ["min / max", c.min + " / " + c.max], ["in flight", c.inFlight],
@@ -233,4 +235,4 @@ setInterval(tick, 1000);
 refresh();
 `;
 
-export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${MAIN}\n})();\n`;
+export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${CALLERS}\n${MAIN}\n})();\n`;

@@ -51,7 +51,9 @@ th{font-weight:600;color:var(--muted);font-size:.8rem;text-transform:uppercase;l
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 tbody tr{cursor:pointer}
 tbody tr:hover,tbody tr.selected{background:var(--panel)}
-td.model{max-width:22rem;overflow:hidden;text-overflow:ellipsis}
+td.model,td.caller{max-width:22rem;overflow:hidden;text-overflow:ellipsis}
+table.callers{margin-top:.5rem}
+table.callers tbody tr{cursor:default}
 .hot{color:var(--bad);font-weight:600}
 section.detail{margin-top:1.5rem;padding:1rem;border:1px solid var(--line);border-radius:8px}
 section.detail h2{font-size:1rem;margin:0 0 .25rem;word-break:break-all}

@@ -2,10 +2,14 @@ import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import {
   type AimdState, fitPace, type HistoryEntry, paceCeiling, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
+import { comeBackAfter, pacingOf } from "./advice";
+import { CallerBook, DEFAULT_CALLER } from "./callers";
+import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
+import type { Pacing } from "./types";
 import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
-import { type QuotaState, charge, emptyQuota, fitsAt, observe, room, roomInReading, tight } from "./quota";
+import { type QuotaState, charge, emptyQuota, fitsAt, observe, paceRate, room, roomInReading, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -24,7 +28,10 @@ const SETTLED_MEMORY = 2_048;
  * feed it calls and the time, and act on what it returns. It never reads a clock or does I/O.
  */
 export class LimiterCore {
-  readonly queue = new WaitQueue<Waiter>();
+  /** Waiters, in fair shares between callers and lanes (queue.ts). */
+  readonly queue: WaitQueue<Waiter>;
+  /** Who has been asking, for the admin view and the cap on callers. */
+  readonly callers = new CallerBook();
   readonly leases = new Map<string, Lease>();
   aimd: AimdState;
   quota: QuotaState;
@@ -41,8 +48,9 @@ export class LimiterCore {
   private settled = new Set<string>();
   private base: LimiterConfig;
 
-  constructor(base: LimiterConfig, saved?: Persisted) {
+  constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS) {
     this.base = base;
+    this.queue = new WaitQueue<Waiter>(weights);
     this.overrides = saved?.overrides ?? {};
     this.aimd = restoreAimd(this.config, saved?.aimd);
     this.quota = { ...emptyQuota(), ...saved?.quota };
@@ -99,26 +107,37 @@ export class LimiterCore {
     return Math.max(this.cooldownUntil, fitsAt(this.quota, cost, now));
   }
 
-  /** How long a refused caller should wait before trying again. */
-  retryAfter(cost: number, now: number): number {
-    const avg = this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : 1_000;
-    const queued = Math.ceil(this.queue.size / Math.max(1, this.aimd.limit)) * avg;
-    const open = this.openAt(cost, now) - now;
-    return Math.max(1_000, Math.ceil(Number.isFinite(open) ? Math.max(open, queued) : queued));
+  /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
+  retryAfter(cost: number, now: number, who: Pick<Waiter, "caller" | "lane"> = {}): number {
+    const avgLatencyMs = this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : 1_000;
+    const { ahead, share } = this.queue.standing(who.caller ?? DEFAULT_CALLER, who.lane ?? "normal");
+    const openInMs = this.openAt(cost, now) - now;
+    return comeBackAfter({ openInMs, ahead, share, limit: this.aimd.limit, avgLatencyMs, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1) });
   }
 
-  /** Queues a waiter, unless the gate or a quota will stay shut past its deadline. */
+  /** What callers are told so their own schedulers can size themselves: the limit, and the pace a quota sets. */
+  pacing(): Pacing {
+    return pacingOf(this.aimd.limit, paceRate(this.quota, this.pace.cost ?? 1));
+  }
+
+  /**
+   * Queues a waiter in its caller's line (past the cap on callers, the overflow caller's), unless
+   * the gate or a quota will stay shut past its deadline.
+   */
   enqueue(w: Waiter, now: number): Admission {
     const open = this.openAt(w.cost, now);
-    if (open > w.deadline) return { kind: "rejected", retryAfterMs: this.retryAfter(w.cost, now) };
+    if (open > w.deadline) return { kind: "rejected", retryAfterMs: this.retryAfter(w.cost, now, w) };
+    w.lane = isLane(w.lane) ? w.lane : "normal";
+    let queued: Map<string, number> | undefined;
+    w.caller = this.callers.admit(w.caller, w.lane, now, (c) => (queued ??= this.queue.queuedBy()).has(c));
     this.queue.push(w);
     return { kind: "queued" };
   }
 
   /**
-   * Grants, in order, every waiter that may go now, and expires the ones past their deadline (or
-   * whose deadline the send gate outlasts).
-   * Strict FIFO: a head that does not fit its quota holds the line, so large requests never starve.
+   * Grants, in the queue's fair order, every waiter that may go now, and expires the ones past
+   * their deadline (or whose deadline the send gate outlasts). The head the queue chooses holds
+   * the line when it does not fit its quota, so large requests never starve.
    */
   pump(now: number): { granted: Waiter[]; expired: Waiter[] } {
     // A waiter whose deadline falls before the send gate opens can never go: it hears so now,
@@ -130,7 +149,7 @@ export class LimiterCore {
       if (this.openAt(head.cost, now) > now) break;
       if (this.busy >= this.limitAt(now) && !this.paced(now)) break;
       this.queue.shift();
-      this.grant(head.id, head.cost, now);
+      this.grant(head.id, head.cost, now, head.caller);
       granted.push(head);
     }
     return { granted, expired };
@@ -161,8 +180,9 @@ export class LimiterCore {
     return tight(this.quota, waiting, waiting * (this.pace.cost ?? 1), now);
   }
 
-  private grant(id: string, cost: number, now: number): void {
-    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs, seq: ++this.grants, grantedAt: now };
+  private grant(id: string, cost: number, now: number, caller?: string): void {
+    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs, seq: ++this.grants, grantedAt: now, caller };
+    if (caller !== undefined) this.callers.granted(caller, cost, now);
     this.probeAt ??= now;
     this.leases.set(id, lease);
     // What the provider itself has in flight: answers already complete are not its concern.
@@ -246,6 +266,7 @@ export class LimiterCore {
     const lease = this.leases.get(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
     if (lease?.done) this.doneOpen--;
+    if (lease?.caller !== undefined) this.callers.released(lease.caller, now);
     return this.leases.delete(id);
   }
 

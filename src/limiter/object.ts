@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { EventLog } from "../observe/emit";
 import { consoleSink, parseLevel, type Sink } from "../observe/log";
 import { type Lease, LimiterCore, type Persisted, renewEvery } from "./core";
+import { weightsOrDefault } from "./lanes";
 import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
@@ -57,7 +58,7 @@ export class Limiter extends DurableObject<Env> {
     const saved = rows.get("core");
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
-    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined);
+    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS));
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
     this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
@@ -102,7 +103,9 @@ export class Limiter extends DurableObject<Env> {
         const age = Math.max(0, op.ageMs ?? 0);
         switch (op.t) {
           case "acquire":
-            void this.waiters.join({ id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs) });
+            void this.waiters.join({
+              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority,
+            });
             acquires.push([i, op.req.leaseId]);
             break;
           case "settle":
@@ -131,7 +134,7 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
     this.touch(req, now);
-    const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs) });
+    const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
     this.telemetry.moved(now);
     return answer;
   }

@@ -26,5 +26,6 @@ export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: numb
     history: core.aimd.history.map((h) => ({ at: iso(h.at), from: h.from, to: h.to, reason: h.reason })),
     config: { ...core.overrides },
     lastSeen: lastSeen === null ? null : iso(lastSeen),
+    callers: core.callers.view(now, core.queue.queuedBy()),
   };
 }

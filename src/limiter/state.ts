@@ -16,6 +16,8 @@ export interface Lease {
   seq?: number;
   inFlight?: number;
   grantedAt?: number;
+  /** Who it was granted to (in memory only: a restored lease counts for nobody). */
+  caller?: string;
   /** Settled as a success: its hold time feeds the pace. */
   ok?: boolean;
   /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */

@@ -1,5 +1,7 @@
 import type { LimiterOverride } from "../config/limits";
+import type { CallerView } from "./callers";
 import type { Outcome } from "./core";
+import type { Lane } from "./lanes";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -17,11 +19,22 @@ export interface AcquireRequest extends KeyMeta {
   retry: boolean;
   /** How long the caller can still wait, in ms (relative: the Worker's and the object's clocks differ). */
   waitMs: number;
+  /** Who asks (`x-slotgate-caller`, else a gateway token's hash); absent: the key's default caller. */
+  caller?: string;
+  /** `x-slotgate-priority`; absent: normal. */
+  priority?: Lane;
+}
+
+/** Pacing hints for the caller's own scheduler: the key's concurrency limit, and the pace a known quota sets. */
+export interface Pacing {
+  limit: number;
+  /** Requests per minute the key is paced at; absent while no quota is known. */
+  ratePerMin?: number;
 }
 
 export type AcquireResult =
-  | { granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number }
-  | { granted: false; reason: "queue_timeout"; retryAfterMs: number };
+  | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number } & Pacing)
+  | ({ granted: false; reason: "queue_timeout"; retryAfterMs: number } & Partial<Pacing>);
 
 export interface SettleRequest extends Outcome {
   /** Release the slot in the same call (an attempt whose body is already consumed). */
@@ -52,6 +65,8 @@ export interface LimiterSnapshot extends KeyMeta {
   history: { at: string; from: number; to: number; reason: string }[];
   config: LimiterOverride;
   lastSeen: string | null;
+  /** Who has been asking of this key, busiest share of the last minute first. */
+  callers: CallerView[];
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { LimiterCore } from "./core";
+import type { Lane } from "./lanes";
 import type { Waiter } from "./queue";
 import type { AcquireResult } from "./types";
 
@@ -8,6 +9,8 @@ export interface WaiterRequest {
   retry: boolean;
   /** Epoch ms on the driver's own clock. */
   deadline: number;
+  caller?: string;
+  lane?: Lane;
 }
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
@@ -100,7 +103,7 @@ export class Waiters {
     const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
     if (admission.kind === "rejected") {
       this.onTimeout("refused", 0, admission.retryAfterMs);
-      const r: AcquireResult = { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs };
+      const r: AcquireResult = { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.core.pacing() };
       this.remember(req.id, r);
       return this.answeredNow(req.id, r);
     }
@@ -127,9 +130,9 @@ export class Waiters {
       this.answer(w.id, this.granted(w.id, now - w.enqueuedAt));
     }
     for (const w of expired) {
-      const retryAfterMs = this.core.retryAfter(w.cost, now);
+      const retryAfterMs = this.core.retryAfter(w.cost, now, w);
       this.onTimeout("expired", now - w.enqueuedAt, retryAfterMs);
-      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs });
+      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs, ...this.core.pacing() });
     }
     this.arm(this.core.wakeAt(now), now);
     return granted.length;
@@ -144,7 +147,7 @@ export class Waiters {
   }
 
   private granted(id: string, waitedMs: number): AcquireResult {
-    return { granted: true, leaseId: id, waitedMs, leaseTtlMs: this.core.config.leaseTtlMs };
+    return { granted: true, leaseId: id, waitedMs, leaseTtlMs: this.core.config.leaseTtlMs, ...this.core.pacing() };
   }
 
   private answer(id: string, r: AcquireResult): void {

@@ -10,7 +10,8 @@ export interface KeyParts {
   credentialHash: string;
 }
 
-async function sha256Hex16(text: string): Promise<string> {
+/** The first 16 hex of SHA-256: enough to tell credentials (or tokens) apart, never enough to recover one. */
+export async function sha256Hex16(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

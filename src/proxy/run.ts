@@ -1,14 +1,16 @@
 import type { GatewayConfig } from "../config/limits";
-import type { KeyMeta, SettleRequest } from "../limiter/types";
+import type { AcquireResult, KeyMeta, SettleRequest } from "../limiter/types";
 import { decideRetry } from "../policy/backoff";
 import { classify } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/headers";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
+import type { Who } from "./caller";
 import { gatewayError, retryAfterSeconds } from "./errors";
 import { answerInit, BUFFER_MAX, isEventStream, readUpTo, streamBack } from "./answer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
+import { stampPacing } from "./pacing";
 
 /** One caller request, resolved and read, ready to be sent as many times as policy allows. */
 export interface Plan {
@@ -17,6 +19,8 @@ export interface Plan {
   headers: Headers;
   body: Uint8Array | null;
   key: KeyMeta;
+  /** Who asks, for the key's fair shares; absent: the key's default caller. */
+  who?: Who;
   cost: number;
   deadline: number;
   maxAttempts: number;
@@ -47,7 +51,9 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
   let attempts = 0;
   let queueMs = 0;
   let last: Response | null = null;
+  let grant: AcquireResult | undefined;
   const stamp = (res: Response) => {
+    stampPacing(res, grant);
     res.headers.set("x-slotgate-key", plan.key.key);
     res.headers.set("x-slotgate-attempts", String(attempts));
     res.headers.set("x-slotgate-queue-ms", String(Math.round(queueMs)));
@@ -59,9 +65,8 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     const asked = deps.now();
     const leave = () => limiter.cancel(leaseId);
     plan.signal.addEventListener("abort", leave);
-    let grant;
     try {
-      grant = await limiter.acquire({ ...plan.key, leaseId, cost: plan.cost, retry: attempt > 1 }, plan.deadline);
+      grant = await limiter.acquire({ ...plan.key, ...plan.who, leaseId, cost: plan.cost, retry: attempt > 1 }, plan.deadline);
     } catch (err) {
       if (!(err instanceof LimiterUnavailable)) throw err;
       return stamp(last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));

@@ -7,6 +7,7 @@ import { estimateTokens } from "../policy/estimate";
 import { providers } from "../providers/registry";
 import { LABEL, limitKey } from "../providers/key";
 import { upstreamUrl } from "../providers/url";
+import { checkWeights, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import { parseJson, readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
@@ -29,6 +30,7 @@ proxy.all("/:provider/*", async (c) => {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigOf(c.env);
     location = limiterLocation(c.env);
+    checkWeights(c.env.PRIORITY_WEIGHTS);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
@@ -48,6 +50,8 @@ proxy.all("/:provider/*", async (c) => {
   const deadlineMs = lowered(c.req.header("x-slotgate-deadline-ms"), gw.deadlineMs, "x-slotgate-deadline-ms");
   if (typeof maxAttempts === "string") return gatewayError("invalid_request", maxAttempts);
   if (typeof deadlineMs === "string") return gatewayError("invalid_request", deadlineMs);
+  const who = await whoIsAsking(c.req.raw.headers, c.env.GATEWAY_TOKENS);
+  if (typeof who === "string") return gatewayError("invalid_request", who);
 
   const start = Date.now();
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
@@ -65,6 +69,7 @@ proxy.all("/:provider/*", async (c) => {
       headers: upstreamHeaders(c.req.raw.headers),
       body: hasBody ? bytes : null,
       key: meta,
+      who,
       cost: estimateTokens(json, bytes.byteLength),
       deadline: start + deadlineMs,
       maxAttempts,

@@ -56,7 +56,8 @@ afterAll(async () => {
 async function chat(i: number): Promise<{ status: number; key: string }> {
   const res = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
     method: "POST",
-    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+    // Half of the calls name a caller: the detail's callers table shows it beside the default one.
+    headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", ...(i % 2 ? { "x-slotgate-caller": "dashboard-e2e" } : {}) },
     body: JSON.stringify({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: `dashboard ${i}` }] }),
   });
   await res.arrayBuffer();
@@ -185,6 +186,15 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect(await page.locator("#d-quotas").textContent()).toMatch(/tokens left[\d.,]+K? \/ 200K/);
   expect(await page.locator("#d-metrics").textContent()).toContain("rate-limited");
   expect(await page.locator("#d-config").textContent()).toBe("none: defaults apply");
+  // The callers table: the named caller and the default one, both in the normal lane.
+  const callerRows = page.locator("#d-callers tbody tr");
+  await expect.poll(() => callerRows.count()).toBe(2);
+  const callerCells = await callerRows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  expect(callerCells.map((c) => c[0]).sort()).toEqual(["(default)", "dashboard-e2e"]);
+  for (const c of callerCells) {
+    expect(c[1]).toBe("normal");
+    expect(c[5]).toMatch(/^\d+\.\d %$/);
+  }
 
   // In flight is drawn against the limit history, from the key's sample ring.
   const ring = await admin<{ stepMs: number; points: { rateLimited: number; rate: number | null; inFlightMax: number }[] }>(

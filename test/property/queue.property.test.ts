@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import { checkBounds, type LimiterConfig } from "../../src/config/limits";
 import { LimiterCore, type Lease, type Outcome } from "../../src/limiter/core";
-import type { Waiter } from "../../src/limiter/queue";
+import type { Lane } from "../../src/limiter/lanes";
+import { DEFAULT_CALLER, type Waiter } from "../../src/limiter/queue";
 import { fitsAt } from "../../src/limiter/quota";
 import type { OutcomeClass, QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
@@ -45,6 +46,11 @@ const DAY = 86_400_000;
  *        expired lease had expiresAt <= now, cooldownUntil never moves back, and the limit stays an
  *        integer within [min, max].
  *
+ * With callers and lanes (x-slotgate-caller, x-slotgate-priority) the line is one per caller and
+ * lane, and (F) holds within each: the waiter granted is the first still-queued waiter of its own
+ * line, and the head the core stops at is the first of its own line. (S1-S8) hold unchanged. With
+ * no caller and no lane, as in the first properties, there is one line and (F) is the old FIFO.
+ *
  * Liveness (separate properties, since they fail today: see the pinned examples at the end):
  *   (L1) the alarm chain makes progress: whenever someone is queued, pumping at wakeAt(now), with no
  *        other call in between, grants or expires at least one waiter within 3 wake-ups (a correct
@@ -61,7 +67,7 @@ const DAY = 86_400_000;
 
 type Reading = { limit: number | null; remaining: number | null; resetIn: number | null };
 type Op =
-  | { k: "enqueue"; retry: boolean; cost: number; deadlineIn: number }
+  | { k: "enqueue"; retry: boolean; cost: number; deadlineIn: number; caller?: string; lane?: Lane }
   | { k: "release"; pick: number }
   | { k: "cancel"; pick: number }
   | { k: "settle"; pick: number; cls: OutcomeClass; attempt: number; retryAfterMs: number | null; requests: Reading | null; tokens: Reading | null }
@@ -106,9 +112,18 @@ const enqueueOp = fc.record({
   cost,
   deadlineIn: fc.oneof(fc.constant(0), fc.nat({ max: 30_000 }), fc.nat({ max: 300_000 })),
 });
-const opsFor = (liveness: boolean): fc.Arbitrary<Op> =>
+/** Enqueues from three callers and the default one, in any lane or none. */
+const callerEnqueueOp = fc.record({
+  k: fc.constant("enqueue" as const),
+  retry: fc.boolean(),
+  cost,
+  deadlineIn: fc.oneof(fc.constant(0), fc.nat({ max: 30_000 }), fc.nat({ max: 300_000 })),
+  caller: fc.constantFrom(undefined, "a", "b", "c"),
+  lane: fc.constantFrom<Lane | undefined>(undefined, "high", "normal", "low"),
+});
+const opsFor = (liveness: boolean, callers = false): fc.Arbitrary<Op> =>
   fc.oneof(
-    { arbitrary: enqueueOp, weight: 6 },
+    { arbitrary: callers ? callerEnqueueOp : enqueueOp, weight: 6 },
     { arbitrary: fc.record({ k: fc.constant("release" as const), pick: fc.nat() }), weight: 3 },
     { arbitrary: fc.record({ k: fc.constant("cancel" as const), pick: fc.nat() }), weight: 1 },
     {
@@ -171,10 +186,14 @@ class Harness {
     );
   }
 
-  /** The model's line: still-queued waiters, retries first, each group in arrival order. */
-  line(): Entry[] {
+  /**
+   * The model's line: still-queued waiters, retries first, each group in arrival order; all of
+   * them, or those of one caller and lane (the core files a waiter's resolved caller and lane on it).
+   */
+  line(of?: Waiter): Entry[] {
+    const mine = (e: Entry) => !of || ((e.w.caller ?? DEFAULT_CALLER) === (of.caller ?? DEFAULT_CALLER) && (e.w.lane ?? "normal") === (of.lane ?? "normal"));
     return this.entries
-      .filter((e) => e.state === "queued")
+      .filter((e) => e.state === "queued" && mine(e))
       .sort((a, b) => (a.w.retry === b.w.retry ? a.seq - b.seq : a.w.retry ? -1 : 1));
   }
 
@@ -201,15 +220,17 @@ class Harness {
     for (const w of r.granted) {
       const e = this.byId.get(w.id);
       this.ok(e?.state === "queued", `(S4) ${w.id} granted while ${e?.state ?? "unknown"}`);
-      const first = this.line()[0];
-      this.ok(first?.w.id === w.id, `(F) ${w.id} granted while ${first?.w.id} is ahead of it in line`);
+      const first = this.line(w)[0];
+      this.ok(first?.w.id === w.id, `(F) ${w.id} granted while ${first?.w.id} is ahead of it in its line`);
       e.state = "granted";
       this.maxCost = Math.max(this.maxCost, w.cost);
       this.held.push(w.id);
     }
     const line = this.line();
     for (const e of line) this.ok(e.w.deadline > this.now, `(S5) ${e.w.id} still queued at its deadline ${e.w.deadline}`);
-    const head = line[0];
+    const peeked = c.queue.peek();
+    const head = peeked && this.byId.get(peeked.id);
+    if (head) this.ok(this.line(head.w)[0] === head, `(F) the queue's head ${head.w.id} is not the first of its own line`);
     if (head)
       this.ok(
         c.busy >= c.limitAt(this.now) || this.now < c.cooldownUntil || fitsAt(c.quota, head.w.cost, this.now) > this.now,
@@ -218,10 +239,10 @@ class Harness {
     return r;
   }
 
-  enqueue(retry: boolean, cost: number, deadline: number): Entry {
+  enqueue(retry: boolean, cost: number, deadline: number, caller?: string, lane?: Lane): Entry {
     const c = this.core;
     const id = `w${this.seq}${retry ? "r" : ""}`;
-    const w: Waiter = { id, cost, deadline, retry, enqueuedAt: this.now };
+    const w: Waiter = { id, cost, deadline, retry, enqueuedAt: this.now, caller, lane };
     const shutUntil = Math.max(c.cooldownUntil, fitsAt(c.quota, cost, this.now));
     const a = c.enqueue(w, this.now);
     const e: Entry = { w, seq: this.seq++, state: a.kind === "queued" ? "queued" : "rejected" };
@@ -238,7 +259,7 @@ class Harness {
     const c = this.core;
     switch (o.k) {
       case "enqueue":
-        this.enqueue(o.retry, o.cost, this.now + o.deadlineIn);
+        this.enqueue(o.retry, o.cost, this.now + o.deadlineIn, o.caller, o.lane);
         break;
       case "release": {
         // A held lease, or (one pick in n+1) an id that is not held: released before, or never granted.
@@ -332,10 +353,13 @@ class Harness {
 
   checkState(): void {
     const c = this.core;
-    const want = this.line().map((e) => e.w.id);
-    const got = [...c.queue].map((w) => w.id);
-    this.ok(got.length === want.length && got.every((id, i) => id === want[i]), `(S4/F) queue is ${JSON.stringify(got)}, model says ${JSON.stringify(want)}`);
-    this.ok(c.queue.size === want.length, "queue.size matches");
+    // Line by line: the queue lists its lines one after another, each in the model's order.
+    const key = (w: Waiter) => `${w.lane ?? "normal"}|${w.caller ?? DEFAULT_CALLER}`;
+    const byLine = (ws: Waiter[]) => [...Map.groupBy(ws, key)].map(([k, g]) => `${k}:${g.map((w) => w.id).join(",")}`).sort();
+    const want = byLine(this.line().map((e) => e.w));
+    const got = byLine([...c.queue]);
+    this.ok(got.length === want.length && got.every((l, i) => l === want[i]), `(S4/F) queue is ${JSON.stringify(got)}, model says ${JSON.stringify(want)}`);
+    this.ok(c.queue.size === this.line().length, "queue.size matches");
     this.ok(c.leases.size === this.held.length && this.held.every((id) => c.leases.has(id)), `(S8) leases ${JSON.stringify([...c.leases.keys()])}, model holds ${JSON.stringify(this.held)}`);
     this.ok(c.cooldownUntil >= this.lastCooldown, `(S8) cooldownUntil moved back from ${this.lastCooldown}`);
     this.lastCooldown = c.cooldownUntil;
@@ -366,6 +390,33 @@ describe("LimiterCore under random operation sequences", () => {
           h.apply({ k: "tick", dt: 1_000 + (i % 7) * 10_000, expireLeases: true });
           if (i % 3 === 0) h.apply({ k: "release", pick: i });
         }
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
+  it("(F per caller and lane, S1-S8) with callers and lanes: each caller's line FIFO with its retries first, and the same limit, gate, quota and resolution", () => {
+    fc.assert(
+      fc.property(config, fc.array(opsFor(false, true), { maxLength: 80, size: "max" }), (cfg, ops) => {
+        const h = new Harness(cfg);
+        h.run(ops);
+        for (let i = 0; i < 400 && h.core.queue.size > 0; i++) {
+          h.step = ops.length + i;
+          h.apply({ k: "tick", dt: 1_000 + (i % 7) * 10_000, expireLeases: true });
+          if (i % 3 === 0) h.apply({ k: "release", pick: i });
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  }, TIMEOUT);
+
+  it("(L1, L2) with callers and lanes: the alarm chain makes progress, and an idle key recovers", () => {
+    fc.assert(
+      fc.property(config, fc.array(opsFor(true, true), { maxLength: 80, size: "max" }), cost, (cfg, ops, probeCost) => {
+        const h = new Harness(cfg);
+        h.run([...ops, { k: "follow" }]);
+        h.step = ops.length + 1;
+        h.recover(probeCost);
       }),
       { numRuns: RUNS },
     );

@@ -20,7 +20,7 @@ function fakeObject(queued = 0) {
       batches.push(ops);
       if (hold) await new Promise<void>((r) => held.push(r));
       if (fail) throw Object.assign(new Error("object reset"), { retryable: true });
-      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000 } : true)), queued };
+      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 16 } : true)), queued };
     }) as never,
     settle: (async (id: string) => void alone.push(`settle ${id}`)) as never,
     release: (async (id: string) => (alone.push(`release ${id}`), true)) as never,

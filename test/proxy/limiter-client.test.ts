@@ -3,7 +3,7 @@ import { LimiterClient, LimiterUnavailable } from "../../src/proxy/limiter-clien
 import type { AcquireResult } from "../../src/limiter/types";
 import { freshChannel, META, withExchange } from "../support/exchange";
 
-const GRANT: AcquireResult = { granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000 };
+const GRANT: AcquireResult = { granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000, limit: 16 };
 const req = { key: "k", provider: "openai", model: "m", leaseId: "l", cost: 1, retry: false };
 
 /** A namespace whose stubs answer with the scripted results in turn (one new stub per get()). */

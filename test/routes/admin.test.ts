@@ -114,13 +114,15 @@ describe("admin API", () => {
     const res = await call(keyPath(key));
     expect(res.status).toBe(200);
     const s = (await res.json()) as LimiterSnapshot;
-    expect(Object.keys(s).sort()).toEqual(["concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "provider", "quotas"]);
+    expect(Object.keys(s).sort()).toEqual(["callers", "concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "provider", "quotas"]);
     expect(s).toMatchObject({ key, provider: "openai", model: "gpt-4o-mini", cooldownUntil: null, config: {} });
     expect(Object.keys(s.concurrency).sort()).toEqual(["inFlight", "limit", "max", "min", "phase", "queued"]);
     expect(s.quotas.requests).toMatchObject({ limit: 500, remaining: expect.any(Number) });
     expect(s.quotas.tokens).toBeNull();
     expect(Object.keys(s.metrics).sort()).toEqual(["avgLatencyMs", "completedRequests", "failedRequests", "p50LatencyMs", "p99LatencyMs", "rateLimitHits", "retriedRequests", "totalRequests"]);
     expect(Array.isArray(s.history)).toBe(true);
+    // Nobody sent x-slotgate-caller: one default caller, served once, with the whole minute's share.
+    expect(s.callers).toEqual([{ caller: "(default)", lane: "normal", inFlight: 0, queued: 0, served: 1, share: 1, lastSeen: expect.any(String) }]);
   });
 
   it("a key with a slash in it works URL-encoded", async () => {

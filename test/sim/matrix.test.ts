@@ -1,6 +1,7 @@
 // A representative subset of the policy matrix (npm run sim runs all of it). Simulated time is
 // deterministic, so its ratios are asserted here; wall-clock timings never are.
 import { describe, expect, it } from "vitest";
+import { fairScenarios, makespanRatio, simulateFair, waitRatio } from "../../sim/fair.ts";
 import { matrix } from "../../sim/matrix.ts";
 import { simulate } from "../../sim/scenario.ts";
 import { ratio, share429 } from "../../sim/verdict.ts";
@@ -53,6 +54,34 @@ describe("limiter policy in simulation", () => {
     expect(halved.last429AfterChangeMs).toBeLessThanOrEqual(2_000);
     const doubled = await simulate(pick("rpm600 doubled at 20s"), "gateway");
     expect(doubled.rateAfterChangeMs).toBeLessThanOrEqual(10_000);
+  });
+
+  const fair = (name: string) => {
+    const sc = fairScenarios().find((s) => s.name === name);
+    if (!sc) throw new Error(`no scenario ${name}`);
+    return simulateFair(sc);
+  };
+
+  it("fair shares: 8 batch processes (low) keep a deep queue on a 1,200 RPM key; an interactive caller's wait p50 <= 2x latency, the batch job <= 1.05x (alone + the interactive share)", async () => {
+    const r = await fair("fair rpm1200 batch low, interactive sends nothing");
+    expect(r.failed).toBe(0);
+    expect(r.measured).toBe(20);
+    expect(waitRatio(r)).toBeLessThanOrEqual(2);
+    expect(makespanRatio(r)).toBeLessThanOrEqual(1.05);
+  });
+
+  it("fair shares without lanes (two caller labels) and on a concurrency cap: the same targets", async () => {
+    for (const name of ["fair rpm1200 two callers, one lane", "fair cap12 batch low, interactive sends nothing"]) {
+      const r = await fair(name);
+      expect(r.failed, name).toBe(0);
+      expect(waitRatio(r), name).toBeLessThanOrEqual(2);
+      expect(makespanRatio(r), name).toBeLessThanOrEqual(1.05);
+    }
+  });
+
+  it("with no headers at all the key keeps today's one FIFO line: the interactive caller waits behind the whole queue", async () => {
+    const r = await fair("fair rpm1200 nobody sends headers (today's one FIFO line)");
+    expect(waitRatio(r)).toBeGreaterThan(3);
   });
 
   it("is deterministic: the same scenario gives the same figures", async () => {

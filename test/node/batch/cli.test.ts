@@ -14,6 +14,13 @@ describe("slotgate command line", () => {
     const bad = cli(["batch", "in.jsonl", "--out", "o.jsonl", "--api-key", "sk-nope"]);
     expect((await bad.exited).code).toBe(2);
     expect(bad.stderr()).toMatch(/Unknown option '--api-key'/);
+
+    const lane = cli(["batch", "in.jsonl", "--out", "o.jsonl", "--gateway", "http://127.0.0.1:9", "--priority", "urgent"]);
+    expect((await lane.exited).code).toBe(2);
+    expect(lane.stderr()).toMatch(/--priority must be high, normal or low/);
+    const direct = cli(["batch", "in.jsonl", "--out", "o.jsonl", "--caller", "me"]);
+    expect((await direct.exited).code).toBe(2);
+    expect(direct.stderr()).toMatch(/--caller and --priority are for --gateway/);
   });
 
   test("exit 1 and a summary by reason when some lines failed", async () => {

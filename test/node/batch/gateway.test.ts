@@ -81,8 +81,24 @@ describe("batch, gateway mode", () => {
       expect(x.path).toBe("/openai/v1/chat/completions");
       expect(x.headers.authorization).toBe(`Bearer ${KEY}`);
       expect(x.headers["x-slotgate-token"]).toBe("gw-token");
+      // A caller of its own in the low lane, so interactive calls on the key are not stuck behind the job.
+      expect(x.headers["x-slotgate-caller"]).toBe("batch.requests.jsonl");
+      expect(x.headers["x-slotgate-priority"]).toBe("low");
     }
     expect(s.stats()).toMatchObject({ attempts: 20, successes: 20 });
+  });
+
+  test("--caller and --priority replace the job's defaults", async () => {
+    const s = await standin();
+    const gw = await fakeGateway(s);
+    const dir = tempDir();
+    const input = writeInput(dir, inputOf(2), "nightly evals (v2).jsonl");
+    await runBatch({ input, out: join(dir, "a.jsonl"), gateway: gw.url });
+    expect(gw.seen.map((x) => x.headers["x-slotgate-caller"])).toContain("batch.nightly-evals--v2-.jsonl");
+    await runBatch({ input, out: join(dir, "b.jsonl"), gateway: gw.url, caller: "ci/run-42", priority: "normal" });
+    expect(gw.seen.at(-1)!.headers["x-slotgate-caller"]).toBe("ci/run-42");
+    expect(gw.seen.at(-1)!.headers["x-slotgate-priority"]).toBe("normal");
+    await expect(runBatch({ input, out: join(dir, "c.jsonl"), gateway: gw.url, caller: "no spaces" })).rejects.toThrow(/--caller/);
   });
 
   test("the provider's own 429 from the gateway is not resent: it is the gateway's final answer", async () => {

@@ -1,0 +1,42 @@
+// Who is asking, from the request's headers: the caller and lane the key's limiter files it under.
+import { ConfigError } from "../config/env";
+import { isLane, type Lane, parseWeights } from "../limiter/lanes";
+import { LABEL, sha256Hex16 } from "../providers/key";
+
+export interface Who {
+  /** A label, or `token:<hash>`; absent: the key's default caller. */
+  caller?: string;
+  priority?: Lane;
+}
+
+/** A malformed PRIORITY_WEIGHTS is refused like every other variable: 500 config_error, nothing sent. */
+export function checkWeights(raw: string | undefined): void {
+  const w = parseWeights(raw);
+  if (typeof w === "string") throw new ConfigError(w);
+}
+
+/**
+ * `x-slotgate-caller` names the caller (the same characters as `x-slotgate-limit-key`). Without
+ * it, where GATEWAY_TOKENS is set, the caller is its gateway token, as a hash: the token itself
+ * is never stored or shown. Without either, the key's default caller, as before callers existed.
+ * `x-slotgate-priority` is high, normal (the default) or low. Returns the reason a header is refused.
+ */
+export async function whoIsAsking(headers: Headers, gatewayTokens: string | undefined): Promise<Who | string> {
+  const who: Who = {};
+  const priority = headers.get("x-slotgate-priority");
+  if (priority !== null) {
+    const lane = priority.trim().toLowerCase();
+    if (!isLane(lane)) return "x-slotgate-priority must be high, normal or low";
+    who.priority = lane;
+  }
+  const label = headers.get("x-slotgate-caller");
+  const token = headers.get("x-slotgate-token");
+  if (label !== null) {
+    if (!LABEL.test(label)) return "x-slotgate-caller must be 1-128 of A-Z a-z 0-9 . _ @ + / -";
+    who.caller = label;
+  } else if (token && (gatewayTokens ?? "").split(",").some((t) => t.trim() !== "")) {
+    // A prefix of its own, so this hash never equals one made of the same string elsewhere.
+    who.caller = `token:${await sha256Hex16(`slotgate-caller\n${token}`)}`;
+  }
+  return who;
+}
