@@ -128,7 +128,7 @@ export class Limiter extends DurableObject<Env> {
     for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
     this.telemetry.moved(now);
     this.persist(changed || this.core.cooldownUntil > before);
-    return { results, queued: this.core.queue.size };
+    return { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) };
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {

@@ -89,6 +89,7 @@ export type OpResult = AcquireResult | Queued | boolean;
 export interface ExchangeReply {
   /** One per op, in order. */
   results: OpResult[];
-  /** Waiters in line after the batch: with none, a Worker may hold its releases a moment for company. */
+  /** Waiters in line after the batch, and slots free: with none waiting and room to spare, a Worker may hold its releases a moment for company. */
   queued: number;
+  room?: number;
 }

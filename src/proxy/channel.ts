@@ -2,11 +2,15 @@ import type { Limiter } from "../limiter/object";
 import type { ExchangeReply, KeyMeta, Op, OpResult } from "../limiter/types";
 
 /**
- * How long a release or a plain settle may wait for other calls to share its trip, when nobody is
- * queued at the key (so a slot handed back a moment later keeps nobody waiting). The op carries
- * its age, so the object still dates it when it happened.
+ * How long a release or a plain settle may wait for the next acquire to carry it, when nobody is
+ * queued at the key and it has slots to spare (so a slot handed back a moment later keeps nobody
+ * waiting). The op carries its age, so the object still dates it when it happened. An acquire from
+ * this isolate always carries it first, so the object never decides on an acquire without it.
+ * 20 ms: a sequential caller's next request comes back within it on a nearby network, so one call
+ * a request; a background call of its own costs a request about as much as the awaited one
+ * (BENCHMARKS.md, hot path).
  */
-export const LINGER_MS = 5;
+export const LINGER_MS = 20;
 /** Keys an isolate keeps a channel for; past it the least recently used goes (a new one is cheap). */
 const CHANNELS_KEPT = 512;
 
@@ -53,7 +57,8 @@ function alone(stub: Stub, op: Op): Promise<unknown> {
  *   own request, taking whatever is waiting with it. Only the request that sent a batch waits on
  *   its answer: a promise is never settled from another request's context.
  * - A background op (release, plain settle, renew, cancel) is fire-and-forget: it goes with the
- *   next batch, at the latest LINGER_MS later while nobody is queued at the key, at once otherwise.
+ *   next batch, at the latest LINGER_MS later while nobody is queued at the key and it has two
+ *   slots or more to spare, at once otherwise.
  *   The batch's sender keeps it alive and retries it alone on failure.
  * - A background op never overtakes an earlier op of its lease: while a batch with that lease is
  *   out it waits (requests' stubs keep no order between them).
@@ -64,8 +69,9 @@ export class Channel {
   private out = new Map<string, number>();
   private flushQueued = false;
   private lingering = false;
-  /** Waiters at the key after the last batch; unknown at first, so nothing lingers until known. */
+  /** Waiters at the key, and slots to spare, after the last batch; nothing lingers until known. */
   private queued = 1;
+  private room = 0;
   private meta: KeyMeta;
   private now: () => number;
   private linger: number;
@@ -91,7 +97,7 @@ export class Channel {
   /** A fire-and-forget op. `urgent`: leaves at the end of this turn even when nobody waits. */
   post(op: Op, carrier: Carrier, urgent = false): void {
     this.pending.push({ op, lease: leaseOf(op), at: this.now() });
-    if (urgent || this.queued > 0 || this.linger <= 0) this.soon(carrier);
+    if (urgent || this.queued > 0 || this.room < 2 || this.linger <= 0) this.soon(carrier);
     else if (!this.lingering) {
       // The request that starts the wait stays alive until it ends, and sends what is left then.
       this.lingering = true;
@@ -140,6 +146,7 @@ export class Channel {
       .then(
         (reply) => {
           this.queued = reply.queued;
+          this.room = reply.room ?? 0;
           batch.forEach((e, i) => e.awaited?.resolve(reply.results[i]!));
         },
         async (err: unknown) => {

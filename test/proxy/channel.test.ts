@@ -9,7 +9,7 @@ const settle = (id: string): Op => ({ t: "settle", id, outcome: { cls: "success"
 const turn = () => new Promise((r) => setTimeout(r, 0));
 
 /** A fake object: records each batch; answers acquires granted; `hold` keeps batches out until released. */
-function fakeObject(queued = 0) {
+function fakeObject(queued = 0, room = 100) {
   const batches: Op[][] = [];
   const alone: string[] = [];
   const held: (() => void)[] = [];
@@ -20,7 +20,7 @@ function fakeObject(queued = 0) {
       batches.push(ops);
       if (hold) await new Promise<void>((r) => held.push(r));
       if (fail) throw Object.assign(new Error("object reset"), { retryable: true });
-      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 16 } : true)), queued };
+      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 16 } : true)), queued, room };
     }) as never,
     settle: (async (id: string) => void alone.push(`settle ${id}`)) as never,
     release: (async (id: string) => (alone.push(`release ${id}`), true)) as never,
@@ -94,6 +94,16 @@ describe("Channel: one isolate's calls to a key, in batches", () => {
 
   it("sends releases at once while someone is queued at the key: a slot never idles for a batch", async () => {
     const obj = fakeObject(3);
+    const t = manual();
+    const ch = new Channel(META, t.now, 5, t.set);
+    await ch.call(acquire("a"), obj.carrier);
+    ch.post(release("a"), obj.carrier);
+    await turn();
+    expect(obj.names()).toEqual([["acquire a"], ["release a"]]);
+  });
+
+  it("sends releases at once when the key has fewer than two slots to spare, though nobody is queued", async () => {
+    const obj = fakeObject(0, 1);
     const t = manual();
     const ch = new Channel(META, t.now, 5, t.set);
     await ch.call(acquire("a"), obj.carrier);
