@@ -28,73 +28,71 @@ async function key() {
   return { meta, stub };
 }
 
-async function single(): Promise<{ permits: number; perSec: number; inFlight: number }> {
-  const { meta, stub } = await key();
+type Run = { permits: number; perSec: number; inFlight: number };
+type Key = Awaited<ReturnType<typeof key>>;
+
+/**
+ * LOOPS callers on a fresh key for MS: each turn of `turn` grants and hands back some permits and
+ * returns how many; `last` runs once per caller at the end (to hand back what is still held).
+ */
+async function measure(turn: (k: Key, next: () => string, held: string[]) => Promise<number>, last?: (k: Key, held: string[]) => Promise<unknown>): Promise<Run> {
+  const k = await key();
   let permits = 0;
   let seq = 0;
+  const next = () => `l${seq++}`;
   const end = Date.now() + MS;
   const started = Date.now();
   await Promise.all(
     Array.from({ length: LOOPS }, async () => {
+      const held: string[] = [];
       while (Date.now() < end) {
-        const id = `s${seq++}`;
-        const r = await stub.acquire({ ...meta, leaseId: id, cost: 40, retry: false, waitMs: 10_000 });
-        if (!r.granted) throw new Error("refused");
-        await stub.settle(id, { ...ok(Date.now()), release: false });
-        await stub.release(id);
-        permits++;
+        const n = await turn(k, next, held); // not `permits += await ...`: that reads permits before the await
+        permits += n;
       }
+      await last?.(k, held);
     }),
   );
   const secs = (Date.now() - started) / 1000;
-  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
+  return { permits, perSec: permits / secs, inFlight: (await k.stub.state()).concurrency.inFlight };
 }
 
-async function paired(): Promise<{ permits: number; perSec: number; inFlight: number }> {
-  const { meta, stub } = await key();
-  let permits = 0;
-  let seq = 0;
-  const end = Date.now() + MS;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: LOOPS }, async () => {
-      let last: string | null = null;
-      while (Date.now() < end) {
-        const id = `p${seq++}`;
-        const done: Op[] = last === null ? [] : [{ t: "settle", id: last, outcome: ok(Date.now()) }];
-        const got = await stub.exchange(meta, [...done, { t: "acquire", req: { leaseId: id, cost: 40, retry: false, waitMs: 10_000 } }]);
-        const r = got.results.at(-1);
-        if (!(typeof r === "object" && "granted" in r && r.granted)) throw new Error("refused");
-        last = id;
-        permits++;
-      }
-      if (last !== null) await stub.exchange(meta, [{ t: "settle", id: last, outcome: ok(Date.now()) }]);
-    }),
-  );
-  const secs = (Date.now() - started) / 1000;
-  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
-}
+const acquireOp = (id: string): Op => ({ t: "acquire", req: { leaseId: id, cost: 40, retry: false, waitMs: 10_000 } });
+const grantedAll = (results: unknown[]) => results.every((r) => typeof r === "object" && r !== null && "granted" in r && r.granted);
 
-async function batched(): Promise<{ permits: number; perSec: number; inFlight: number }> {
-  const { meta, stub } = await key();
-  let permits = 0;
-  let seq = 0;
-  const end = Date.now() + MS;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: LOOPS }, async () => {
-      while (Date.now() < end) {
-        const ids = Array.from({ length: BATCH }, () => `b${seq++}`);
-        const got = await stub.exchange(meta, ids.map((id): Op => ({ t: "acquire", req: { leaseId: id, cost: 40, retry: false, waitMs: 10_000 } })));
-        if (!got.results.every((r: unknown) => typeof r === "object" && r !== null && "granted" in r && r.granted)) throw new Error("refused");
-        await stub.exchange(meta, ids.map((id): Op => ({ t: "settle", id, outcome: ok(Date.now()) })));
-        permits += BATCH;
-      }
-    }),
+/** Three calls a permit: acquire, settle, release. */
+const single = () =>
+  measure(async ({ meta, stub }, next) => {
+    const id = next();
+    const r = await stub.acquire({ ...meta, leaseId: id, cost: 40, retry: false, waitMs: 10_000 });
+    if (!r.granted) throw new Error("refused");
+    await stub.settle(id, { ...ok(Date.now()), release: false });
+    await stub.release(id);
+    return 1;
+  });
+
+/** One call a permit: its acquire, with the previous permit's settle-and-release ahead of it. */
+const paired = () =>
+  measure(
+    async ({ meta, stub }, next, held) => {
+      const id = next();
+      const done: Op[] = held.splice(0).map((h) => ({ t: "settle", id: h, outcome: ok(Date.now()) }));
+      const got = await stub.exchange(meta, [...done, acquireOp(id)]);
+      if (!grantedAll(got.results.slice(-1))) throw new Error("refused");
+      held.push(id);
+      return 1;
+    },
+    ({ meta, stub }, held) => stub.exchange(meta, held.map((h): Op => ({ t: "settle", id: h, outcome: ok(Date.now()) }))),
   );
-  const secs = (Date.now() - started) / 1000;
-  return { permits, perSec: permits / secs, inFlight: (await stub.state()).concurrency.inFlight };
-}
+
+/** BATCH acquires in one call, then their BATCH settle-and-releases in another. */
+const batched = () =>
+  measure(async ({ meta, stub }, next) => {
+    const ids = Array.from({ length: BATCH }, next);
+    const got = await stub.exchange(meta, ids.map(acquireOp));
+    if (!grantedAll(got.results)) throw new Error("refused");
+    await stub.exchange(meta, ids.map((id): Op => ({ t: "settle", id, outcome: ok(Date.now()) })));
+    return BATCH;
+  });
 
 it("one key's limiter, by RPC inside workerd: every permit granted and handed back", async () => {
   const s = await single();
