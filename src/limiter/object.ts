@@ -109,23 +109,24 @@ export class Limiter extends DurableObject<Env> {
             acquires.push([i, op.req.leaseId]);
             break;
           case "settle":
-            changed = this.applySettle(op.id, op.outcome, now, age) || changed;
+            changed = this.applySettle(op.id, op.outcome, now, age, false) || changed;
             results[i] = true;
             break;
           case "release":
-            results[i] = this.dropLease(op.id, now - age);
+            results[i] = this.dropLease(op.id, now - age, false);
             break;
           case "renew":
             results[i] = this.core.renew(op.id, now);
             break;
           case "cancel":
-            results[i] = this.cancelOne(op.id);
+            results[i] = this.cancelOne(op.id, false);
             break;
         }
       });
     });
     // Every answer given in the round was captured; an acquire without one is still in line.
     for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
+    // Levels are sampled once for the whole batch, not per release or cancel in it.
     this.telemetry.moved(now);
     this.persist(changed || this.core.cooldownUntil > before);
     return { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) };
@@ -240,12 +241,13 @@ export class Limiter extends DurableObject<Env> {
 
   /**
    * One outcome into the core and the counters; `age`: how long ago the Worker saw it (the attempt
-   * was sent and its slot let go that much earlier). Returns whether the limit changed.
+   * was sent and its slot let go that much earlier). Returns whether the limit changed. `note`:
+   * sample the levels after a release (a batch samples them once at its end instead).
    */
-  private applySettle(leaseId: string, outcome: SettleRequest, now: number, age: number): boolean {
+  private applySettle(leaseId: string, outcome: SettleRequest, now: number, age: number, note = true): boolean {
     const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
     const changed = this.telemetry.settle(leaseId, o, now, () => this.core.settle(leaseId, o, now));
-    if (outcome.release) this.dropLease(leaseId, now - age);
+    if (outcome.release) this.dropLease(leaseId, now - age, note);
     return changed !== null;
   }
 
@@ -255,17 +257,20 @@ export class Limiter extends DurableObject<Env> {
     else this.scheduleFlush();
   }
 
-  private cancelOne(leaseId: string): boolean {
+  private cancelOne(leaseId: string, note = true): boolean {
     const wasWaiting = this.waiters.cancel(leaseId);
-    if (wasWaiting) this.telemetry.moved(this.now());
-    return wasWaiting || this.dropLease(leaseId);
+    if (wasWaiting && note) this.telemetry.moved(this.now());
+    return wasWaiting || this.dropLease(leaseId, this.now(), note);
   }
 
-  /** `at`: when the Worker let the slot go (a release that waited for company is dated back). */
-  private dropLease(id: string, at: number = this.now()): boolean {
+  /**
+   * `at`: when the Worker let the slot go (a release that waited for company is dated back).
+   * `note`: sample the levels now (a batch samples them once at its end).
+   */
+  private dropLease(id: string, at: number = this.now(), note = true): boolean {
     if (!this.core.release(id, at)) return false;
     this.journal(id, null);
-    this.telemetry.moved(this.now());
+    if (note) this.telemetry.moved(this.now());
     return true;
   }
 

@@ -113,7 +113,6 @@ export class Waiters {
     return promise;
   }
 
-
   /** Takes a waiter out of the line; its caller gets queue_timeout with no wait. */
   cancel(id: string): boolean {
     const w = this.core.cancel(id);

@@ -9,10 +9,15 @@ export interface Who {
   priority?: Lane;
 }
 
+/** The last PRIORITY_WEIGHTS found good: vars do not change within an isolate, so it is parsed once. */
+let goodWeights: string | undefined | null = null;
+
 /** A malformed PRIORITY_WEIGHTS is refused like every other variable: 500 config_error, nothing sent. */
 export function checkWeights(raw: string | undefined): void {
+  if (raw === goodWeights) return;
   const w = parseWeights(raw);
   if (typeof w === "string") throw new ConfigError(w);
+  goodWeights = raw;
 }
 
 /**
