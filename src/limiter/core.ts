@@ -4,6 +4,7 @@ import {
 } from "./aimd";
 import { comeBackAfter, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
+import { Claims } from "./claims";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -22,6 +23,20 @@ export const NO_HINT_GATE_MS = 1_000;
 /** How long a new key's first request goes alone unless its answer comes sooner. */
 export const LEARN_MS = 1_000;
 const SETTLED_MEMORY = 2_048;
+/**
+ * Two requests granted some time apart can reach the provider this much closer together (the
+ * Worker's send, the network: 42 ms seen through wrangler dev). A request waits for this much
+ * more refill than it needs, so the second does not find the bucket a few tokens short.
+ */
+export const SEND_JITTER_MS = 50;
+/** How long after its hint a claim waits for its retry (the Worker's pause, then its call). */
+export const CLAIM_GRACE_MS = 1_000;
+/**
+ * A provider counts a request when it arrives, some time after the Worker sent it: a network leg,
+ * a new connection's handshake (86 ms measured through wrangler dev). Readings are dated this
+ * long after the send (or at the answer, if sooner).
+ */
+export const ADMISSION_LAG_MS = 250;
 
 /**
  * The whole limiter as a pure state machine: the Durable Object (and the batch runner, in-process)
@@ -33,6 +48,8 @@ export class LimiterCore {
   /** Who has been asking, for the admin view and the cap on callers. */
   readonly callers = new CallerBook();
   readonly leases = new Map<string, Lease>();
+  /** Refused requests' claims on the refill they wait for (claims.ts). */
+  readonly claims = new Claims();
   aimd: AimdState;
   quota: QuotaState;
   cooldownUntil = 0;
@@ -86,16 +103,22 @@ export class LimiterCore {
   /**
    * A key that has never had an answer sends one request alone: its answer (or its 429) carries
    * the readings that size everything else, and a key with little left must not be flooded first.
-   * A refusal comes back fast, so a probe held for LEARN_MS without one was admitted: go on.
+   * A refusal comes back fast, so a probe unrefused for LEARN_MS was admitted; but a slow answer
+   * says nothing yet about how much is left, so the key opens by doubling, one more step each
+   * LEARN_MS, until the first answer arrives.
    */
-  learning(now: number): boolean {
-    if (this.metrics.totalRequests > 0 || this.metrics.retriedRequests > 0) return false;
-    return this.probeAt === null || now - this.probeAt < LEARN_MS;
+  learning(_now?: number): boolean {
+    return this.metrics.totalRequests === 0 && this.metrics.retriedRequests === 0;
+  }
+
+  /** How many may be out while learning: 1, then 2, 4, ... each LEARN_MS after the probe. */
+  private learningLimit(now: number): number {
+    return this.probeAt === null ? 1 : 2 ** Math.min(16, Math.floor(Math.max(0, now - this.probeAt) / LEARN_MS));
   }
 
   /** The concurrency limit in force now. */
   limitAt(now: number): number {
-    return this.learning(now) ? 1 : this.aimd.limit;
+    return this.learning(now) ? Math.min(this.aimd.limit, this.learningLimit(now)) : this.aimd.limit;
   }
 
   persisted(): Persisted {
@@ -103,8 +126,8 @@ export class LimiterCore {
   }
 
   /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
-  private openAt(cost: number, now: number): number {
-    return Math.max(this.cooldownUntil, fitsAt(this.quota, cost, now));
+  private openAt(cost: number, now: number, requests = 1, behind = false): number {
+    return Math.max(this.cooldownUntil, fitsAt(this.quota, cost, now, requests, behind, SEND_JITTER_MS));
   }
 
   /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
@@ -144,15 +167,38 @@ export class LimiterCore {
     // with the gate's retry-after, rather than at its deadline.
     const hopeless = this.cooldownUntil > now ? this.cooldownUntil - 1 : now;
     const expired = this.queue.takeExpired(hopeless);
+    for (const w of expired) this.claims.drop(w.id);
+    this.claims.expire(now);
     const granted: Waiter[] = [];
+    const go = (w: Waiter) => {
+      this.grant(w.id, w.cost, now, w.caller);
+      granted.push(w);
+    };
+    // Retries holding a claim go first, each when the refill it claimed is there. They are taken
+    // out of fair order: the fair share charged their first attempt already.
+    for (const c of this.claims.inOrder()) {
+      const w = this.queue.has(c.id) ? this.queue.peekId(c.id) : undefined;
+      if (!w) continue;
+      if (this.openAt(c.tokens, now, c.requests) > now) break;
+      if (this.busy >= this.limitAt(now) && !this.paced(now)) break;
+      this.queue.remove(c.id);
+      this.claims.drop(c.id);
+      go(w);
+    }
     for (let head = this.queue.peek(); head; head = this.queue.peek()) {
-      if (this.openAt(head.cost, now) > now) break;
+      if (this.claims.has(head.id) || this.headOpenAt(head.cost, now) > now) break;
       if (this.busy >= this.limitAt(now) && !this.paced(now)) break;
       this.queue.shift();
-      this.grant(head.id, head.cost, now, head.caller);
-      granted.push(head);
+      go(head);
     }
     return { granted, expired };
+  }
+
+  /** When a head of `cost` may go: after the gate, and after what every open claim needs. */
+  private headOpenAt(cost: number, now: number): number {
+    if (this.claims.size === 0) return this.openAt(cost, now);
+    const held = this.claims.total();
+    return this.openAt(cost + held.tokens, now, held.requests + 1, true);
   }
 
   /**
@@ -197,9 +243,10 @@ export class LimiterCore {
   wakeAt(now: number): number | null {
     const head = this.queue.peek();
     if (!head) return null;
-    let at = this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY;
-    if (this.busy < this.limitAt(now)) at = Math.min(at, this.openAt(head.cost, now));
-    else if (this.learning(now) && this.probeAt !== null) at = Math.min(at, this.probeAt + LEARN_MS);
+    let at = Math.min(this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY, this.claims.earliestEnd() ?? Number.POSITIVE_INFINITY);
+    if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
+    else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.aimd.limit)
+      at = Math.min(at, this.probeAt + LEARN_MS * (Math.floor((now - this.probeAt) / LEARN_MS) + 1));
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {
@@ -209,6 +256,12 @@ export class LimiterCore {
       if (due !== null && due > now && canRise) at = Math.min(at, Math.max(due, this.openAt(head.cost, now)));
     }
     return Number.isFinite(at) ? Math.max(at, now) : null;
+  }
+
+  /** When the first claim whose retry is already queued may go. */
+  private claimOpenAt(now: number): number {
+    for (const c of this.claims.inOrder()) if (this.queue.has(c.id)) return this.openAt(c.tokens, now, c.requests);
+    return Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -222,11 +275,14 @@ export class LimiterCore {
 
     record(this.metrics, o);
     const lease = this.leases.get(id);
-    // The provider counted at admission: after the grant and the Worker's send, about when the
-    // attempt's latency began. Later rather than earlier, so refill is never over-counted.
+    // The provider counted at admission, after the Worker's send. Later rather than earlier, so
+    // refill is never over-counted: a late date only lags the model at the same rate, an early
+    // one sends requests into a bucket that has not refilled yet.
     const seenAt = now - Math.max(0, o.ageMs ?? 0);
     const sentAt = Number.isFinite(o.latencyMs) && o.latencyMs >= 0 ? seenAt - o.latencyMs : seenAt;
-    observe(this.quota, o.info, now, lease?.mark, lease?.grantedAt === undefined ? undefined : Math.max(lease.grantedAt, sentAt));
+    const readAt = lease?.grantedAt === undefined ? undefined : Math.max(lease.grantedAt, Math.min(seenAt, sentAt + ADMISSION_LAG_MS));
+    const took = o.cls === "success" && lease ? { requests: 1, tokens: lease.cost } : undefined;
+    observe(this.quota, o.info, now, lease?.mark, readAt, took);
     let changed: HistoryEntry | null = null;
     if (o.cls === "success") {
       if (lease) lease.ok = true;
@@ -237,7 +293,10 @@ export class LimiterCore {
       noteHold(this.pace, o.latencyMs, true);
       if (o.attempt <= 1) changed = onSuccess(this.aimd, this.config, now, this.inFlight);
     } else if (o.cls === "transient") onTransient(this.aimd);
-    else if (o.cls === "rate_limit") changed = this.refused(o, lease, now);
+    else if (o.cls === "rate_limit") {
+      changed = this.refused(o, lease, now);
+      if (!o.final && o.next) this.claims.add(o.next, { cost: lease?.cost ?? 1, until: now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS) + CLAIM_GRACE_MS });
+    }
     return changed;
   }
 
@@ -277,6 +336,7 @@ export class LimiterCore {
   }
 
   cancel(id: string): Waiter | undefined {
+    this.claims.drop(id);
     return this.queue.remove(id);
   }
 
@@ -320,6 +380,7 @@ export class LimiterCore {
     this.quota = emptyQuota();
     this.pace = emptyPace();
     this.probeAt = null;
+    this.claims.clear();
     this.cooldownUntil = 0;
     this.metrics = emptyMetrics();
   }

@@ -120,6 +120,11 @@ export class WaitQueue<W extends Waiter = Waiter> {
     return this.byId.has(id);
   }
 
+  /** The waiter queued under `id`, left in place. */
+  peekId(id: string): W | undefined {
+    return this.byId.get(id)?.w;
+  }
+
   remove(id: string): W | undefined {
     const e = this.byId.get(id);
     if (!e) return undefined;

@@ -19,6 +19,9 @@ export interface QuotaWindow {
   capacity: number | null;
   /** When the reading behind `remaining` was true; an older reading arriving late is not taken. */
   readAt?: number;
+  /** The bucket's size as the last readings bound it (see `bucketSize`): from below by admitted requests, from above by resets. */
+  lows?: number[];
+  highs?: number[];
 }
 
 /** Running totals of what this limiter has granted, to tell which grants a reading already counts. */
@@ -40,7 +43,25 @@ export function emptyQuota(): QuotaState {
   return { requests: null, tokens: null, granted: { requests: 0, tokens: 0 } };
 }
 
-function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number, at: number): QuotaWindow | null {
+/** Readings kept to bound a bucket's size: enough to see past one reset's rounding, few enough to follow a change. */
+const BOUND_READINGS = 8;
+
+const keep = (xs: number[] | undefined, x: number) => [...(xs ?? []), x].slice(-BOUND_READINGS);
+
+/**
+ * The bucket's size from the last readings. An admitted request's reading plus what it took was
+ * in the bucket, so the size is at least that, and exactly that when the request found it full:
+ * this conservative bound is the size, since a bucket taken for larger than it is lets two
+ * requests go where one fits (a smaller one only costs a burst the pace does not need). Before any
+ * request was admitted, the resets bound it from above: a reading plus the refill until its reset,
+ * loose by the reset's rounding (Anthropic's are whole seconds, rounded up).
+ */
+function bucketSize(w: Pick<QuotaWindow, "lows" | "highs">, limit: number | null): number | null {
+  const size = w.lows?.length ? Math.max(...w.lows) : w.highs?.length ? Math.min(...w.highs) : null;
+  return size === null ? limit : limit === null ? size : Math.min(limit, size);
+}
+
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number, at: number, took: number): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
   // Answers overtake each other: a reading from before the one the level rests on says less.
   if (prev?.readAt !== undefined && at < prev.readAt && (r.limit === null || r.limit === prev.limit)) return prev;
@@ -50,18 +71,27 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   // ones the provider refuses come back as 429s whose own readings correct the level.) The debt
   // is bounded by one window, so a burst of refused grants cannot stall the key for long.
   const top = limit === null ? r.remaining : Math.min(r.remaining, limit);
-  const remaining = Math.max(-(limit ?? top), top - since);
   const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
+  // A reset is a moment: time to it counts from when the reading was true, not from its arrival.
+  const toReset = r.resetAt === null ? null : r.resetAt - Math.min(at, now);
   let refillPerMs = prev?.refillPerMs ?? perMinute;
   // Never faster than the limit per minute: a provider that enforces its RPM in short slices
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
-  if (limit !== null && r.resetAt !== null && r.resetAt > now && limit > remaining)
-    refillPerMs = Math.min((limit - remaining) / (r.resetAt - now), perMinute);
-  let capacity = prev?.capacity == null || limit === null ? limit : Math.min(prev.capacity, limit);
-  if (limit !== null && r.resetAt !== null && refillPerMs > 0) {
-    capacity = Math.min(limit, Math.max(1, r.remaining + refillPerMs * Math.max(0, r.resetAt - now)));
-  }
-  return { limit, remaining, observedAt: Math.min(at, now), refillPerMs, capacity, readAt: at };
+  if (limit !== null && toReset !== null && toReset > 0 && limit > top)
+    refillPerMs = Math.min((limit - top) / toReset, perMinute);
+  const sameLimit = prev?.limit === limit;
+  const lows = took > 0 ? keep(sameLimit ? prev?.lows : undefined, top + took) : sameLimit ? prev?.lows : undefined;
+  const highs = limit !== null && toReset !== null && refillPerMs > 0
+    ? keep(sameLimit ? prev?.highs : undefined, Math.max(1, top + refillPerMs * Math.max(0, toReset)))
+    : sameLimit ? prev?.highs : undefined;
+  const capacity = bucketSize({ lows, highs }, limit);
+  // The level now: the reading refilled since, at most full, less the grants since. Those drew
+  // on a bucket that may have been full by then; taking them off after the refill never puts
+  // the level above what the provider has (the model may lag, never lead).
+  const read = Math.min(at, now);
+  const refilled = Math.min(capacity ?? Number.POSITIVE_INFINITY, top + refillPerMs * (now - read));
+  const remaining = Math.max(-(limit ?? top), refilled - since);
+  return { limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs };
 }
 
 /**
@@ -70,12 +100,13 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  * granted after it is on its way and not yet in the provider's count, so it is taken off the
  * reading. Without a mark (a lease this object no longer knows) the reading is taken as is.
  * `at` is when the reading was true: the provider counts at admission, about when the request
- * was granted, not when its answer came back; the window has refilled since.
+ * was granted, not when its answer came back; the window has refilled since. `took` is what the
+ * reporting request itself drew (nothing for a refusal): the level plus it bounds the bucket's size.
  */
-export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now): void {
+export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now, took?: Granted): void {
   const since = (key: keyof Granted) => (mark ? Math.max(0, q.granted[key] - mark[key]) : 0);
-  q.requests = fromReading(info.requests, q.requests, now, since("requests"), at);
-  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"), at);
+  q.requests = fromReading(info.requests, q.requests, now, since("requests"), at, took?.requests ?? 0);
+  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"), at, took?.tokens ?? 0);
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
@@ -86,21 +117,28 @@ export function available(w: QuotaWindow, now: number): number {
 }
 
 /** When `need` units will be there, or `now` if they already are. Infinity if it never refills. */
-function readyAt(w: QuotaWindow, need: number, now: number): number {
-  // A request larger than the whole window goes when the window is full, or it would never go.
+function readyAt(w: QuotaWindow, need: number, now: number, behind: boolean, marginMs: number): number {
+  // A request larger than the whole window goes when the window is full, or it would never go;
+  // unless it is `behind` claims that must go first: then it waits for them.
   const top = w.capacity ?? w.limit;
-  const want = top !== null ? Math.min(need, top) : need;
+  if (behind && top !== null && need > top) return Number.POSITIVE_INFINITY;
+  const padded = need + w.refillPerMs * marginMs;
+  const want = top !== null ? Math.min(padded, top) : padded;
   const short = want - available(w, now);
   if (short <= 0) return now;
   if (w.refillPerMs <= 0) return Number.POSITIVE_INFINITY;
   return now + Math.ceil(short / w.refillPerMs);
 }
 
-/** The earliest time a request of `cost` tokens fits both windows (`now` when it fits already). */
-export function fitsAt(q: QuotaState, cost: number, now: number): number {
+/**
+ * The earliest time `requests` requests of `cost` tokens in all fit both windows (`now` when they
+ * fit already). `behind`: the last of them waits behind the others, so never goes ahead of them.
+ * `marginMs`: wait for that much more refill than they need (at most a full window).
+ */
+export function fitsAt(q: QuotaState, cost: number, now: number, requests = 1, behind = false, marginMs = 0): number {
   let at = now;
-  if (q.requests) at = Math.max(at, readyAt(q.requests, 1, now));
-  if (q.tokens) at = Math.max(at, readyAt(q.tokens, cost, now));
+  if (q.requests) at = Math.max(at, readyAt(q.requests, requests, now, behind, marginMs));
+  if (q.tokens) at = Math.max(at, readyAt(q.tokens, cost, now, behind, marginMs));
   return at;
 }
 

@@ -33,6 +33,8 @@ export interface Outcome {
   final: boolean;
   /** A success whose body is still being generated (a stream): the provider is still busy with it. */
   streaming?: boolean;
+  /** A refusal that will be retried: the lease id its retry comes with, which keeps a claim on the refill (claims.ts). */
+  next?: string;
   /** How long before it reached the limiter the Worker saw this answer (it waited for a batch). */
   ageMs?: number;
 }

@@ -1,4 +1,5 @@
 import { callerHeaders, concat } from "./forward";
+import { renameQuotaHeaders } from "./quota-headers";
 
 /**
  * A plain (not event-stream) answer up to this size is read whole before it goes back: its slot
@@ -8,7 +9,8 @@ export const BUFFER_MAX = 1024 * 1024;
 
 export const isEventStream = (h: Headers) => h.get("content-type")?.includes("text/event-stream") ?? false;
 
-export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
+/** How a success goes back: the provider's status and headers, its quota headers renamed (quota-headers.ts). */
+export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: renameQuotaHeaders(callerHeaders(res.headers)) });
 
 /**
  * Reads `body` whole if it ends within `max` bytes. Otherwise returns a stream that gives what was

@@ -143,11 +143,16 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     const info = parseRateLimitHeaders(res.headers, deps.now(), body);
     const cls = classify(res.status, body, res.statusText);
     const d = decide(cls, attempt, info.retryAfterMs, plan, deps);
-    await limiter.settleNow(leaseId, outcome(cls, res.status, info, latency, attempt, !d.retry));
+    // A refused request that will be back keeps its claim on the refill it waits for.
+    const next = cls === "rate_limit" && d.retry ? `${requestId}:${attempt + 1}` : undefined;
+    await limiter.settleNow(leaseId, { ...outcome(cls, res.status, info, latency, attempt, !d.retry), next });
     last = new Response(bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
     if (!d.retry) return stamp(last);
     await pause(d.delayMs, plan.signal);
-    if (plan.signal.aborted) return GONE();
+    if (plan.signal.aborted) {
+      if (next) limiter.cancel(next);
+      return GONE();
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { checkBounds } from "../../src/config/limits";
-import { LEARN_MS, LimiterCore, NO_HINT_GATE_MS, type Outcome } from "../../src/limiter/core";
+import { ADMISSION_LAG_MS, LEARN_MS, LimiterCore, NO_HINT_GATE_MS, type Outcome, SEND_JITTER_MS } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import type { RateLimitInfo } from "../../src/policy/types";
 
@@ -85,9 +85,9 @@ describe("LimiterCore", () => {
     core.enqueue(w("big", { cost: 1_100 }), 0);
     core.enqueue(w("small", { cost: 1 }), 0);
     expect(core.pump(0).granted).toEqual([]);
-    expect(core.wakeAt(0)).toBe(1_000);
-    expect(core.pump(1_000).granted.map((x) => x.id)).toEqual(["big"]);
-    expect(core.pump(1_001).granted.map((x) => x.id)).toEqual(["small"]);
+    expect(core.wakeAt(0)).toBe(1_000 + SEND_JITTER_MS);
+    expect(core.pump(1_000 + SEND_JITTER_MS).granted.map((x) => x.id)).toEqual(["big"]);
+    expect(core.pump(1_001 + SEND_JITTER_MS).granted.map((x) => x.id)).toEqual(["small"]);
   });
 
   it("a reading does not forget the grants made after the request that carried it", () => {
@@ -95,12 +95,16 @@ describe("LimiterCore", () => {
     const reading = (remaining: number) => out({ info: { ...NONE, requests: { limit: 60, remaining, resetAt: null } } });
     core.settle("first", reading(3), 0); // 3 left, 1 per second
     enqueueAll(core, ["a", "b", "c", "d"]);
-    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b", "c"]);
-    // a's answer says 2 left: it was counted before b and c arrived, so really 0 were left when
-    // a was admitted (at its grant, t=0), and the next comes a second after that.
-    core.settle("a", reading(2), 10);
-    expect(core.pump(10).granted).toEqual([]);
-    expect(core.wakeAt(10)).toBe(1_000);
+    // The last unit waits for SEND_JITTER_MS more refill than it needs.
+    expect(core.pump(0).granted.map((x) => x.id)).toEqual(["a", "b"]);
+    expect(core.pump(SEND_JITTER_MS).granted.map((x) => x.id)).toEqual(["c"]);
+    // a's answer (sent at 10, back at 60) says 2 left: it was counted before b and c arrived, so
+    // really 0 were left when a was admitted. Dated at its answer (sooner than ADMISSION_LAG_MS
+    // after the send), the next unit comes a second after that, plus the margin.
+    core.settle("a", reading(2), 60);
+    expect(core.pump(60).granted).toEqual([]);
+    expect(core.wakeAt(60)).toBe(60 + 1_000 + SEND_JITTER_MS);
+    expect(ADMISSION_LAG_MS).toBeGreaterThan(50);
   });
 
   it("settles once per lease id, however often it is told", () => {

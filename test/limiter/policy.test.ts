@@ -1,7 +1,7 @@
 // The limiter policy's rules, one test each, on the pure core (time passed in).
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITER } from "../../src/config/limits";
-import { LEARN_MS, LimiterCore, type Outcome } from "../../src/limiter/core";
+import { ADMISSION_LAG_MS, LEARN_MS, LimiterCore, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
@@ -32,12 +32,19 @@ describe("a key never seen before", () => {
     expect(core.pump(300).granted).toHaveLength(4);
   });
 
-  it("or until the probe has gone unrefused for LEARN_MS (a refusal comes back fast)", () => {
-    const core = new LimiterCore(cfg);
+  it("and while its answer is slow, opens by doubling each LEARN_MS (a refusal comes back fast; a slow answer says nothing of what is left)", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
     expect(line(core, 10)).toEqual(["q0"]);
     expect(core.wakeAt(0)).toBe(LEARN_MS);
     expect(core.pump(LEARN_MS - 1).granted).toEqual([]);
-    expect(core.pump(LEARN_MS).granted).toHaveLength(3);
+    expect(core.pump(LEARN_MS).granted).toHaveLength(1); // 2 out
+    expect(core.wakeAt(LEARN_MS)).toBe(2 * LEARN_MS);
+    expect(core.pump(2 * LEARN_MS).granted).toHaveLength(2); // 4 out
+    expect(core.pump(3 * LEARN_MS).granted).toHaveLength(4); // 8 out: the limit
+    expect(core.wakeAt(3 * LEARN_MS)).toBeGreaterThan(4 * LEARN_MS); // a deadline, not another step
+    // The first answer ends it: the learned limit is in force at once.
+    core.settle("q0", out(), 3 * LEARN_MS + 10);
+    expect(core.limitAt(3 * LEARN_MS + 10)).toBeGreaterThanOrEqual(8);
   });
 });
 
@@ -67,12 +74,14 @@ describe("quotas pace, they never cut", () => {
   });
 
   it("a reading is dated when it was sent (the grant, or the answer's start if later): the refill since counts", () => {
-    const core = known({ ...cfg, startConcurrency: 8 }, rpm(60, 1, 59_000)); // 1 per second
+    const core = known({ ...cfg, startConcurrency: 8 }, rpm(60, 2, 58_000)); // 1 per second
     expect(line(core, 1)).toEqual(["q0"]);
-    // q0 was admitted at 0 with 0 left; its answer took 900 ms: one more is due at 1 s, not 1.9 s.
+    // q0 was sent at 0 and left 0; its answer took 900 ms. The reading is dated ADMISSION_LAG_MS
+    // after the send, when the provider surely had it: one more is due a second after that, not a
+    // second after the answer. (All the key is known to hold is q0's one: no margin past full.)
     core.settle("q0", out({ latencyMs: 900, info: rpm(60, 0, 60_000) }), 900);
     core.enqueue(w("next"), 900);
-    expect(core.wakeAt(900)).toBe(1_000);
+    expect(core.wakeAt(900)).toBe(ADMISSION_LAG_MS + 1_000);
   });
 });
 
@@ -120,7 +129,7 @@ describe("two kinds of 429", () => {
   });
 
   it("with an empty window: everyone waits for the hint, and concurrency stays", () => {
-    const core = known({ ...cfg, startConcurrency: 8 }, rpm(600, 5, 60_000));
+    const core = known({ ...cfg, startConcurrency: 8 }, rpm(600, 9, 60_000));
     const ids = line(core, 8);
     core.settle(ids[5]!, refused(rpm(600, 0, 60_000)), 50);
     expect(core.cooldownUntil).toBe(1_050);

@@ -72,6 +72,37 @@ describe("quota model", () => {
     expect(available(q.requests!, 60_000)).toBe(10); // an idle minute does not fill it to 600
   });
 
+  it("sizes a bucket by what an admitted request found in it, not by a reset rounded up to the second", () => {
+    const q = emptyQuota();
+    // Anthropic: 400k TPM as a 1 s bucket of 6,667. A 4,000-token request found it full and left
+    // 2,667; the reset says "full again" at the next whole second, up to 1 s later than it will be.
+    const took = { requests: 1, tokens: 4_000 };
+    observe(q, info(null, { limit: 400_000, remaining: 2_667, resetAt: 1_000 + 999 }), 1_000, undefined, 0, took);
+    expect(q.tokens!.capacity).toBe(6_667);
+    // A later reading whose reset is rounded up just as much does not make it bigger.
+    observe(q, info(null, { limit: 400_000, remaining: 300, resetAt: 3_000 }), 2_000, undefined, 1_000, took);
+    expect(q.tokens!.capacity).toBe(6_667);
+    expect(available(q.tokens!, 60_000)).toBe(6_667);
+  });
+
+  it("before any request was admitted, bounds the bucket by the tightest reset", () => {
+    const q = emptyQuota();
+    observe(q, info({ limit: 600, remaining: 4, resetAt: 900 }), 0); // a 429's reading: full in 0.9 s at most
+    observe(q, info({ limit: 600, remaining: 2, resetAt: 850 }), 100);
+    expect(q.requests!.capacity).toBe(9.5);
+  });
+
+  it("takes the grants since a reading off after the refill, so a full bucket is never counted twice", () => {
+    const q = emptyQuota();
+    const took = { requests: 1, tokens: 4_000 };
+    observe(q, info(null, { limit: 400_000, remaining: 2_667, resetAt: null }), 0, undefined, 0, took); // holds 6,667
+    const mark = { ...q.granted };
+    charge(q, 4_000, 900); // granted 900 ms after the reading, when the bucket was full again
+    // The reading arrives after that grant: 2,667 + 6,000 refilled, at most 6,667, less the 4,000 since.
+    observe(q, info(null, { limit: 400_000, remaining: 2_667, resetAt: null }), 900, mark, 0, took);
+    expect(available(q.tokens!, 900)).toBeCloseTo(2_667);
+  });
+
   it("tells room from an empty window, and unknown when nothing was reported", () => {
     const q = emptyQuota();
     expect(room(q, 1, 0)).toBe("unknown");

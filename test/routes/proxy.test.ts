@@ -22,6 +22,29 @@ describe("proxy", () => {
     expect(JSON.parse(calls[0]!.body)).toMatchObject({ model: "gpt-4o-mini" });
   });
 
+  it("never tells a caller to stop on a success: the provider's quota headers come under x-slotgate-provider-", async () => {
+    // promptfoo re-sends a 200 whose x-ratelimit-remaining-requests or -tokens is 0; a gateway
+    // pacing at the limit makes that the usual reading.
+    mockUpstream(() => json(CHAT, 200, { "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-limit-requests": "500", "x-request-id": "req_9" }));
+    const res = await chat({ key: "sk-remaining-zero" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-ratelimit-remaining-requests")).toBeNull();
+    expect(res.headers.get("x-ratelimit-remaining-tokens")).toBeNull();
+    expect(res.headers.get("x-slotgate-provider-x-ratelimit-remaining-requests")).toBe("0");
+    expect(res.headers.get("x-slotgate-provider-x-ratelimit-limit-requests")).toBe("500");
+    expect(res.headers.get("x-request-id")).toBe("req_9");
+    expect(res.headers.get("x-slotgate-limit")).toMatch(/^\d+$/);
+  });
+
+  it("an upstream error the caller gets keeps the provider's headers as they were", async () => {
+    const body = { error: { message: "You exceeded your current quota", type: "insufficient_quota", param: null, code: "insufficient_quota" } };
+    mockUpstream(() => json(body, 429, { "x-ratelimit-remaining-requests": "0", "retry-after": "20" }));
+    const res = await chat({ key: "sk-remaining-error" });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    expect(res.headers.get("retry-after")).toBe("20");
+  });
+
   it("keys by provider, model and a hash of the credential and project, never the credential itself", async () => {
     mockUpstream(() => json(CHAT));
     const a = (await chat({ key: "sk-aaa" })).headers.get("x-slotgate-key")!;

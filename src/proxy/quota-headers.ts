@@ -1,0 +1,23 @@
+/**
+ * The provider's quota headers on an answer the caller gets as a success. The gateway owns the
+ * key's limit, and paces right at it, so the provider's `remaining` is often 0 on a 2xx: clients
+ * that read it (promptfoo throws such an answer away and sends the request again) would stop or
+ * repeat work the gateway has already scheduled. They are passed on under this prefix instead,
+ * still readable; `x-slotgate-limit` and `x-slotgate-rate` describe the gateway's own pacing.
+ * Error answers keep them as they are: the caller gets the provider's own last word.
+ */
+export const PROVIDER_PREFIX = "x-slotgate-provider-";
+
+/** OpenAI and its peers, Anthropic, the IETF draft's RateLimit fields, and retry hints. */
+const QUOTA = /^(x-ratelimit-|anthropic-ratelimit-|ratelimit($|-)|retry-after($|-ms$))/;
+
+export const isQuotaHeader = (name: string) => QUOTA.test(name);
+
+/** Moves every quota header to `x-slotgate-provider-<name>`; the rest stay as they are. */
+export function renameQuotaHeaders(h: Headers): Headers {
+  for (const name of [...h.keys()].filter(isQuotaHeader)) {
+    h.set(`${PROVIDER_PREFIX}${name}`, h.get(name)!);
+    h.delete(name);
+  }
+  return h;
+}
