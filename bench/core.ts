@@ -1,11 +1,11 @@
 // The limiter's pure core in process: how many permits per second one LimiterCore grants and takes
-// back, driven through Waiters exactly as the Durable Object drives it (acquire: enqueue + pump;
-// settle: settle + pump; release: release + pump), with LIMIT leases held and DEPTH waiters queued
+// back, driven through LimiterDriver exactly as the Durable Object drives it (acquire: enqueue +
+// pump; settle: settle + pump; release: release + pump), with LIMIT leases held and DEPTH waiters queued
 // behind them. src uses extensionless imports, so this runs under tsx:
 //   npx tsx bench/core.ts [--quick]     prints one JSON line
 import { DEFAULT_LIMITER } from "../src/config/limits.ts";
 import { LimiterCore, type Outcome } from "../src/limiter/core.ts";
-import { Waiters } from "../src/limiter/waiters.ts";
+import { LimiterDriver } from "../src/limiter/driver.ts";
 
 const LIMIT = 64;
 const DEPTHS = [0, 100, 1_000, 10_000];
@@ -22,12 +22,14 @@ function measure(depth: number, ms: number): number {
   core.configure({ limit: LIMIT }, Date.now(), () => null);
   const held: string[] = [];
   let permits = 0;
-  const waiters = new Waiters(core, Date.now, (w) => {
-    held.push(w.id);
-    permits++;
+  const driver = new LimiterDriver(core, Date.now, {
+    granted: (w) => {
+      held.push(w.id);
+      permits++;
+    },
   });
   let seq = 0;
-  const acquire = () => void waiters.acquire({ id: `w${seq++}`, cost: 40, retry: false, deadline: Date.now() + 120_000 });
+  const acquire = () => void driver.acquire({ id: `w${seq++}`, cost: 40, retry: false, deadline: Date.now() + 120_000 });
   for (let i = 0; i < LIMIT + depth; i++) acquire();
   permits = 0;
   const start = performance.now();
@@ -35,13 +37,11 @@ function measure(depth: number, ms: number): number {
     for (let i = 0; i < 100; i++) {
       const id = held.shift()!;
       acquire();
-      core.settle(id, outcome(Date.now()), Date.now());
-      waiters.pump();
-      core.release(id, 0);
-      waiters.pump();
+      driver.settle(id, { ...outcome(Date.now()), release: false });
+      driver.release(id);
     }
   const rate = permits / ((performance.now() - start) / 1000);
-  waiters.close();
+  driver.close();
   return rate;
 }
 

@@ -4,7 +4,7 @@
 import { DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../src/config/limits";
 import { LimiterCore } from "../src/limiter/core";
 import type { AcquireRequest, AcquireResult, SettleRequest } from "../src/limiter/types";
-import { Waiters } from "../src/limiter/waiters";
+import { LimiterDriver } from "../src/limiter/driver";
 import { estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
@@ -19,13 +19,14 @@ const KEY = { key: "sim:model:0000000000000000", provider: "sim", model: "model"
 
 export class SimObject {
   readonly core: LimiterCore;
-  readonly waiters: Waiters;
+  /** The object's own driver: what the Durable Object does with each call, on the virtual clock. */
+  readonly driver: LimiterDriver;
   /** Calls into the object, as the hot path would pay them. */
   calls = 0;
 
   constructor(clock: Clock, config: Partial<LimiterConfig> = {}) {
     this.core = new LimiterCore({ ...DEFAULT_LIMITER, ...config });
-    this.waiters = new Waiters(this.core, () => clock.now, () => {}, () => {}, clock.timers);
+    this.driver = new LimiterDriver(this.core, () => clock.now, {}, clock.timers);
   }
 }
 
@@ -33,12 +34,17 @@ export class SimObject {
 class SimLimiter implements LimiterCalls {
   constructor(private clock: Clock, private obj: SimObject, private rpcMs: number) {}
 
-  async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+  /** One call into the object: a leg there, the object's work, a leg back. */
+  private async call<T>(work: (d: LimiterDriver) => T | Promise<T>): Promise<T> {
     await this.clock.sleep(this.rpcMs);
     this.obj.calls++;
-    const r = await this.obj.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority });
+    const r = await work(this.obj.driver);
     await this.clock.sleep(this.rpcMs);
     return r;
+  }
+
+  acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority }));
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
@@ -46,30 +52,15 @@ class SimLimiter implements LimiterCalls {
   }
 
   async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
-    await this.clock.sleep(this.rpcMs);
-    this.obj.calls++;
-    const now = this.clock.now;
-    this.obj.core.settle(leaseId, outcome, now);
-    if (outcome.release) this.obj.core.release(leaseId, now);
-    this.obj.waiters.pump();
-    await this.clock.sleep(this.rpcMs);
+    await this.call((d) => d.settle(leaseId, outcome));
   }
 
   release(leaseId: string): void {
-    void this.clock.sleep(this.rpcMs).then(() => {
-      this.obj.calls++;
-      this.obj.core.release(leaseId, this.clock.now);
-      this.obj.waiters.pump();
-    });
+    void this.call((d) => d.release(leaseId));
   }
 
   cancel(leaseId: string): void {
-    void this.clock.sleep(this.rpcMs).then(() => {
-      this.obj.calls++;
-      this.obj.waiters.cancel(leaseId);
-      this.obj.core.release(leaseId, this.clock.now);
-      this.obj.waiters.pump();
-    });
+    void this.call((d) => d.cancel(leaseId));
   }
 
   keepAlive(): () => void {

@@ -40,8 +40,11 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   let deadline = Number.POSITIVE_INFINITY;
 
   for (let attempt = 1; ; ) {
-    if (ctx.stop.aborted) return stoppedLine(item, attempt > 1, last);
     const leaseId = `${nonce}:${attempt}`;
+    if (ctx.stop.aborted) {
+      if (attempt > 1) limiter.cancel(leaseId); // drops the claim a refused attempt left for it
+      return stoppedLine(item, attempt > 1, last);
+    }
     const grant = await acquire(ctx, limiter, leaseId, cost, attempt > 1);
     if (ctx.stop.aborted) {
       limiter.cancel(leaseId);
@@ -71,7 +74,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     const cls = classify(ex.status, ex.body, ex.statusText);
     const d = cls === "success" ? null : decide(ctx, cls, attempt, info.retryAfterMs, deadline);
     // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
-    limiter.settle(leaseId, outcome(cls, ex.status, info, ex.latencyMs, attempt, !d?.retry));
+    // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).
+    const next = cls === "rate_limit" && d?.retry ? `${nonce}:${attempt + 1}` : undefined;
+    limiter.settle(leaseId, { ...outcome(cls, ex.status, info, ex.latencyMs, attempt, !d?.retry), next });
     if (!d?.retry) return answerLine(item, ex, cls);
     last = ex;
     if (cls === "rate_limit") ctx.counters.absorbed429 += 1;

@@ -1,7 +1,7 @@
 import type { LimiterConfig } from "../config/limits";
 import { LimiterCore, type Outcome } from "../limiter/core";
+import { LimiterDriver } from "../limiter/driver";
 import type { AcquireResult } from "../limiter/types";
-import { Waiters } from "../limiter/waiters";
 
 export interface LocalAcquire {
   leaseId: string;
@@ -13,40 +13,35 @@ export interface LocalAcquire {
 }
 
 /**
- * The Durable Object's job, in process: one LimiterCore per key driven by the same Waiters as the
- * object. Nothing is persisted and leases never expire: the batch runner always releases in `finally`.
+ * The Durable Object's job, in process: one LimiterCore per key driven by the same LimiterDriver
+ * as the object. Nothing is persisted and leases never expire: the batch runner always releases
+ * in `finally`.
  */
 export class LocalLimiter {
   readonly core: LimiterCore;
-  private waiters: Waiters;
-  private now: () => number;
+  private driver: LimiterDriver;
 
   constructor(config: LimiterConfig, now: () => number = Date.now) {
     this.core = new LimiterCore(config);
-    this.now = now;
-    this.waiters = new Waiters(this.core, now);
+    this.driver = new LimiterDriver(this.core, now);
   }
 
   acquire(req: LocalAcquire): Promise<AcquireResult> {
-    return this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: req.deadline });
+    return this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: req.deadline });
   }
 
   /** Feeds one attempt's outcome to the core and, by default, frees its slot in the same step. */
   settle(leaseId: string, outcome: Outcome, release = true): void {
-    this.core.settle(leaseId, outcome, this.now());
-    if (release) this.core.release(leaseId, this.now());
-    this.waiters.pump();
+    this.driver.settle(leaseId, { ...outcome, release });
   }
 
   release(leaseId: string): void {
-    if (this.core.release(leaseId, this.now())) this.waiters.pump();
+    this.driver.release(leaseId);
   }
 
   /** A waiter that gave up (Ctrl-C): out of the queue, or its slot back if it was just granted. */
   cancel(leaseId: string): void {
-    this.waiters.cancel(leaseId);
-    this.core.release(leaseId, this.now());
-    this.waiters.pump();
+    this.driver.cancel(leaseId);
   }
 
   get queued(): number {
@@ -59,7 +54,7 @@ export class LocalLimiter {
 
   /** Turns every waiter away and stops the timer, so the process can exit. */
   close(): void {
-    this.waiters.close();
+    this.driver.close();
   }
 }
 

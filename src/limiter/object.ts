@@ -10,8 +10,8 @@ import { weightsOrDefault } from "./lanes";
 import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
-import { Waiters } from "./waiters";
-import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SettleRequest } from "./types";
+import { LimiterDriver } from "./driver";
+import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleRequest } from "./types";
 
 /** One key's numbers for `GET /admin/metrics`. */
 export interface KeyMetricsReport extends KeyMetrics {
@@ -40,7 +40,7 @@ export class Limiter extends DurableObject<Env> {
   private telemetry: Telemetry;
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
-  private waiters: Waiters;
+  private driver: LimiterDriver;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private alarmAt: number | null = null;
   /** When the Directory was last told about this key (in this instance's life). */
@@ -62,17 +62,18 @@ export class Limiter extends DurableObject<Env> {
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
     this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
-    this.waiters = new Waiters(
-      this.core,
-      () => this.now(),
-      (w, waitedMs) => {
+    this.driver = new LimiterDriver(this.core, () => this.now(), {
+      granted: (w, waitedMs) => {
         const lease = this.core.leases.get(w.id)!;
         this.journal(w.id, lease);
         this.armAlarm(lease.expiresAt);
         this.telemetry.granted(waitedMs, this.now());
       },
-      (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
-    );
+      timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
+      settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
+      dropped: (id) => this.journal(id, null),
+      moved: (now) => this.telemetry.moved(now),
+    });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
     // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
     // lives until its holder's next renewal would have come, not a whole TTL.
@@ -94,40 +95,8 @@ export class Limiter extends DurableObject<Env> {
   async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
     const now = this.counted(ops.length);
     this.touch(meta, now);
-    const results: OpResult[] = new Array(ops.length);
-    const acquires: [number, string][] = [];
     const before = this.core.cooldownUntil;
-    let changed = false;
-    const answers = this.waiters.round(() => {
-      ops.forEach((op, i) => {
-        const age = Math.max(0, op.ageMs ?? 0);
-        switch (op.t) {
-          case "acquire":
-            void this.waiters.join({
-              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority,
-            });
-            acquires.push([i, op.req.leaseId]);
-            break;
-          case "settle":
-            changed = this.applySettle(op.id, op.outcome, now, age, false) || changed;
-            results[i] = true;
-            break;
-          case "release":
-            results[i] = this.dropLease(op.id, now - age, false);
-            break;
-          case "renew":
-            results[i] = this.core.renew(op.id, now);
-            break;
-          case "cancel":
-            results[i] = this.cancelOne(op.id, false);
-            break;
-        }
-      });
-    });
-    // Every answer given in the round was captured; an acquire without one is still in line.
-    for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
-    // Levels are sampled once for the whole batch, not per release or cancel in it.
-    this.telemetry.moved(now);
+    const { results, changed } = this.driver.exchange(ops);
     this.persist(changed || this.core.cooldownUntil > before);
     return { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) };
   }
@@ -135,35 +104,33 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
     this.touch(req, now);
-    const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
+    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
     this.telemetry.moved(now);
     return answer;
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
-    const now = this.counted(1);
+    this.counted(1);
     const gate = this.core.cooldownUntil;
-    const changed = this.applySettle(leaseId, outcome, now, 0);
+    const changed = this.driver.settle(leaseId, outcome);
     this.persist(changed || this.core.cooldownUntil > gate);
-    this.pump();
   }
 
   async release(leaseId: string): Promise<boolean> {
     this.counted(1);
-    const had = this.dropLease(leaseId);
-    this.pump();
-    return had;
+    return this.driver.release(leaseId);
   }
 
   /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
   async renew(leaseId: string): Promise<boolean> {
-    return this.core.renew(leaseId, this.counted(1));
+    this.counted(1);
+    return this.driver.renew(leaseId);
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
   async cancel(leaseId: string): Promise<boolean> {
     this.counted(1);
-    return this.cancelOne(leaseId);
+    return this.driver.cancel(leaseId);
   }
 
   async state(): Promise<LimiterSnapshot> {
@@ -239,39 +206,10 @@ export class Limiter extends DurableObject<Env> {
     return this.now();
   }
 
-  /**
-   * One outcome into the core and the counters; `age`: how long ago the Worker saw it (the attempt
-   * was sent and its slot let go that much earlier). Returns whether the limit changed. `note`:
-   * sample the levels after a release (a batch samples them once at its end instead).
-   */
-  private applySettle(leaseId: string, outcome: SettleRequest, now: number, age: number, note = true): boolean {
-    const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
-    const changed = this.telemetry.settle(leaseId, o, now, () => this.core.settle(leaseId, o, now));
-    if (outcome.release) this.dropLease(leaseId, now - age, note);
-    return changed !== null;
-  }
-
   /** A new limit or a later gate is written at once; quotas and counters go with the next flush. */
   private persist(urgent: boolean): void {
     if (urgent) this.save();
     else this.scheduleFlush();
-  }
-
-  private cancelOne(leaseId: string, note = true): boolean {
-    const wasWaiting = this.waiters.cancel(leaseId);
-    if (wasWaiting && note) this.telemetry.moved(this.now());
-    return wasWaiting || this.dropLease(leaseId, this.now(), note);
-  }
-
-  /**
-   * `at`: when the Worker let the slot go (a release that waited for company is dated back).
-   * `note`: sample the levels now (a batch samples them once at its end).
-   */
-  private dropLease(id: string, at: number = this.now(), note = true): boolean {
-    if (!this.core.release(id, at)) return false;
-    this.journal(id, null);
-    if (note) this.telemetry.moved(this.now());
-    return true;
   }
 
   /**
@@ -285,7 +223,7 @@ export class Limiter extends DurableObject<Env> {
   }
 
   private pump(): void {
-    this.waiters.pump();
+    this.driver.pump();
   }
 
   /** After a sweep or a restart: the alarm goes to the earliest lease expiry (a scan, off the hot path). */

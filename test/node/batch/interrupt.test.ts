@@ -48,14 +48,19 @@ describe("batch, interrupted", () => {
 
     expect(code).toBe(130);
     const lines = readOutput(out);
-    expect(lines).toHaveLength(4);
-    expect(lines.every((l) => l.response?.status_code === 200)).toBe(true);
+    // Every request sent before Ctrl-C finishes and is written, and nothing more is sent: the 4 in
+    // flight, plus the key's first request if it had already come back (a new key opens by steps).
     const stats = s.stats();
-    expect(stats).toMatchObject({ attempts: 4, completed: 4, aborted: 0 });
+    const sent = stats.attempts;
+    expect(sent).toBeGreaterThanOrEqual(4);
+    expect(sent).toBeLessThanOrEqual(5);
+    expect(lines).toHaveLength(sent);
+    expect(lines.every((l) => l.response?.status_code === 200)).toBe(true);
+    expect(stats).toMatchObject({ completed: sent, aborted: 0 });
     expect(run.stderr()).toContain("stopping: nothing new is sent");
     expect(run.stdout()).toMatch(/slotgate batch stopped: 40 lines/);
-    expect(run.stdout()).toMatch(/succeeded\s+4\n/);
-    expect(run.stdout()).toMatch(/not done\s+36 /);
+    expect(run.stdout()).toMatch(new RegExp(`succeeded\\s+${sent}\\n`));
+    expect(run.stdout()).toMatch(new RegExp(`not done\\s+${40 - sent} `));
     expect(run.stderr()).toContain(`slotgate batch ${input} --out ${out} --base-url ${s.url} --concurrency 4 --resume`);
   });
 

@@ -1,0 +1,150 @@
+import type { HistoryEntry } from "./aimd";
+import type { LimiterCore, Outcome } from "./core";
+import type { AcquireResult, Op, OpResult, SettleRequest } from "./types";
+import { type Timers, Waiters, type WaiterRequest } from "./waiters";
+import type { Waiter } from "./queue";
+
+/**
+ * What a driver's owner wants to hear about: the Durable Object journals leases and keeps its
+ * counters; the batch runner and the simulator need none of it.
+ */
+export interface DriverHooks {
+  granted?(w: Waiter, waitedMs: number): void;
+  timedOut?(how: "expired" | "refused", waitedMs: number, retryAfterMs: number): void;
+  /** Wraps one outcome going into the core (the object counts it and logs the limit change). */
+  settled?(id: string, o: Outcome, now: number, apply: () => HistoryEntry | null): HistoryEntry | null;
+  /** A lease left the core (released, or cancelled after its grant). */
+  dropped?(id: string): void;
+  /** Levels moved: `batch` is true inside `exchange`, which reports once at its end. */
+  moved?(now: number): void;
+}
+
+/**
+ * The one way calls reach a LimiterCore: the Durable Object, the batch runner's in-process limiter
+ * and the simulator all drive it through this, so what a settle, a release or a cancel does to
+ * the core and its queue cannot drift between them. Time comes from `now`; nothing here does I/O.
+ */
+export class LimiterDriver {
+  readonly core: LimiterCore;
+  readonly waiters: Waiters;
+  private now: () => number;
+  private hooks: DriverHooks;
+
+  constructor(core: LimiterCore, now: () => number, hooks: DriverHooks = {}, timers?: Timers) {
+    this.core = core;
+    this.now = now;
+    this.hooks = hooks;
+    this.waiters = new Waiters(
+      core,
+      now,
+      (w, waitedMs) => hooks.granted?.(w, waitedMs),
+      (how, waitedMs, retryAfterMs) => hooks.timedOut?.(how, waitedMs, retryAfterMs),
+      timers,
+    );
+  }
+
+  acquire(req: WaiterRequest): Promise<AcquireResult> {
+    return this.waiters.acquire(req);
+  }
+
+  /** One outcome, then the queue moves. Returns whether the limit changed. */
+  settle(id: string, outcome: SettleRequest): boolean {
+    const changed = this.applySettle(id, outcome, this.now(), 0, true);
+    this.waiters.pump();
+    return changed;
+  }
+
+  release(id: string): boolean {
+    const had = this.drop(id, this.now(), true);
+    this.waiters.pump();
+    return had;
+  }
+
+  renew(id: string): boolean {
+    return this.core.renew(id, this.now());
+  }
+
+  /** The caller left: out of the queue (it must not be granted a slot nobody will use), or its slot back. */
+  cancel(id: string): boolean {
+    const had = this.cancelOne(id, true);
+    this.waiters.pump();
+    return had;
+  }
+
+  /**
+   * A batch of calls, applied in order with one pass over the queue at the end. Acquires answered
+   * at once come back granted or refused, the rest `queued` (their caller waits with `acquire` on
+   * the same id). `changed`: some settle moved the limit.
+   */
+  exchange(ops: Op[]): { results: OpResult[]; changed: boolean } {
+    const now = this.now();
+    const results: OpResult[] = new Array(ops.length);
+    const acquires: [number, string][] = [];
+    let changed = false;
+    const answers = this.waiters.round(() => {
+      ops.forEach((op, i) => {
+        const age = Math.max(0, op.ageMs ?? 0);
+        switch (op.t) {
+          case "acquire":
+            void this.waiters.join({
+              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority,
+            });
+            acquires.push([i, op.req.leaseId]);
+            break;
+          case "settle":
+            changed = this.applySettle(op.id, op.outcome, now, age, false) || changed;
+            results[i] = true;
+            break;
+          case "release":
+            results[i] = this.drop(op.id, now - age, false);
+            break;
+          case "renew":
+            results[i] = this.core.renew(op.id, now);
+            break;
+          case "cancel":
+            results[i] = this.cancelOne(op.id, false);
+            break;
+        }
+      });
+    });
+    // Every answer given in the round was captured; an acquire without one is still in line.
+    for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
+    this.hooks.moved?.(now);
+    return { results, changed };
+  }
+
+  /** Grants whoever may go now (a timer, an alarm, a new config). */
+  pump(): number {
+    return this.waiters.pump();
+  }
+
+  close(): void {
+    this.waiters.close();
+  }
+
+  /**
+   * `age`: how long ago the caller saw this outcome (it waited for a batch): the attempt was sent,
+   * and its slot let go, that much earlier. `note`: report the levels now (a batch does at its end).
+   */
+  private applySettle(id: string, outcome: SettleRequest, now: number, age: number, note: boolean): boolean {
+    const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
+    const apply = () => this.core.settle(id, o, now);
+    const changed = this.hooks.settled ? this.hooks.settled(id, o, now, apply) : apply();
+    if (outcome.release) this.drop(id, now - age, note);
+    return changed !== null;
+  }
+
+  private cancelOne(id: string, note: boolean): boolean {
+    const wasWaiting = this.waiters.cancel(id);
+    if (wasWaiting && note) this.hooks.moved?.(this.now());
+    return wasWaiting || this.drop(id, this.now(), note);
+  }
+
+  /** `at`: when the caller let the slot go (a release that waited for company is dated back). */
+  private drop(id: string, at: number, note: boolean): boolean {
+    if (!this.core.release(id, at)) return false;
+    this.hooks.dropped?.(id);
+    if (note) this.hooks.moved?.(this.now());
+    return true;
+  }
+}
