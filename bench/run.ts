@@ -103,7 +103,8 @@ async function main(): Promise<void> {
   const { opts, only, verbose } = options();
   const started = Date.now();
   const before = machine();
-  console.error(`bench: ${only.map((s) => s.name).join(", ")} with K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
+  const fleet = only.every((s) => s.real) ? "fleets fixed per shape" : `K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}`;
+  console.error(`bench: ${only.map((s) => s.name).join(", ")} with ${fleet}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
   const standin = await startStandin({ logLimit: 200_000 });
   const tree = snapshot();
   const measured = commit();
