@@ -63,13 +63,13 @@ export function rows(f: Figures): { rows: Row[]; line: MatrixLine; pass: boolean
   const off = disagreement(f);
   const simText = `${makespanText(f.sim, f.simDirect)}, ${pct(share429(f.sim))} 429${s.family === "promptfoo" ? `, ${f.sim.generations} generations` : ""}, ${f.sim.failed} failed`;
   const out: Row[] = [
-    goal({ scenario, metric: `makespan / ${over}`, baseline: direct ? secs(direct.makespanMs) : "", value: makespanText(gw, direct) }, goalText, makespanOk),
+    goal({ scenario, metric: `makespan / ${over}`, baseline: direct ? (s.family === "faults" ? secs(direct.makespanMs) : makespanText(direct, null)) : "", value: makespanText(gw, direct) }, goalText, makespanOk),
     goal({ scenario, metric: "upstream attempts, 429 share", baseline: direct ? `${direct.attempts}, ${pct(share429(direct))} 429` : "", value: `${gw.attempts}, ${pct(share429(gw))} 429` }, `<= ${pct(t.share429, 0)}`, shareOk),
     goal({ scenario, metric: "caller-visible 429s / errors", baseline: direct ? failures(direct) : "", value: failures(gw) }, "0 / 0, all answered", callersOk),
   ];
   if (s.family === "promptfoo") {
-    out.push(goal({ scenario, metric: "upstream generations / tests run", baseline: "", value: `${gw.generations} / ${gw.requests}` }, "equal", generationsOk));
-    out.push({ scenario, metric: "promptfoo wall time (4 CLIs, spawn to exit)", baseline: "", value: secs(gw.wallMs ?? 0) });
+    out.push(goal({ scenario, metric: "upstream generations / tests run", baseline: direct ? `${direct.generations} / ${direct.requests}` : "", value: `${gw.generations} / ${gw.requests}` }, "equal", generationsOk));
+    out.push({ scenario, metric: `promptfoo wall time (${s.k} CLIs, spawn to last exit)`, baseline: direct ? secs(direct.wallMs ?? 0) : "", value: secs(gw.wallMs ?? 0) });
     if (gw.errorSamples?.length) out.push({ scenario, metric: "promptfoo errors (first)", baseline: "", value: gw.errorSamples.join(" | ") });
   }
   out.push(goal(

@@ -24,7 +24,7 @@ export interface RealShape {
   standin: Partial<StandinOptions>;
   /** Option changes at a time after "go" (a limit moved mid-run). */
   changes?: { atMs: number; set: Partial<StandinOptions> }[];
-  /** Also run the same clients straight at the stand-in with their own retries (maxRetries 2), as the baseline. */
+  /** Also run the same clients straight at the stand-in with their own retries (SDKs: maxRetries 2), as the baseline. */
   direct?: boolean;
 }
 
@@ -41,7 +41,7 @@ export const SHAPES: RealShape[] = [
   {
     name: "real-promptfoo",
     label: "promptfoo CLI, 4 x 30 tests at --max-concurrency 16, 300 RPM, 300 ms",
-    client: "promptfoo", k: 4, m: 30, c: 16, maxTokens: 16, family: "promptfoo",
+    client: "promptfoo", k: 4, m: 30, c: 16, maxTokens: 16, family: "promptfoo", direct: true,
     standin: { rpm: 300, burst: SECOND, latencyMs: 300 },
   },
   {
