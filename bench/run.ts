@@ -55,7 +55,7 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   const int = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Math.max(1, Number.parseInt(v, 10) || fallback));
   const names = (values.only?.split(",").map((s) => s.trim()).filter(Boolean) ?? ALL.map((s) => s.name)).flatMap((n) => GROUPS[n] ?? [n]);
   const unknown = names.filter((n) => !ALL.some((s) => s.name === n));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${ALL.map((s) => s.name).join(", ")}`);
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${[...ALL.map((s) => s.name), ...Object.keys(GROUPS)].join(", ")}`);
   const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick };
   return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose! };
 }
