@@ -1,7 +1,8 @@
-// One benchmark client process: the official openai SDK (or plain fetch with `raw`) sending chat
-// completions at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
+// One benchmark client process: the official openai SDK (or plain fetch with `raw`, or the official
+// @anthropic-ai/sdk with `sdk: "anthropic"`) sending chat completions (messages) at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
 // starts together), then prints one JSON line of results and exits.
 // Spawned by bench/fleet.ts: node bench/client.ts '<ClientSpec JSON>'
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { createInterface } from "node:readline";
 
@@ -20,6 +21,8 @@ export interface ClientSpec {
   prompt: string;
   /** Plain fetch instead of the SDK: less client CPU where the server's ceiling is measured. */
   raw?: boolean;
+  /** Which official SDK (default openai); baseURL is then the Anthropic one (no /v1). */
+  sdk?: "openai" | "anthropic";
   /** Extra request headers (x-slotgate-caller, x-slotgate-priority). */
   headers?: Record<string, string>;
   /** Wait this long after "go" before the first request (a caller that arrives later). */
@@ -44,6 +47,7 @@ export interface ClientResult {
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as ClientSpec;
 const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
+const claude = new Anthropic({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
 const body = { model: spec.model, messages: [{ role: "user" as const, content: spec.prompt }], max_tokens: spec.maxTokens };
 const rawInit = {
   method: "POST",
@@ -58,10 +62,10 @@ async function once(): Promise<{ status: number; headers: Headers | undefined }>
     return { status: res.status, headers: res.headers };
   }
   try {
-    const { response } = await sdk.chat.completions.create(body).withResponse();
+    const { response } = spec.sdk === "anthropic" ? await claude.messages.create(body).withResponse() : await sdk.chat.completions.create(body).withResponse();
     return { status: response.status, headers: response.headers };
   } catch (err) {
-    if (err instanceof OpenAI.APIError) return { status: err.status ?? 0, headers: err.headers as Headers | undefined };
+    if (err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) return { status: err.status ?? 0, headers: err.headers as Headers | undefined };
     return { status: 0, headers: undefined };
   }
 }

@@ -5,6 +5,7 @@ import type { Gateway } from "../test/support/gateway.ts";
 import type { Standin, StandinOptions, Stats } from "../test/support/standin/index.ts";
 import type { ClientSpec } from "./client.ts";
 import { type Fleet, runFleet } from "./fleet.ts";
+import type { MatrixLine } from "./real/report.ts";
 import type { Row } from "./stats.ts";
 
 export interface BenchOptions {
@@ -30,7 +31,9 @@ export interface Scenario {
   name: string;
   /** Needs the pass-through Worker. */
   passthrough?: boolean;
-  run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown }>;
+  /** One shape of the real-client matrix (bench/real): selected together by `--only real`. */
+  real?: boolean;
+  run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 
 /** `floor`: the plain Worker after one empty Durable Object call (what any per-request object call costs). */

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,...] [--verbose]
+// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,real,...] [--verbose]
 // (or BENCH_QUICK=1, BENCH_K, BENCH_M, BENCH_CONCURRENCY, BENCH_SCENARIOS). One stand-in provider
 // in this process, one gateway under wrangler dev from a snapshot of the tree (plus a plain Worker
 // when a scenario needs it), K client processes per run. Prints a markdown table and writes bench/results.json.
@@ -16,11 +16,15 @@ import { ceiling } from "./scenarios/ceiling.ts";
 import { fair } from "./scenarios/fair.ts";
 import { faults } from "./scenarios/faults.ts";
 import { overhead } from "./scenarios/overhead.ts";
+import { real } from "./scenarios/real.ts";
+import { type MatrixLine, matrixTable } from "./real/report.ts";
 import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, ...real];
+/** Names that select several scenarios. */
+const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
 
 function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
@@ -36,8 +40,12 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
     },
   });
   if (values.help) {
-    console.log(`npm run bench -- [--quick] [--k N] [--m N] [--concurrency N] [--only ${ALL.map((s) => s.name).join(",")}] [--verbose]
+    console.log(`npm run bench -- [--quick] [--k N] [--m N] [--concurrency N] [--only ${ALL.map((s) => s.name).join(",")},real] [--verbose]
   --quick        smoke run: K=2, M=16, concurrency 8, short runs (figures are not meant to meet targets)
+  --only real    the real-client matrix (issue 17): every shape through wrangler dev with its real client
+                 (openai SDK, @anthropic-ai/sdk, the promptfoo CLI installed on first use into
+                 ~/.cache/slotgate-bench), the simulator's figure beside each; one shape: --only real-cap.
+                 Fleets are fixed per shape (--k/--m/--concurrency do not apply; --quick shrinks them)
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output`);
@@ -45,9 +53,9 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   }
   const quick = values.quick!;
   const int = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Math.max(1, Number.parseInt(v, 10) || fallback));
-  const names = values.only?.split(",").map((s) => s.trim()).filter(Boolean) ?? ALL.map((s) => s.name);
+  const names = (values.only?.split(",").map((s) => s.trim()).filter(Boolean) ?? ALL.map((s) => s.name)).flatMap((n) => GROUPS[n] ?? [n]);
   const unknown = names.filter((n) => !ALL.some((s) => s.name === n));
-  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${ALL.map((s) => s.name).join(", ")}`);
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${[...ALL.map((s) => s.name), ...Object.keys(GROUPS)].join(", ")}`);
   const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick };
   return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose! };
 }
@@ -95,17 +103,19 @@ async function main(): Promise<void> {
   const { opts, only, verbose } = options();
   const started = Date.now();
   const before = machine();
-  console.error(`bench: ${only.map((s) => s.name).join(", ")} with K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
+  const fleet = only.every((s) => s.real) ? "fleets fixed per shape" : `K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}`;
+  console.error(`bench: ${only.map((s) => s.name).join(", ")} with ${fleet}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
   const standin = await startStandin({ logLimit: 200_000 });
   const tree = snapshot();
   const measured = commit();
   const gateways: Gateway[] = [];
   const rows: Row[] = [];
+  const matrix: MatrixLine[] = [];
   const results: Record<string, unknown> = {};
   try {
     const needPlain = only.some((s) => s.passthrough);
     const [gateway, passthrough] = await Promise.all([
-      start({ root: tree.root, providers: { openai: { baseUrl: standin.url } }, vars: { ADMIN_TOKEN }, verbose }),
+      start({ root: tree.root, providers: { openai: { baseUrl: standin.url }, anthropic: { baseUrl: standin.url } }, vars: { ADMIN_TOKEN }, verbose }),
       needPlain ? start({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose }) : null,
     ]);
     gateways.push(gateway, ...(passthrough ? [passthrough] : []));
@@ -115,6 +125,7 @@ async function main(): Promise<void> {
       console.error(`bench: ${s.name} ...`);
       const out = await s.run(ctx);
       rows.push(...out.rows);
+      if (out.matrix) matrix.push(out.matrix);
       results[s.name] = { seconds: (Date.now() - t) / 1000, ...(out.data as object) };
       console.error(`bench: ${s.name} done in ${((Date.now() - t) / 1000).toFixed(0)} s`);
     }
@@ -128,11 +139,12 @@ async function main(): Promise<void> {
   const after = machine();
   const text = table(rows);
   console.log(text);
+  if (matrix.length) console.log(`\nReal-client matrix (targets: quota <= 1.10x ideal, cap <= 1.25x, faults <= 1.15x direct, promptfoo <= 1.15x and generations = tests; <= 2% upstream 429s; no caller-visible 429 or error; simulator within 10% / 2 points)\n\n${matrixTable(matrix)}`);
   console.log(`\ncommit ${measured}; ${after.cores} x ${after.cpu}, Node ${after.node}, ${after.date}; load average ${before.loadavg} before, ${after.loadavg} after; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
   const misses = rows.filter((r) => r.pass === false).length;
   console.log("Direct callers: openai SDK, default maxRetries 2. Through the gateway: maxRetries 0 (the gateway retries).");
   console.log(`${rows.filter((r) => r.pass).length} targets met, ${misses} missed`);
-  writeFileSync(resolve(import.meta.dirname, "results.json"), `${JSON.stringify({ commit: measured, machine: after, options: opts, rows, table: text, results }, null, 2)}\n`);
+  writeFileSync(resolve(import.meta.dirname, "results.json"), `${JSON.stringify({ commit: measured, machine: { ...after, loadavgBefore: before.loadavg }, options: opts, rows, table: text, matrix, results }, null, 2)}\n`);
 }
 
 await main();

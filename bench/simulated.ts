@@ -7,11 +7,13 @@ import type { Ctx } from "./context.ts";
 import { PROMPT } from "./context.ts";
 import type { Row } from "./stats.ts";
 
-interface SimResult {
+export interface SimResult {
   makespanMs: number;
   idealMs: number;
   attempts: number;
   upstream429: number;
+  /** Answers the provider generated. */
+  generations: number;
   failed: number;
 }
 
@@ -19,10 +21,15 @@ interface SimResult {
 export const LOCAL = { netMs: 1, rpcMs: 2 };
 
 export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?: boolean }, maxTokens: number, via: "gateway" | "direct" = "gateway"): SimResult {
-  const root = resolve(import.meta.dirname, "..");
   const fleet = { k: ctx.opts.k, c: ctx.opts.concurrency, n: ctx.opts.k * ctx.opts.m, maxTokens, promptChars: PROMPT.length };
-  const spec = { shape: { flavour: "openai", netMs: LOCAL.netMs, ...options }, fleet, rpcMs: LOCAL.rpcMs, via };
-  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(spec)], { cwd: root, encoding: "utf8" });
+  return simulateShape({ shape: { flavour: "openai", ...options }, fleet, via });
+}
+
+/** Any shape sim/shape.ts takes (sim/scenario.ts Scenario: shape, fleet, client), on the local network's delays. */
+export function simulateShape(spec: { shape: Record<string, unknown>; fleet: Record<string, unknown>; via: "gateway" | "direct"; client?: string }): SimResult {
+  const root = resolve(import.meta.dirname, "..");
+  const full = { ...spec, shape: { netMs: LOCAL.netMs, ...spec.shape }, rpcMs: LOCAL.rpcMs };
+  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(full)], { cwd: root, encoding: "utf8" });
   return JSON.parse(out) as SimResult;
 }
 

@@ -26,16 +26,19 @@ export function request(f: Fleet, i: number): SimRequest {
   return { json, body: new TextEncoder().encode(JSON.stringify(json)) };
 }
 
-/** Runs the fleet; resolves with every answer once all processes are done. */
-export async function runFleet(f: Fleet, send: (r: SimRequest) => Promise<Response>, clock: Clock): Promise<Answer[]> {
+export type Send = (r: SimRequest) => Promise<Response>;
+
+/** Runs the fleet; resolves with every answer once all processes are done. `perProcess` wraps the transport in one process's own client logic. */
+export async function runFleet(f: Fleet, send: Send, clock: Clock, perProcess?: (send: Send, p: number) => Send): Promise<Answer[]> {
   const answers: Answer[] = [];
-  const perProcess = Array.from({ length: f.k }, (_, p) => Math.floor(f.n / f.k) + (p < f.n % f.k ? 1 : 0));
+  const counts = Array.from({ length: f.k }, (_, p) => Math.floor(f.n / f.k) + (p < f.n % f.k ? 1 : 0));
   let next = 0;
-  const processes = perProcess.map(async (count) => {
+  const processes = counts.map(async (count, p) => {
     const mine = Array.from({ length: count }, () => next++);
+    const sendOne = perProcess ? perProcess(send, p) : send;
     const worker = async () => {
       for (let i = mine.shift(); i !== undefined; i = mine.shift()) {
-        const res = await send(request(f, i));
+        const res = await sendOne(request(f, i));
         await res.arrayBuffer();
         answers.push({ status: res.status, at: clock.now });
       }

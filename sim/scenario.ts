@@ -5,7 +5,8 @@ import { mulberry32 } from "../test/support/standin/faults.ts";
 import { bucketSpec } from "../test/support/standin/bucket.ts";
 import { type Answer, directSender, type Fleet, runFleet } from "./clients.ts";
 import { Clock } from "./clock.ts";
-import { gatewaySender, RPC_MS, SimObject } from "./gateway.ts";
+import { gatewaySender, RPC_MS, SimObject, type SimRequest } from "./gateway.ts";
+import { promptfooProcess } from "./promptfoo.ts";
 import { NET_MS, type Shape, SimProvider } from "./provider.ts";
 
 export interface Scenario {
@@ -17,6 +18,8 @@ export interface Scenario {
   config?: Partial<LimiterConfig>;
   rpcMs?: number;
   seed?: number;
+  /** The callers' own client: an SDK (default) or promptfoo's retry and scheduling (sim/promptfoo.ts), one per process. */
+  client?: "sdk" | "promptfoo";
 }
 
 export interface Result {
@@ -32,6 +35,8 @@ export interface Result {
   idealMs: number;
   attempts: number;
   upstream429: number;
+  /** Answers the provider generated (admitted, not faulted): a test re-sent by its client pays again. */
+  generations: number;
   /** First moment the provider's admissions reached 90% of its rate (ms from the start). */
   to90Ms: number | null;
   /** After a mid-run change: the last 429 of the episode it caused, and when the new rate was reached (ms after it). */
@@ -71,20 +76,45 @@ export function providerRate(s: Shape, f: Fleet): number {
   return Math.min(...rates);
 }
 
+/** Key of each per-minute limit in a shape, and what one request costs against it. */
+const LIMITS = [["rpm", "requests"], ["tpm", "tokens"], ["itpm", "input"], ["otpm", "output"]] as const;
+
+/**
+ * Ms from the start until `need` units have refilled at a per-minute limit that `changes` may move
+ * mid-run (a segment with no limit lets everything through at once).
+ */
+function refillMs(need: number, key: (typeof LIMITS)[number][0], s: Shape): number {
+  const segments = [{ atMs: 0, limit: s[key] ?? 0 }];
+  for (const c of [...(s.changes ?? [])].sort((a, b) => a.atMs - b.atMs))
+    segments.push({ atMs: c.atMs, limit: c.set[key] ?? segments.at(-1)!.limit });
+  let left = need;
+  for (let i = 0; i < segments.length; i++) {
+    const { atMs, limit } = segments[i]!;
+    if (!limit || limit <= 0) return atMs;
+    const perMs = limit / MINUTE;
+    const span = (segments[i + 1]?.atMs ?? Infinity) - atMs;
+    if (left <= perMs * span) return atMs + left / perMs;
+    left -= perMs * span;
+  }
+  return 0;
+}
+
 /**
  * What the provider's limits allow: every request beyond the buckets' starting content at the
- * limits' rate, plus one answer; never less than the cap (or the callers' own concurrency) allows.
+ * limits' rate (as they change mid-run), plus one answer; never less than the cap (or the callers'
+ * own concurrency) allows. A burst is a fraction of a minute or absolute capacities, as the stand-in takes it.
  */
 export function idealMs(s: Shape, f: Fleet): number {
   const c = costs(f);
   const lat = latency(s);
   let quota = 0;
-  const burst = typeof s.burst === "number" ? s.burst : 1;
-  for (const [limit, unit] of [[s.rpm, c.requests], [s.tpm, c.tokens], [s.itpm, c.input], [s.otpm, c.output]] as const) {
-    const spec = bucketSpec(limit ?? null, burst);
+  const fraction = typeof s.burst === "number" ? s.burst : 1;
+  const abs = typeof s.burst === "object" ? s.burst : {};
+  for (const [key, unit] of LIMITS) {
+    const spec = bucketSpec(s[key] ?? null, fraction, unit === "requests" ? abs.requests : abs.tokens);
     if (!spec) continue;
     const start = s.drained ? 0 : spec.capacity;
-    quota = Math.max(quota, (Math.max(0, f.n * unit - start) / spec.limit) * MINUTE);
+    quota = Math.max(quota, refillMs(Math.max(0, f.n * c[unit] - start), key, s));
   }
   const cap = s.maxConcurrent ? Math.ceil(f.n / s.maxConcurrent) * lat.busy + 2 * (s.netMs ?? NET_MS) : 0;
   const callers = Math.ceil(f.n / (f.k * f.c)) * lat.answer;
@@ -121,8 +151,10 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct"): Promise
   const provider = new SimProvider(clock, sc.shape, seed);
   const obj = new SimObject(clock, sc.config);
   const random = mulberry32(seed ^ 0x5bd1e995);
-  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS) : directSender(clock, provider.fetch, random);
-  const fleetDone = runFleet(sc.fleet, send, clock);
+  const pf = sc.client === "promptfoo";
+  const plain = (req: SimRequest) => provider.fetch("https://provider.invalid/v1/chat/completions", { method: "POST", body: req.body });
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS) : pf ? plain : directSender(clock, provider.fetch, random);
+  const fleetDone = runFleet(sc.fleet, send, clock, pf ? (inner) => promptfooProcess(clock, inner, random, sc.fleet.c, { resent: 0, failed: 0 }) : undefined);
   await clock.run();
   const answers: Answer[] = await fleetDone;
   const log = provider.log;
@@ -145,6 +177,7 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct"): Promise
     idealMs: idealMs(sc.shape, sc.fleet),
     attempts: log.attempts,
     upstream429: log.refused.length,
+    generations: log.admitted.length - log.faults,
     to90Ms: reached(log.admitted, providerRate(sc.shape, sc.fleet), start, window),
     last429AfterChangeMs: changeAt === null ? null : after.length ? after.at(-1)! - changeAt : 0,
     rateAfterChangeMs: changeAt === null ? null : reached(log.admitted, providerRate(newShape, sc.fleet), changeAt, window),

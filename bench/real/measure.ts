@@ -1,0 +1,76 @@
+// One run of a real-client shape: its clients through the gateway (or straight at the stand-in),
+// the stand-in's own count of what reached it, and the limit changes on the shape's schedule.
+import type { ClientSpec } from "../client.ts";
+import { configure, type Ctx, MODEL, PROMPT } from "../context.ts";
+import { runFleet } from "../fleet.ts";
+import { runPromptfoo } from "./promptfoo.ts";
+import type { RealShape } from "./shapes.ts";
+
+export const ANTHROPIC_MODEL = "claude-haiku-4-5";
+
+export interface Measured {
+  via: "gateway" | "direct";
+  /** Requests (tests) the callers made, and how many ended well. */
+  requests: number;
+  ok: number;
+  /** What the callers saw that was not an answer: status (0: no answer, "error": a promptfoo test error) -> count. */
+  failures: Record<string, number>;
+  makespanMs: number;
+  /** At the stand-in: attempts, 429s among them, answers generated (the caller pays for each). */
+  attempts: number;
+  upstream429: number;
+  generations: number;
+  /** promptfoo only: spawn to the last exit, and its first error messages. */
+  wallMs?: number;
+  errorSamples?: string[];
+}
+
+/** Neutral stand-in settings every shape starts from (bench/context.ts configure), as the simulator must see them too. */
+export const NEUTRAL = { rpm: 0, tpm: 0, burst: 1, maxConcurrent: 0, headers: true, retryAfter: "exact", latencyMs: 0, jitterMs: 0, faults: {} } as const;
+
+function baseURL(ctx: Ctx, s: RealShape, via: "gateway" | "direct"): string {
+  const root = via === "direct" ? ctx.standin.url : `${ctx.gateway.url}/${s.client === "anthropic" ? "anthropic" : "openai"}`;
+  return s.client === "anthropic" ? root : `${root}/v1`;
+}
+
+/** Limit changes at their times after "go"; returns a function that cancels the ones still pending. */
+function schedule(ctx: Ctx, s: RealShape): () => void {
+  const timers = (s.changes ?? []).map((c) => setTimeout(() => ctx.standin.configure(c.set), c.atMs));
+  return () => timers.forEach(clearTimeout);
+}
+
+export async function measure(ctx: Ctx, s: RealShape, via: "gateway" | "direct"): Promise<Measured> {
+  configure(ctx, s.standin);
+  const apiKey = `sk-bench-${s.name}-${via}-${Date.now().toString(36)}`;
+  let cancel = () => {};
+  try {
+    if (s.client === "promptfoo") {
+      ctx.standin.resetStats();
+      cancel = schedule(ctx, s);
+      const pf = await runPromptfoo({ baseURL: baseURL(ctx, s, via), apiKey, model: MODEL, maxTokens: s.maxTokens, k: s.k, m: s.m, c: s.c });
+      const up = ctx.standin.stats();
+      // Measured at the provider: the CLI's own start-up (seconds, per process) is not the gateway's.
+      const answers = up.log.filter((a) => a.outcome === "success").map((a) => a.at);
+      const makespanMs = answers.length ? Math.max(...answers) + s.standin.latencyMs! - (up.firstAttemptAt ?? 0) : Number.NaN;
+      return {
+        via, requests: pf.tests, ok: pf.tests - pf.errors, failures: pf.errors ? { error: pf.errors } : {}, makespanMs,
+        attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes, wallMs: pf.wallMs, errorSamples: pf.errorSamples,
+      };
+    }
+    const spec: ClientSpec = {
+      baseURL: baseURL(ctx, s, via), apiKey, model: s.client === "anthropic" ? ANTHROPIC_MODEL : MODEL, requests: s.m, concurrency: s.c,
+      maxRetries: via === "direct" ? 2 : 0, maxTokens: s.maxTokens, prompt: PROMPT, sdk: s.client === "anthropic" ? "anthropic" : "openai",
+    };
+    const fleet = await runFleet(s.k, spec, async () => {
+      ctx.standin.resetStats();
+      cancel = schedule(ctx, s);
+    });
+    const up = ctx.standin.stats();
+    return {
+      via, requests: fleet.requests, ok: fleet.ok, failures: fleet.failures, makespanMs: fleet.makespan,
+      attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes,
+    };
+  } finally {
+    cancel();
+  }
+}

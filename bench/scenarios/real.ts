@@ -1,0 +1,34 @@
+// The real-client matrix (issue 17): each shape of bench/real/shapes.ts through wrangler dev with
+// its real client (openai SDK, @anthropic-ai/sdk, the promptfoo CLI), the simulator's figure for
+// the same shape beside it. `--only real` runs them all; `--only real-promptfoo` one.
+import type { Ctx, Scenario } from "../context.ts";
+import { PROMPT } from "../context.ts";
+import { measure, NEUTRAL } from "../real/measure.ts";
+import { rows } from "../real/report.ts";
+import { quick, type RealShape, SHAPES } from "../real/shapes.ts";
+import { simulateShape } from "../simulated.ts";
+
+/** The simulator's run of the shape: same provider options, fleet, limit changes and client. */
+function simulated(s: RealShape, via: "gateway" | "direct") {
+  const shape = { ...NEUTRAL, ...s.standin, flavour: s.client === "anthropic" ? "anthropic" : "openai", changes: s.changes };
+  const fleet = { k: s.k, c: s.c, n: s.k * s.m, maxTokens: s.maxTokens, promptChars: PROMPT.length };
+  return simulateShape({ shape, fleet, via, client: s.client === "promptfoo" ? "promptfoo" : "sdk" });
+}
+
+function scenario(base: RealShape): Scenario {
+  return {
+    name: base.name,
+    real: true,
+    async run(ctx: Ctx) {
+      const s = ctx.opts.quick ? quick(base) : base;
+      const direct = s.direct ? await measure(ctx, s, "direct") : null;
+      const gateway = await measure(ctx, s, "gateway");
+      const sim = simulated(s, "gateway");
+      const simDirect = s.direct ? simulated(s, "direct") : null;
+      const r = rows({ shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect });
+      return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect } };
+    },
+  };
+}
+
+export const real: Scenario[] = SHAPES.map(scenario);
