@@ -14,7 +14,7 @@ const refusedEmpty = (next: string): Outcome => ({
   cls: "rate_limit", status: 429, latencyMs: 5, attempt: 1, final: false, next,
   info: { retryAfterMs: 100, requests: { limit: 60, remaining: 0, resetAt: null }, tokens: null },
 });
-const acquire = (leaseId: string, retry = false): Op => ({ t: "acquire", req: { key: "k", provider: "p", model: "m", leaseId, cost: 1, retry, waitMs: 60_000 } });
+const acquire = (leaseId: string, retry = false): Op => ({ t: "acquire", req: { leaseId, cost: 1, retry, waitMs: 60_000 } });
 
 function driven(now: { t: number }, events: string[] = []) {
   const core = new LimiterCore(cfg);
