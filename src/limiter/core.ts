@@ -22,6 +22,8 @@ export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3)
 export const NO_HINT_GATE_MS = 1_000;
 /** How long a new key's first request goes alone unless its answer comes sooner. */
 export const LEARN_MS = 1_000;
+/** After that, while no answer has come, one more may go out each LEARN_STEP_MS. */
+export const LEARN_STEP_MS = 50;
 const SETTLED_MEMORY = 2_048;
 /**
  * Two requests granted some time apart can reach the provider this much closer together (the
@@ -105,25 +107,29 @@ export class LimiterCore {
    * A key that has never had an answer sends one request alone: its answer (or its 429) carries
    * the readings that size everything else, and a key with little left must not be flooded first.
    * A refusal comes back fast, so a probe unrefused for LEARN_MS was admitted; but a slow answer
-   * says nothing yet about how much is left, so the key opens by doubling, one more step each
-   * LEARN_MS, until the first answer arrives.
+   * says nothing yet of how much is left. So the key opens one request at a time, LEARN_STEP_MS
+   * apart, until the first answer: a refusal (and its reading) comes back before many more have
+   * gone, and a long answer does not keep a roomy key idle.
    */
   learning(_now?: number): boolean {
     return this.metrics.totalRequests === 0 && this.metrics.retriedRequests === 0;
   }
 
-  /** How many may be out while learning: 1, then 2, 4, ... each LEARN_MS after the probe. */
+  /** How many may be out while learning: 1 until LEARN_MS after the probe, then one more each LEARN_STEP_MS. */
   private learningLimit(now: number): number {
-    return this.probeAt === null ? 1 : 2 ** Math.min(16, Math.floor(Math.max(0, now - this.probeAt) / LEARN_MS));
+    if (this.probeAt === null || now - this.probeAt < LEARN_MS) return 1;
+    return 2 + Math.floor((now - this.probeAt - LEARN_MS) / LEARN_STEP_MS);
   }
 
   /** The concurrency limit in force now. */
   limitAt(now: number): number {
-    return this.learning(now) ? Math.min(this.aimd.limit, this.learningLimit(now)) : this.aimd.limit;
+    // While learning the ramp is the limit, past START_CONCURRENCY if the answer is that slow: a
+    // refusal would have come back and ended it, and a 3 s answer at 600 RPM needs 30 out.
+    return this.learning(now) ? Math.min(this.config.maxConcurrency, this.learningLimit(now)) : this.aimd.limit;
   }
 
   persisted(): Persisted {
-    return { aimd: this.aimd, quota: this.quota, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace };
+    return { aimd: this.aimd, quota: { ...this.quota, recent: undefined }, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace };
   }
 
   /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
@@ -246,8 +252,8 @@ export class LimiterCore {
     if (!head) return null;
     let at = Math.min(this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY, this.claims.earliestEnd() ?? Number.POSITIVE_INFINITY);
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
-    else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.aimd.limit)
-      at = Math.min(at, this.probeAt + LEARN_MS * (Math.floor((now - this.probeAt) / LEARN_MS) + 1));
+    else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
+      at = Math.min(at, this.probeAt + LEARN_MS + LEARN_STEP_MS * (this.learningLimit(now) - 1));
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {

@@ -30,11 +30,23 @@ export interface Granted {
   tokens: number;
 }
 
+/** One grant: when, its cost, and `granted.requests` just after it (which numbers it). */
+export interface GrantEntry {
+  at: number;
+  n: number;
+  cost: number;
+}
+
 export interface QuotaState {
   requests: QuotaWindow | null;
   tokens: QuotaWindow | null;
   granted: Granted;
+  /** The latest grants, in order (in memory only): a late reading replays those made after it. */
+  recent?: GrantEntry[];
 }
+
+/** Grants remembered for replay: more than are ever in flight on one key between a send and its answer. */
+const RECENT_GRANTS = 512;
 
 /** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
 const DEFAULT_WINDOW_MS = 60_000;
@@ -61,7 +73,14 @@ function bucketSize(w: Pick<QuotaWindow, "lows" | "highs">, limit: number | null
   return size === null ? limit : limit === null ? size : Math.min(limit, size);
 }
 
-function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, since: number, at: number, took: number): QuotaWindow | null {
+/** Grants made after a reading: their times and what each drew from this window, and how many in all. */
+interface Owed {
+  grants: { at: number; units: number }[];
+  /** All units granted since, the log's and any it no longer holds. */
+  total: number;
+}
+
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, owed: Owed, at: number, took: number): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
   // Answers overtake each other: a reading from before the one the level rests on says less.
   if (prev?.readAt !== undefined && at < prev.readAt && (r.limit === null || r.limit === prev.limit)) return prev;
@@ -85,12 +104,20 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
     ? keep(sameLimit ? prev?.highs : undefined, Math.max(1, top + refillPerMs * Math.max(0, toReset)))
     : sameLimit ? prev?.highs : undefined;
   const capacity = bucketSize({ lows, highs }, limit);
-  // The level now: the reading refilled since, at most full, less the grants since. Those drew
-  // on a bucket that may have been full by then; taking them off after the refill never puts
-  // the level above what the provider has (the model may lag, never lead).
+  // The level now: the reading, then each grant made since at its own time, the bucket refilling
+  // in between and never above full (a grant taken off a full bucket is not counted twice, and
+  // thirty grants during a 3 s answer do not all fall on its end). Grants the log no longer holds
+  // come off at the reading's date: the model may lag, never lead.
   const read = Math.min(at, now);
-  const refilled = Math.min(capacity ?? Number.POSITIVE_INFINITY, top + refillPerMs * (now - read));
-  const remaining = Math.max(-(limit ?? top), refilled - since);
+  const full = capacity ?? Number.POSITIVE_INFINITY;
+  let level = top - Math.max(0, owed.total - owed.grants.reduce((n, g) => n + g.units, 0));
+  let t = read;
+  for (const g of owed.grants) {
+    if (g.at > t) [level, t] = [Math.min(full, level + refillPerMs * (g.at - t)), g.at];
+    level -= g.units;
+  }
+  level = Math.min(full, level + refillPerMs * Math.max(0, now - t));
+  const remaining = Math.max(-(limit ?? top), level);
   return { limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs };
 }
 
@@ -104,9 +131,13 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  * reporting request itself drew (nothing for a refusal): the level plus it bounds the bucket's size.
  */
 export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now, took?: Granted): void {
-  const since = (key: keyof Granted) => (mark ? Math.max(0, q.granted[key] - mark[key]) : 0);
-  q.requests = fromReading(info.requests, q.requests, now, since("requests"), at, took?.requests ?? 0);
-  q.tokens = fromReading(info.tokens, q.tokens, now, since("tokens"), at, took?.tokens ?? 0);
+  const after = mark ? (q.recent ?? []).filter((e) => e.n > mark.requests) : [];
+  const owed = (key: keyof Granted): Owed => ({
+    grants: after.map((e) => ({ at: e.at, units: key === "requests" ? 1 : e.cost })),
+    total: mark ? Math.max(0, q.granted[key] - mark[key]) : 0,
+  });
+  q.requests = fromReading(info.requests, q.requests, now, owed("requests"), at, took?.requests ?? 0);
+  q.tokens = fromReading(info.tokens, q.tokens, now, owed("tokens"), at, took?.tokens ?? 0);
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
@@ -146,6 +177,9 @@ export function fitsAt(q: QuotaState, cost: number, now: number, requests = 1, b
 export function charge(q: QuotaState, cost: number, now: number): void {
   q.granted.requests += 1;
   q.granted.tokens += cost;
+  q.recent ??= [];
+  q.recent.push({ at: now, n: q.granted.requests, cost });
+  if (q.recent.length > RECENT_GRANTS) q.recent.splice(0, q.recent.length - RECENT_GRANTS);
   for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
     if (!w) continue;
     w.remaining = available(w, now) - units;

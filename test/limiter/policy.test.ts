@@ -1,7 +1,7 @@
 // The limiter policy's rules, one test each, on the pure core (time passed in).
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITER } from "../../src/config/limits";
-import { ADMISSION_LAG_MS, LEARN_MS, LimiterCore, type Outcome } from "../../src/limiter/core";
+import { ADMISSION_LAG_MS, LEARN_MS, LEARN_STEP_MS, LimiterCore, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
@@ -32,19 +32,22 @@ describe("a key never seen before", () => {
     expect(core.pump(300).granted).toHaveLength(4);
   });
 
-  it("and while its answer is slow, opens by doubling each LEARN_MS (a refusal comes back fast; a slow answer says nothing of what is left)", () => {
+  it("and while its answer is slow, opens one at a time each LEARN_STEP_MS after LEARN_MS (a refusal comes back fast; a slow answer says nothing of what is left)", () => {
     const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
-    expect(line(core, 10)).toEqual(["q0"]);
+    expect(line(core, 20)).toEqual(["q0"]);
     expect(core.wakeAt(0)).toBe(LEARN_MS);
     expect(core.pump(LEARN_MS - 1).granted).toEqual([]);
     expect(core.pump(LEARN_MS).granted).toHaveLength(1); // 2 out
-    expect(core.wakeAt(LEARN_MS)).toBe(2 * LEARN_MS);
-    expect(core.pump(2 * LEARN_MS).granted).toHaveLength(2); // 4 out
-    expect(core.pump(3 * LEARN_MS).granted).toHaveLength(4); // 8 out: the limit
-    expect(core.wakeAt(3 * LEARN_MS)).toBeGreaterThan(4 * LEARN_MS); // a deadline, not another step
-    // The first answer ends it: the learned limit is in force at once.
-    core.settle("q0", out(), 3 * LEARN_MS + 10);
-    expect(core.limitAt(3 * LEARN_MS + 10)).toBeGreaterThanOrEqual(8);
+    expect(core.wakeAt(LEARN_MS)).toBe(LEARN_MS + LEARN_STEP_MS);
+    expect(core.pump(LEARN_MS + LEARN_STEP_MS - 1).granted).toEqual([]);
+    expect(core.pump(LEARN_MS + LEARN_STEP_MS).granted).toHaveLength(1); // 3 out
+    // Past START_CONCURRENCY (8) while no answer comes: a 3 s answer at 600 RPM needs 30 out.
+    expect(core.pump(LEARN_MS + 8 * LEARN_STEP_MS).granted).toHaveLength(7); // 10 out
+    expect(core.wakeAt(LEARN_MS + 8 * LEARN_STEP_MS)).toBe(LEARN_MS + 9 * LEARN_STEP_MS);
+    // The first answer (a refusal too) ends it: the learned limit is in force at once.
+    core.settle("q1", out({ cls: "rate_limit", status: 429, final: false, info: { ...NONE, retryAfterMs: 100 } }), LEARN_MS + 8 * LEARN_STEP_MS + 10);
+    expect(core.learning()).toBe(false);
+    expect(core.limitAt(LEARN_MS + 9 * LEARN_STEP_MS)).toBe(core.aimd.limit); // the ramp is over; the 429 cut
   });
 });
 

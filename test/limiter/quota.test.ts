@@ -103,6 +103,20 @@ describe("quota model", () => {
     expect(available(q.tokens!, 900)).toBeCloseTo(2_667);
   });
 
+  it("replays the grants made while a slow answer was on its way, each at its own time", () => {
+    const q = emptyQuota();
+    const took = { requests: 1, tokens: 0 };
+    // 600 RPM as a 1 s bucket of 10; a request found it full at 0 and left 9.
+    observe(q, info({ limit: 600, remaining: 9, resetAt: null }), 0, undefined, 0, took);
+    charge(q, 0, 0); // the request whose 3 s answer comes back below
+    const mark = { ...q.granted };
+    for (let i = 1; i <= 30; i++) charge(q, 0, i * 100); // one grant every 100 ms: the refill rate
+    // Its reading (0 left at 0) comes back at 3 s. The bucket refilled as fast as the grants drew
+    // on it, so about nothing is left; taking all 30 off at the end would say 20 short.
+    observe(q, info({ limit: 600, remaining: 0, resetAt: null }), 3_000, mark, 0, took);
+    expect(available(q.requests!, 3_000)).toBeCloseTo(0, 5);
+  });
+
   it("tells room from an empty window, and unknown when nothing was reported", () => {
     const q = emptyQuota();
     expect(room(q, 1, 0)).toBe("unknown");
