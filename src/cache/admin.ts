@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { NAMESPACE } from "./directives";
+import { NAMESPACE, NAMESPACE_RULE } from "./directives";
 import { allShards } from "./object";
 import { type CacheStats, mergeStats } from "./stats";
 import { CacheStore } from "./store";
@@ -14,7 +14,7 @@ export async function cacheStats(env: Env): Promise<CacheStats> {
  * then the shards' index rows. Counters stay: they are the history of hits and misses.
  */
 export async function purgeCache(env: Env, namespace: string | null): Promise<{ namespace: string | null; deleted: number } | string> {
-  if (namespace !== null && !NAMESPACE.test(namespace)) return "namespace must be 1-128 of A-Z a-z 0-9 . _ @ + / : -";
+  if (namespace !== null && !NAMESPACE.test(namespace)) return `namespace ${NAMESPACE_RULE}`;
   const deleted = await new CacheStore(env.CACHE_BUCKET).purge(namespace);
   await Promise.all(allShards(env.CACHE_SHARD).map((s) => s.forget(namespace)));
   return { namespace, deleted };

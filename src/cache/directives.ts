@@ -31,6 +31,7 @@ export interface Use {
 
 export const DEFAULT_NAMESPACE = "default";
 export const NAMESPACE = /^[A-Za-z0-9._@+\/:-]{1,128}$/;
+export const NAMESPACE_RULE = "must be 1-128 of A-Z a-z 0-9 . _ @ + / : -";
 const SECONDS = /^\d{1,10}$/;
 
 type Get = (name: string) => string | null | undefined;
@@ -48,7 +49,7 @@ export function parseCacheControl(raw: string | null | undefined): Map<string, s
 /** Whole seconds, or a message naming the header. */
 function seconds(raw: string, name: string): number | string {
   const v = raw.trim();
-  if (!SECONDS.test(v)) return `${name} must be a whole number of seconds`;
+  if (!SECONDS.test(v)) return `${name} must be whole seconds`;
   return Number(v);
 }
 
@@ -61,11 +62,11 @@ export function cachePlan(get: Get, method: string, cfg: CacheConfig): CachePlan
   if (skip !== false && skip !== "true" && skip !== "false") return "cf-aig-skip-cache must be true or false";
 
   const namespace = get("x-slotgate-cache-namespace") ?? DEFAULT_NAMESPACE;
-  if (!NAMESPACE.test(namespace)) return "x-slotgate-cache-namespace must be 1-128 of A-Z a-z 0-9 . _ @ + / : -";
+  if (!NAMESPACE.test(namespace)) return `x-slotgate-cache-namespace ${NAMESPACE_RULE}`;
   const sampleRaw = get("x-slotgate-cache-sample");
   let sample = 0;
   if (sampleRaw != null) {
-    if (!/^\d{1,9}$/.test(sampleRaw.trim())) return "x-slotgate-cache-sample must be an integer from 0 to 999999999";
+    if (!/^\d{1,9}$/.test(sampleRaw.trim())) return "x-slotgate-cache-sample must be a whole number";
     sample = Number(sampleRaw.trim());
   }
   const ttlHeader = get("x-slotgate-cache-ttl") != null ? "x-slotgate-cache-ttl" : get("cf-aig-cache-ttl") != null ? "cf-aig-cache-ttl" : null;
@@ -88,10 +89,10 @@ export function cachePlan(get: Get, method: string, cfg: CacheConfig): CachePlan
   const only = mode === "only" || (mode === null && cc.has("only-if-cached"));
   if (!only && mode !== "on" && !cfg.on) return { use: false, why: "unasked", namespace };
   if (method !== "POST") {
-    if (only) return "only POST requests are cached; x-slotgate-cache: only needs one";
+    if (only) return "only POST requests are cached";
     return { use: false, why: "method", namespace };
   }
   const read = !cc.has("no-cache");
-  if (only && !read) return "x-slotgate-cache: only (or only-if-cached) cannot be combined with cache-control: no-cache";
+  if (only && !read) return "replay only and no-cache contradict each other";
   return { use: true, read, write: !only && !cc.has("no-store"), only, maxAgeS, ttlS, namespace, sample };
 }

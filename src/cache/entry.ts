@@ -85,7 +85,6 @@ export function complete(body: Uint8Array, contentType: string | null): boolean 
 
 /** The request's outcome as `x-slotgate-cache` says it. */
 export type CacheResult = "hit" | "miss" | "collapsed" | "bypass";
-export const CACHE_RESULTS: readonly CacheResult[] = ["hit", "miss", "collapsed", "bypass"];
 
 /**
  * RFC 9211 `cache-status`. `fwd` says why the request went on: `miss` (nothing usable), `request`

@@ -41,10 +41,9 @@ export class CacheShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
-    sql.exec(`CREATE TABLE IF NOT EXISTS entries (
-      key TEXT PRIMARY KEY, namespace TEXT NOT NULL, bytes INTEGER NOT NULL, stored_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)`);
-    sql.exec("CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at)");
-    sql.exec("CREATE TABLE IF NOT EXISTS counts (namespace TEXT NOT NULL, result TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (namespace, result))");
+    sql.exec("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, namespace TEXT, bytes INTEGER, stored_at INTEGER, expires_at INTEGER);" +
+      "CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at);" +
+      "CREATE TABLE IF NOT EXISTS counts (namespace TEXT, result TEXT, n INTEGER, PRIMARY KEY (namespace, result))");
   }
 
   /**
@@ -73,8 +72,7 @@ export class CacheShard extends DurableObject<Env> {
     const now = Date.now();
     if (entry)
       this.ctx.storage.sql.exec(
-        `INSERT INTO entries (key, namespace, bytes, stored_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (key) DO UPDATE SET namespace = ?2, bytes = ?3, stored_at = ?4, expires_at = ?5`,
+        "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
         key, entry.namespace, entry.bytes, entry.storedAt, entry.expiresAt);
     const told = flight === null ? 0 : this.flights.land(key, flight, entry ? "stored" : "failed");
     if (now - this.sweptAt >= SWEEP_EVERY_MS) {

@@ -69,7 +69,7 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
   }
   if (plan.only) {
     count("miss");
-    return mark(gatewayError("cache_miss", "no stored answer for this request, and x-slotgate-cache: only (or only-if-cached) keeps it from going upstream", { "x-slotgate-key": r.limitKey }), "miss", cacheStatus({ fwd }));
+    return mark(gatewayError("cache_miss", "nothing stored for this request, and replay only (x-slotgate-cache: only) keeps it from going upstream", { "x-slotgate-key": r.limitKey }), "miss", cacheStatus({ fwd }));
   }
   // A refresh stores without waiting on anyone; a no-store request never leads (it would store nothing for its waiters).
   if (!plan.read || !plan.write) {

@@ -134,12 +134,12 @@ export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {
   w.sample("slotgate_keys_unanswered", {}, scrape.unanswered);
   if (scrape.cache) {
     const c = scrape.cache;
-    w.family("slotgate_cache_requests_total", "counter", "Requests the response cache saw, by result (hit, miss, collapsed onto another's miss, bypass).");
+    w.family("slotgate_cache_requests_total", "counter", "Requests seen by the response cache, by result.");
     for (const [result, n] of [["hit", c.hits], ["miss", c.misses], ["collapsed", c.collapsed], ["bypass", c.bypassed]] as const)
       w.sample("slotgate_cache_requests_total", { result }, n);
-    w.family("slotgate_cache_entries", "gauge", "Unexpired entries in the response cache.");
+    w.family("slotgate_cache_entries", "gauge", "Live entries in the response cache.");
     w.sample("slotgate_cache_entries", {}, c.entries);
-    w.family("slotgate_cache_stored_bytes", "gauge", "Bytes of the unexpired entries in the response cache.");
+    w.family("slotgate_cache_stored_bytes", "gauge", "Bytes of the live entries in the response cache.");
     w.sample("slotgate_cache_stored_bytes", {}, c.bytes);
   }
   w.family("slotgate_scrape_duration_seconds", "gauge", "How long this scrape took to gather.");

@@ -202,7 +202,7 @@ describe("cache: request directives", () => {
     const c = caller();
     await c.send();
     await stored(c.ns);
-    for (const headers of [{ "x-slotgate-cache": "off" }, { "cf-aig-skip-cache": "true" }]) {
+    for (const headers of [{ "x-slotgate-cache": "off" }, { "cf-aig-skip-cache": "true" }] as Record<string, string>[]) {
       const res = await chat({ key: c.key, headers: { "x-slotgate-cache-namespace": c.ns, ...headers } });
       expect([res.headers.get("x-slotgate-cache"), res.headers.get("cache-status")]).toEqual(["bypass", "slotgate; fwd=bypass"]);
     }
