@@ -11,6 +11,7 @@ import { type Gateway, type GatewayOptions, startGateway } from "../test/support
 import { startStandin } from "../test/support/standin/index.ts";
 import type { BenchOptions, Ctx, Scenario } from "./context.ts";
 import { snapshot } from "./snapshot.ts";
+import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
 import { fair } from "./scenarios/fair.ts";
@@ -20,7 +21,7 @@ import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, cache];
 const ADMIN_TOKEN = "bench-admin-token";
 
 function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
