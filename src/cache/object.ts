@@ -82,10 +82,12 @@ export class CacheShard extends DurableObject<Env> {
     return told;
   }
 
-  async count(namespace: string, result: CacheResult, n = 1): Promise<void> {
-    this.ctx.storage.sql.exec(
-      "INSERT INTO counts (namespace, result, n) VALUES (?1, ?2, ?3) ON CONFLICT (namespace, result) DO UPDATE SET n = n + ?3",
-      namespace, result, n);
+  /** Adds counts (an isolate's batch: namespace, result, how many). */
+  async count(counts: [string, CacheResult, number][]): Promise<void> {
+    for (const [namespace, result, n] of counts)
+      this.ctx.storage.sql.exec(
+        "INSERT INTO counts (namespace, result, n) VALUES (?1, ?2, ?3) ON CONFLICT (namespace, result) DO UPDATE SET n = n + ?3",
+        namespace, result, n);
   }
 
   /** This shard's live entries, bytes and counters per namespace. */

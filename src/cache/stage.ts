@@ -6,6 +6,7 @@ import { ageSeconds, type CacheResult, cacheStatus, complete, storableHeaders, u
 import { cacheKey, SHARDS, shardOf } from "./key";
 import { type CacheShard, type Claim, type Landed, shardStub } from "./object";
 import { CacheStore, type Stored } from "./store";
+import { Tally } from "./tally";
 
 export interface CacheBindings {
   bucket: R2Bucket;
@@ -47,15 +48,15 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
   const plan = cachePlan((n) => r.headers.get(n), r.method, r.config);
   if (typeof plan === "string") return gatewayError("invalid_request", plan);
   if (!plan.use) {
-    // Counted only where the cache was in play: when it is off and nobody asked, a count would cost an object call per request.
-    if (plan.why !== "unasked") tally(r, shardStub(r.bindings.shards, Math.floor(Math.random() * SHARDS)), plan.namespace, "bypass");
+    // Counted only where the cache was in play: when it is off and nobody asked, there is nothing to count.
+    if (plan.why !== "unasked") tally(r, plan.namespace, "bypass");
     return mark(await forward(), "bypass", cacheStatus({ fwd: "bypass" }));
   }
 
   const key = await cacheKey({ provider: r.provider, method: r.method, path: r.path, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample, body: r.body, json: r.json });
   const shard = shardStub(r.bindings.shards, shardOf(key));
   const store = new CacheStore(r.bindings.bucket);
-  const count = (result: CacheResult) => tally(r, shard, plan.namespace, result);
+  const count = (result: CacheResult) => tally(r, plan.namespace, result);
   const go = (fwd: Fwd, flight: string | null) => forwardAndStore(r, plan, key, shard, store, forward, fwd, flight);
 
   let fwd: Fwd = plan.read ? "miss" : "request";
@@ -100,8 +101,15 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
   return go(fwd, null);
 }
 
-function tally(r: CacheRequest, shard: DurableObjectStub<CacheShard>, namespace: string, result: CacheResult): void {
-  r.waitUntil(shard.count(namespace, result).catch(() => {}));
+/** One per isolate and shard namespace: counts ride one call a second to a shard (any: the admin sums them all). */
+const tallies = new WeakMap<DurableObjectNamespace<CacheShard>, Tally>();
+
+function tally(r: CacheRequest, namespace: string, result: CacheResult): void {
+  const ns = r.bindings.shards;
+  let t = tallies.get(ns);
+  if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), (ms) => new Promise((ok) => setTimeout(ok, ms)))));
+  const flush = t.add(namespace, result);
+  if (flush) r.waitUntil(flush);
 }
 
 /** A usable entry, or whether there was one too old for the request's max-age. A store that fails reads as a miss. */
