@@ -346,7 +346,7 @@ describe("cache: the limiter and identical misses", () => {
   });
 
   it("16 identical misses at once make exactly one upstream call; the others are answered from it", async () => {
-    const { calls } = numbered(100);
+    const { calls } = numbered(300);
     const c = caller();
     const all = await Promise.all(Array.from({ length: 16 }, () => c.send()));
     expect(calls).toHaveLength(1);
@@ -360,7 +360,7 @@ describe("cache: the limiter and identical misses", () => {
 
   it("when the one upstream call fails, each waiter goes upstream itself", async () => {
     const { calls } = mockUpstream(async (_, n) => {
-      await sleep(100);
+      await sleep(n === 1 ? 500 : 10); // long enough for every waiter to have joined the first call
       return n === 1 ? json({ error: { message: "bad", type: "invalid_request_error" } }, 400) : json(CHAT);
     });
     const c = caller();
