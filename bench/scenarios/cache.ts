@@ -1,7 +1,7 @@
 // The response cache (x-slotgate-cache: on), through wrangler dev:
 // - re-run: a 4-process x 50-request eval (each request its own prompt, 4 in flight per process, as
 //   promptfoo's default) run twice; the second run's upstream calls and its makespan against the first's;
-// - hit latency: hits at 16 in flight beside the plain Worker answering from memory (same client, raw fetch);
+// - hit latency: hits at 16 (and 1) in flight beside the plain Worker answering from memory (same client, raw fetch);
 // - collapsing: 16 identical requests at once, all misses: upstream calls.
 import type { CacheStats } from "../../src/cache/stats.ts";
 import type { ClientSpec } from "../client.ts";
@@ -79,11 +79,14 @@ async function run(ctx: Ctx) {
   const before = ctx.standin.stats().attempts;
   ctx.standin.resetStats();
   const lat = await alternate(ctx, ["memory", "gateway"], 3, { ...spec, spec: { ...spec.spec, durationMs: slice } });
+  const one = await alternate(ctx, ["memory", "gateway"], 3, { ...spec, spec: { ...spec.spec, concurrency: 1, durationMs: slice } });
   const upstreamDuringHits = ctx.standin.stats().attempts;
   const [mem, hit] = [spread(lat.memory!.latency), spread(lat.gateway!.latency)];
+  const [mem1, hit1] = [spread(one.memory!.latency), spread(one.gateway!.latency)];
   const added = hit.p50 - mem.p50;
-  rows.push(goal({ scenario, metric: `hit p50 / p99 at 16 in flight (plain Worker answering from memory; ${hit.n} hits, ${upstreamDuringHits} upstream calls)`, baseline: `${ms(mem.p50)} / ${ms(mem.p99)}`, value: `${ms(hit.p50)} / ${ms(hit.p99)} (p50 +${ms(added)})` }, "p50 <= +5 ms", added <= 5 && upstreamDuringHits === 0));
-  data.hits = { memory: mem, gateway: hit, added, upstreamDuringHits, warmUpstream: before };
+  rows.push(goal({ scenario, metric: `hit p50 / p99 at 16 in flight (plain Worker answering from memory; ${hit.n} hits, ${upstreamDuringHits} upstream calls in all hit runs)`, baseline: `${ms(mem.p50)} / ${ms(mem.p99)}`, value: `${ms(hit.p50)} / ${ms(hit.p99)} (p50 +${ms(added)})` }, "p50 <= +5 ms", added <= 5 && upstreamDuringHits === 0));
+  rows.push({ scenario, metric: `hit p50 / p99 at 1 in flight (plain Worker answering from memory; ${hit1.n} hits)`, baseline: `${ms(mem1.p50)} / ${ms(mem1.p99)}`, value: `${ms(hit1.p50)} / ${ms(hit1.p99)} (p50 +${ms(hit1.p50 - mem1.p50)})` });
+  data.hits = { memory: mem, gateway: hit, added, one: { memory: mem1, gateway: hit1 }, upstreamDuringHits, warmUpstream: before };
 
   // Collapsing: 16 identical misses at once.
   configure(ctx, { latencyMs: LATENCY_MS, jitterMs: 0 });
