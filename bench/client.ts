@@ -29,6 +29,8 @@ export interface ClientSpec {
   startDelayMs?: number;
   /** Pause between an answer and the next request, per worker (an interactive caller). */
   thinkMs?: number;
+  /** Each request its own prompt, `<prompt> (<vary> #<n>)`: an eval's items; the same label gives the same items again. */
+  vary?: string;
 }
 
 /** What one process reports: per request its latency and final status, in completion order. */
@@ -48,16 +50,24 @@ export interface ClientResult {
 const spec = JSON.parse(process.argv[2] ?? "{}") as ClientSpec;
 const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
 const claude = new Anthropic({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
-const body = { model: spec.model, messages: [{ role: "user" as const, content: spec.prompt }], max_tokens: spec.maxTokens };
-const rawInit = {
+const bodyOf = (n: number) => ({
+  model: spec.model,
+  messages: [{ role: "user" as const, content: spec.vary === undefined ? spec.prompt : `${spec.prompt} (${spec.vary} #${n})` }],
+  max_tokens: spec.maxTokens,
+});
+const rawInit = (n: number) => ({
   method: "POST",
   headers: { authorization: `Bearer ${spec.apiKey}`, "content-type": "application/json", ...spec.headers },
-  body: JSON.stringify(body),
-};
+  body: JSON.stringify(bodyOf(n)),
+});
 
-async function once(): Promise<{ status: number; headers: Headers | undefined }> {
+/** Without `vary` every request is the same: build it once, so the client's CPU stays out of the figures. */
+const fixed = spec.vary === undefined ? { body: bodyOf(0), init: rawInit(0) } : null;
+
+async function once(n: number): Promise<{ status: number; headers: Headers | undefined }> {
+  const body = fixed?.body ?? bodyOf(n);
   if (spec.raw) {
-    const res = await fetch(`${spec.baseURL}/chat/completions`, rawInit);
+    const res = await fetch(`${spec.baseURL}/chat/completions`, fixed?.init ?? rawInit(n));
     await res.arrayBuffer();
     return { status: res.status, headers: res.headers };
   }
@@ -82,10 +92,10 @@ async function main(): Promise<void> {
   let left = spec.durationMs ? Number.POSITIVE_INFINITY : spec.requests;
   const worker = async () => {
     while (left > 0 && Date.now() < stopAt) {
-      left--;
+      const n = spec.requests - left--;
       const t = performance.now();
       const sentAt = Date.now();
-      const { status, headers } = await once().catch(() => ({ status: 0, headers: undefined }));
+      const { status, headers } = await once(n).catch(() => ({ status: 0, headers: undefined }));
       out.latency.push(performance.now() - t);
       out.status.push(status);
       out.sentAt.push(sentAt);

@@ -36,8 +36,11 @@ export interface Scenario {
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 
-/** `floor`: the plain Worker after one empty Durable Object call (what any per-request object call costs). */
-export type Via = "direct" | "gateway" | "passthrough" | "floor";
+/**
+ * `floor`: the plain Worker after one empty Durable Object call (what any per-request object call
+ * costs); `memory`: the plain Worker answering from memory, never calling the stand-in.
+ */
+export type Via = "direct" | "gateway" | "passthrough" | "floor" | "memory";
 
 export const MODEL = "gpt-4o-mini";
 export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
@@ -47,7 +50,7 @@ export function baseURL(ctx: Ctx, via: Via): string {
   if (via === "direct") return `${ctx.standin.url}/v1`;
   const gw = via === "gateway" ? ctx.gateway : ctx.passthrough;
   if (!gw) throw new Error("the pass-through Worker was not started");
-  return `${gw.url}${via === "floor" ? "/do" : ""}/openai/v1`;
+  return `${gw.url}${via === "floor" ? "/do" : via === "memory" ? "/memory" : ""}/openai/v1`;
 }
 
 /** The stand-in's cost of one bench request, as it charges TPM: prompt chars / 4 + max tokens. */

@@ -11,6 +11,7 @@ import { type Gateway, type GatewayOptions, startGateway } from "../test/support
 import { startStandin } from "../test/support/standin/index.ts";
 import type { BenchOptions, Ctx, Scenario } from "./context.ts";
 import { snapshot } from "./snapshot.ts";
+import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
 import { fair } from "./scenarios/fair.ts";
@@ -22,7 +23,7 @@ import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, ...real];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, cache, ...real];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";

@@ -1,3 +1,4 @@
+import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
 import type { Limiter } from "./limiter/object";
 
@@ -6,6 +7,10 @@ export interface Env {
   LIMITER: DurableObjectNamespace<Limiter>;
   /** One instance (`directory`): which keys exist, for the admin list. */
   DIRECTORY: DurableObjectNamespace<Directory>;
+  /** The response cache's shards: in-flight map, index and counters. */
+  CACHE_SHARD: DurableObjectNamespace<CacheShard>;
+  /** The response cache's bodies. */
+  CACHE_BUCKET: R2Bucket;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;
@@ -26,6 +31,12 @@ export interface Env {
   LOG_LEVEL?: string;
   /** Where new Limiter objects are created (a Durable Object location hint); unset: near the first caller. */
   LIMITER_LOCATION?: string;
+  /** `on`: every request uses the response cache unless it says otherwise (default `off`). */
+  CACHE?: string;
+  /** Seconds an entry is kept when the request does not say (default 7 days, at most 30). */
+  CACHE_TTL_S?: string;
+  /** The largest answer stored, in bytes (default 2 MiB). */
+  CACHE_MAX_BYTES?: string;
   ADMIN_TOKEN?: string;
   GATEWAY_TOKENS?: string;
 }

@@ -4,7 +4,7 @@ type SlotgateEnv = import("../src/env").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "Limiter" | "Directory";
+    durableNamespaces: "Limiter" | "Directory" | "CacheShard";
   }
   interface Env extends SlotgateEnv {}
 }

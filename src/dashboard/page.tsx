@@ -50,6 +50,7 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
             </thead>
             <tbody></tbody>
           </table>
+          <p id="cache" class="muted" hidden></p>
           <p id="empty" class="muted" hidden>
             No keys yet. A key appears here once a request has gone through the gateway with it.
           </p>

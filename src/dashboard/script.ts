@@ -123,9 +123,10 @@ function refresh() {
   var ring = want
     ? api("/admin/keys/" + encodeURIComponent(want) + "/samples").catch(function (e) { if (e.status === 404) return null; throw e; })
     : Promise.resolve(null);
-  Promise.all([api("/admin/keys"), one, ring])
+  Promise.all([api("/admin/keys"), one, ring, api("/admin/cache").catch(function () { return null; })])
     .then(function (res) {
       showApp();
+      renderCache(res[3]);
       if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
@@ -139,6 +140,13 @@ function refresh() {
       busy = false;
       if (again) { again = false; refresh(); }
     });
+}
+
+function renderCache(c) {
+  var n = c ? c.hits + c.misses + c.collapsed : 0;
+  $("cache").hidden = !n;
+  if (n) $("cache").textContent = "Response cache: hit ratio " + fmtNum(c.hitRatio * 100) + "% (" + fmtNum(c.hits) + " hits, " +
+    fmtNum(c.collapsed) + " collapsed, " + fmtNum(c.misses) + " misses), " + fmtNum(c.entries) + " entries, " + fmtQty(c.bytes) + "B";
 }
 
 function renderKeys(keys) {

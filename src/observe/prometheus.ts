@@ -25,6 +25,8 @@ export interface ScrapeInfo {
   /** Keys within the bound whose limiter did not answer in time. */
   unanswered: number;
   durationSeconds: number;
+  /** The response cache's totals; null when its shards did not answer in time. */
+  cache?: { hits: number; misses: number; collapsed: number; bypassed: number; entries: number; bytes: number } | null;
 }
 
 type Labels = Record<string, string>;
@@ -130,6 +132,16 @@ export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {
   w.sample("slotgate_keys_omitted", {}, scrape.omitted);
   w.family("slotgate_keys_unanswered", "gauge", "Keys within the bound whose limiter did not answer in time.");
   w.sample("slotgate_keys_unanswered", {}, scrape.unanswered);
+  if (scrape.cache) {
+    const c = scrape.cache;
+    w.family("slotgate_cache_requests_total", "counter", "Requests seen by the response cache, by result.");
+    for (const [result, n] of [["hit", c.hits], ["miss", c.misses], ["collapsed", c.collapsed], ["bypass", c.bypassed]] as const)
+      w.sample("slotgate_cache_requests_total", { result }, n);
+    w.family("slotgate_cache_entries", "gauge", "Live entries in the response cache.");
+    w.sample("slotgate_cache_entries", {}, c.entries);
+    w.family("slotgate_cache_stored_bytes", "gauge", "Bytes of the live entries in the response cache.");
+    w.sample("slotgate_cache_stored_bytes", {}, c.bytes);
+  }
   w.family("slotgate_scrape_duration_seconds", "gauge", "How long this scrape took to gather.");
   w.sample("slotgate_scrape_duration_seconds", {}, scrape.durationSeconds);
   return `${w.lines.join("\n")}\n`;

@@ -10,7 +10,8 @@ export type GatewayErrorType =
   | "config_error"
   | "invalid_config"
   | "unknown_key"
-  | "not_found";
+  | "not_found"
+  | "cache_miss";
 
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
@@ -24,6 +25,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   invalid_config: 400,
   unknown_key: 404,
   not_found: 404,
+  cache_miss: 504,
 };
 
 export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {

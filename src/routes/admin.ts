@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bearerOk } from "../auth";
+import { cacheStats, purgeCache } from "../cache/admin";
 import { parseOverride } from "../config/limits";
 import { dashboard } from "../dashboard/page";
 import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object";
@@ -30,7 +31,7 @@ const STATE_TIMEOUT_MS = 3_000;
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
 
 const NO_STORE = { "cache-control": "no-store" };
-const adminError = (type: "invalid_config" | "unknown_key" | "not_found", message: string) => gatewayError(type, message, NO_STORE);
+const adminError = (type: "invalid_config" | "unknown_key" | "not_found" | "invalid_request", message: string) => gatewayError(type, message, NO_STORE);
 
 const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: JSON_HEADERS });
 
@@ -93,6 +94,15 @@ admin.post("/admin/keys/:key/reset", async (c) => {
   const key = c.req.param("key");
   if (!(await known(c.env, key))) return unknownKey(key);
   return ok(await limiter(c.env, key).reset());
+});
+
+/** The response cache: entries, bytes, hits and misses, in all and per namespace. */
+admin.get("/admin/cache", async (c) => ok(await cacheStats(c.env)));
+
+/** Purges one namespace (`?namespace=`), or everything. */
+admin.delete("/admin/cache", async (c) => {
+  const res = await purgeCache(c.env, c.req.query("namespace") ?? null);
+  return typeof res === "string" ? adminError("invalid_request", res) : ok(res);
 });
 
 // Anything else under /admin is ours too: never let the proxy read "admin" as a provider.

@@ -1,3 +1,5 @@
+import { cacheStats } from "../cache/admin";
+import type { CacheStats } from "../cache/stats";
 import { directoryOf, RECENT_MAX } from "../directory/object";
 import type { Env } from "../env";
 import type { KeyMetricsReport } from "../limiter/object";
@@ -6,7 +8,7 @@ import { CONTENT_TYPE, type KeySeries, render } from "../observe/prometheus";
 /**
  * The label bound: at most this many keys (the most recently seen) have series in a scrape; the
  * rest are counted in `slotgate_keys_omitted`. Each key has a fixed number of series, so a scrape
- * holds at most METRICS_KEYS_MAX x (series per key) + 5 series, whatever callers send.
+ * holds at most METRICS_KEYS_MAX x (series per key) + 11 series (5 gateway, 6 cache), whatever callers send.
  */
 export const METRICS_KEYS_MAX = RECENT_MAX;
 
@@ -31,7 +33,8 @@ export async function scrape(env: Env, now: () => number = Date.now): Promise<Re
       return null;
     }
   };
-  const answers = await Promise.all(entries.map((e) => ask(e.key)));
+  const cache = Promise.race([cacheStats(env), late]).catch(() => null) as Promise<CacheStats | null>;
+  const [answers, cacheNow] = await Promise.all([Promise.all(entries.map((e) => ask(e.key))), cache]);
   clearTimeout(timer);
   const keys: KeySeries[] = [];
   answers.forEach((a, i) => {
@@ -43,6 +46,7 @@ export async function scrape(env: Env, now: () => number = Date.now): Promise<Re
     omitted: Math.max(0, total - entries.length),
     unanswered: entries.length - keys.length,
     durationSeconds: (now() - started) / 1_000,
+    cache: cacheNow,
   });
   return new Response(body, { headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
 }

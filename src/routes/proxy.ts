@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
+import { cacheConfigOf } from "../cache/config";
+import { cacheStage } from "../cache/stage";
 import { ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
@@ -25,10 +27,11 @@ function lowered(raw: string | undefined, configured: number, name: string): num
 
 proxy.all("/:provider/*", async (c) => {
   const name = c.req.param("provider");
-  let table, gw, location;
+  let table, gw, location, cache;
   try {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigOf(c.env);
+    cache = cacheConfigOf(c.env);
     location = limiterLocation(c.env);
     checkWeights(c.env.PRIORITY_WEIGHTS);
   } catch (err) {
@@ -60,25 +63,44 @@ proxy.all("/:provider/*", async (c) => {
   const json = parseJson(bytes);
   const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
-  const limiter = new LimiterClient(c.env.LIMITER, meta, (p) => c.executionCtx.waitUntil(p), Date.now, undefined, location);
+  const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
 
-  const res = await run(
+  // Before the limiter: a stored answer takes no slot and no quota.
+  const res = await cacheStage(
     {
-      url,
+      bindings: { bucket: c.env.CACHE_BUCKET, shards: c.env.CACHE_SHARD },
+      config: cache,
       method: c.req.method,
-      headers: upstreamHeaders(c.req.raw.headers),
-      body: hasBody ? bytes : null,
-      key: meta,
-      who,
-      cost: estimateTokens(json, bytes.byteLength),
+      headers: c.req.raw.headers,
+      provider: provider.name,
+      path: `${rest}${incoming.search}`,
+      tenant: key.credentialHash,
+      body: bytes,
+      json,
+      limitKey: key.key,
       deadline: start + deadlineMs,
-      maxAttempts,
-      gateway: gw,
-      signal: c.req.raw.signal,
-      waitUntil: (p) => c.executionCtx.waitUntil(p),
+      now: Date.now,
+      waitUntil,
     },
-    limiter,
-    { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
+    () =>
+      run(
+        {
+          url,
+          method: c.req.method,
+          headers: upstreamHeaders(c.req.raw.headers),
+          body: hasBody ? bytes : null,
+          key: meta,
+          who,
+          cost: estimateTokens(json, bytes.byteLength),
+          deadline: start + deadlineMs,
+          maxAttempts,
+          gateway: gw,
+          signal: c.req.raw.signal,
+          waitUntil,
+        },
+        new LimiterClient(c.env.LIMITER, meta, waitUntil, Date.now, undefined, location),
+        { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
+      ),
   );
   logGatewayError(c.env, key.key, res);
   return res;

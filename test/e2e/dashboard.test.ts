@@ -114,6 +114,16 @@ it("shows the key, its limit history and its state in a real browser", async () 
   }
   if (extraMs > 0) state = await admin<State>(`/admin/keys/${encodeURIComponent(key)}`);
 
+  // The response cache: the same request twice, with another credential and model (a row of its own): a miss, then a hit.
+  const cached = () => fetch(`${gateway.url}/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-e2e-dashboard-cache", "content-type": "application/json", "x-slotgate-cache": "on" },
+    body: JSON.stringify({ model: "gpt-4o", max_tokens: 16, messages: [{ role: "user", content: "cache me" }] }),
+  }).then(async (r) => (await r.arrayBuffer(), r.headers.get("x-slotgate-cache")));
+  expect(await cached()).toBe("miss");
+  await expect.poll(async () => (await admin<{ entries: number }>("/admin/cache")).entries).toBe(1);
+  expect(await cached()).toBe("hit");
+
   // 2. The dashboard in chromium.
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -165,6 +175,7 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect((await cells.nth(1).textContent())?.trim()).toBe(MODEL);
   expect((await cells.nth(2).textContent())?.trim()).toBe(String(state.concurrency.limit));
   expect(await page.locator("#empty").isHidden()).toBe(true);
+  await expect.poll(() => page.locator("#cache").textContent()).toMatch(/^Response cache: hit ratio 50% \(1 hits, 0 collapsed, 1 misses\), 1 entries, [\d,]+B$/);
 
   // Its detail: the chart has one point per limit change, coloured by reason.
   await row.click();
