@@ -26,7 +26,7 @@ export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?
 }
 
 /** Any shape sim/shape.ts takes (sim/scenario.ts Scenario: shape, fleet, client), on the local network's delays. */
-export function simulateShape(spec: { shape: Record<string, unknown>; fleet: Record<string, unknown>; via: "gateway" | "direct"; client?: string }): SimResult {
+export function simulateShape(spec: { shape: Record<string, unknown>; fleet: Record<string, unknown>; via: "gateway" | "direct"; client?: string; workerMs?: number }): SimResult {
   const root = resolve(import.meta.dirname, "..");
   const full = { ...spec, shape: { netMs: LOCAL.netMs, ...spec.shape }, rpcMs: LOCAL.rpcMs };
   const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(full)], { cwd: root, encoding: "utf8" });

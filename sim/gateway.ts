@@ -74,9 +74,18 @@ export interface SimRequest {
 }
 
 /** One caller request through the gateway, as routes/proxy.ts builds its plan; `who` as its headers name it. */
-export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS, who?: Who) {
+export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS, who?: Who, workerMs = 0) {
   const limiter = new SimLimiter(clock, obj, rpcMs);
-  const deps = { fetch: provider.fetch as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
+  // The Worker's own time per attempt, half before the send and half after the answer: the slot is held throughout.
+  const upstream = workerMs > 0
+    ? async (input: RequestInfo | URL, init?: RequestInit) => {
+      await clock.sleep(workerMs / 2);
+      const res = await provider.fetch(input as string, init);
+      await clock.sleep(workerMs / 2);
+      return res;
+    }
+    : provider.fetch;
+  const deps = { fetch: upstream as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
   return async (req: SimRequest): Promise<Response> => {
     const plan = {
       url: new URL("https://provider.invalid/v1/chat/completions"),

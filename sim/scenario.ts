@@ -17,6 +17,11 @@ export interface Scenario {
   fleet: Fleet;
   config?: Partial<LimiterConfig>;
   rpcMs?: number;
+  /**
+   * The Worker's own time per attempt while it holds the slot (before the send, after the answer):
+   * what a loaded machine adds beyond the network legs. The benchmark passes what it measured.
+   */
+  workerMs?: number;
   seed?: number;
   /** The callers' own client: an SDK (default) or promptfoo's retry and scheduling (sim/promptfoo.ts), one per process. */
   client?: "sdk" | "promptfoo";
@@ -153,7 +158,7 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct"): Promise
   const random = mulberry32(seed ^ 0x5bd1e995);
   const pf = sc.client === "promptfoo";
   const plain = (req: SimRequest) => provider.fetch("https://provider.invalid/v1/chat/completions", { method: "POST", body: req.body });
-  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS) : pf ? plain : directSender(clock, provider.fetch, random);
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS, undefined, sc.workerMs) : pf ? plain : directSender(clock, provider.fetch, random);
   const fleetDone = runFleet(sc.fleet, send, clock, pf ? (inner) => promptfooProcess(clock, inner, random, sc.fleet.c, { resent: 0, failed: 0 }) : undefined);
   await clock.run();
   const answers: Answer[] = await fleetDone;

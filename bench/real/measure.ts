@@ -20,6 +20,12 @@ export interface Measured {
   attempts: number;
   upstream429: number;
   generations: number;
+  /**
+   * SDK shapes through the gateway: what an answer took beyond its wait for a slot and the
+   * provider's own latency, the median over requests (most take one attempt): this machine's cost
+   * per attempt, which the simulator is given for the same row.
+   */
+  workerMs?: number;
   /** promptfoo only: spawn to the last exit, and its first error messages. */
   wallMs?: number;
   errorSamples?: string[];
@@ -66,9 +72,11 @@ export async function measure(ctx: Ctx, s: RealShape, via: "gateway" | "direct")
       cancel = schedule(ctx, s);
     });
     const up = ctx.standin.stats();
+    const beyond = fleet.latency.map((ms, i) => ms - (fleet.queueMs[i] ?? Number.NaN) - (s.standin.latencyMs ?? 0)).filter(Number.isFinite).sort((a, b) => a - b);
+    const workerMs = via === "gateway" && beyond.length ? Math.max(0, Math.round(beyond[Math.floor(beyond.length / 2)]!)) : undefined;
     return {
       via, requests: fleet.requests, ok: fleet.ok, failures: fleet.failures, makespanMs: fleet.makespan,
-      attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes,
+      attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes, workerMs,
     };
   } finally {
     cancel();

@@ -61,7 +61,8 @@ export function rows(f: Figures): { rows: Row[]; line: MatrixLine; pass: boolean
   const callersOk = seen(gw) === 0 && gw.ok === gw.requests;
   const generationsOk = s.family !== "promptfoo" || gw.generations === gw.requests;
   const off = disagreement(f);
-  const simText = `${makespanText(f.sim, f.simDirect)}, ${pct(share429(f.sim))} 429${s.family === "promptfoo" ? `, ${f.sim.generations} generations` : ""}, ${f.sim.failed} failed`;
+  const cost = f.gateway.workerMs === undefined ? "" : `, given ${f.gateway.workerMs} ms/attempt measured`;
+  const simText = `${makespanText(f.sim, f.simDirect)}, ${pct(share429(f.sim))} 429${s.family === "promptfoo" ? `, ${f.sim.generations} generations` : ""}, ${f.sim.failed} failed${cost}`;
   const out: Row[] = [
     goal({ scenario, metric: `makespan / ${over}`, baseline: direct ? (s.family === "faults" ? secs(direct.makespanMs) : makespanText(direct, null)) : "", value: makespanText(gw, direct) }, goalText, makespanOk),
     goal({ scenario, metric: "upstream attempts, 429 share", baseline: direct ? `${direct.attempts}, ${pct(share429(direct))} 429` : "", value: `${gw.attempts}, ${pct(share429(gw))} 429` }, `<= ${pct(t.share429, 0)}`, shareOk),

@@ -9,10 +9,10 @@ import { quick, type RealShape, SHAPES } from "../real/shapes.ts";
 import { simulateShape } from "../simulated.ts";
 
 /** The simulator's run of the shape: same provider options, fleet, limit changes and client. */
-function simulated(s: RealShape, via: "gateway" | "direct") {
+function simulated(s: RealShape, via: "gateway" | "direct", workerMs = 0) {
   const shape = { ...NEUTRAL, ...s.standin, flavour: s.client === "anthropic" ? "anthropic" : "openai", changes: s.changes };
   const fleet = { k: s.k, c: s.c, n: s.k * s.m, maxTokens: s.maxTokens, promptChars: PROMPT.length };
-  return simulateShape({ shape, fleet, via, client: s.client === "promptfoo" ? "promptfoo" : "sdk" });
+  return simulateShape({ shape, fleet, via, client: s.client === "promptfoo" ? "promptfoo" : "sdk", workerMs });
 }
 
 function scenario(base: RealShape): Scenario {
@@ -23,10 +23,11 @@ function scenario(base: RealShape): Scenario {
       const s = ctx.opts.quick ? quick(base) : base;
       const direct = s.direct ? await measure(ctx, s, "direct") : null;
       const gateway = await measure(ctx, s, "gateway");
-      const sim = simulated(s, "gateway");
+      // The machine's own cost per attempt, measured in this run, goes into the simulator's gateway.
+      const sim = simulated(s, "gateway", gateway.workerMs ?? 0);
       const simDirect = s.direct ? simulated(s, "direct") : null;
       const r = rows({ shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect });
-      return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect } };
+      return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, workerMs: gateway.workerMs, gateway, direct, sim, simDirect } };
     },
   };
 }
