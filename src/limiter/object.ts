@@ -116,7 +116,7 @@ export class Limiter extends DurableObject<Env> {
             results[i] = this.dropLease(op.id, now - age, false);
             break;
           case "renew":
-            results[i] = this.core.renew(op.id, now);
+            results[i] = this.renewOne(op.id, now, op.cost);
             break;
           case "cancel":
             results[i] = this.cancelOne(op.id, false);
@@ -156,8 +156,19 @@ export class Limiter extends DurableObject<Env> {
   }
 
   /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
-  async renew(leaseId: string): Promise<boolean> {
-    return this.core.renew(leaseId, this.counted(1));
+  async renew(leaseId: string, cost?: number): Promise<boolean> {
+    return this.renewOne(leaseId, this.counted(1), cost);
+  }
+
+  /** A lease taken back (see core.renew) is journalled and swept like a granted one. */
+  private renewOne(id: string, now: number, cost?: number): boolean {
+    const known = this.core.renew(id, now, cost);
+    const lease = known ? undefined : this.core.leases.get(id);
+    if (lease) {
+      this.journal(id, lease);
+      this.armAlarm(lease.expiresAt);
+    }
+    return known;
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */

@@ -1,16 +1,16 @@
 import { Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
-import { ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
+import { checkLimiterEnv, ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
-import { estimateTokens } from "../policy/estimate";
 import { providers } from "../providers/registry";
-import { LABEL, limitKey } from "../providers/key";
-import { upstreamUrl } from "../providers/url";
+import { LABEL } from "../providers/key";
+import { splitPath, upstreamUrl } from "../providers/url";
 import { checkWeights, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
-import { parseJson, readBounded, upstreamHeaders } from "../proxy/forward";
+import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
+import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 
 export const proxy = new Hono<{ Bindings: Env }>();
@@ -24,24 +24,25 @@ function lowered(raw: string | undefined, configured: number, name: string): num
 }
 
 proxy.all("/:provider/*", async (c) => {
-  const name = c.req.param("provider");
+  // The token first: a stranger learns nothing, not even which providers or variables exist.
+  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
+    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
   let table, gw, location;
   try {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigOf(c.env);
+    checkLimiterEnv(c.env);
     location = limiterLocation(c.env);
     checkWeights(c.env.PRIORITY_WEIGHTS);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
   }
+  const incoming = new URL(c.req.url);
+  const { name, rest } = splitPath(incoming.pathname);
   const provider = Object.hasOwn(table, name) ? table[name] : undefined;
   if (!provider) return gatewayError("unknown_provider", `no provider named ${JSON.stringify(name.slice(0, 64))}`);
-  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
-    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
 
-  const incoming = new URL(c.req.url);
-  const rest = incoming.pathname.slice(name.length + 1);
   const url = upstreamUrl(provider, rest, incoming.search);
   if (!url) return gatewayError("invalid_request", "the path may not leave the provider's base URL");
   const label = c.req.header("x-slotgate-limit-key") ?? null;
@@ -57,8 +58,7 @@ proxy.all("/:provider/*", async (c) => {
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
-  const json = parseJson(bytes);
-  const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
+  const { key, cost, stream } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const limiter = new LimiterClient(c.env.LIMITER, meta, (p) => c.executionCtx.waitUntil(p), Date.now, undefined, location);
 
@@ -70,7 +70,8 @@ proxy.all("/:provider/*", async (c) => {
       body: hasBody ? bytes : null,
       key: meta,
       who,
-      cost: estimateTokens(json, bytes.byteLength),
+      cost,
+      stream,
       deadline: start + deadlineMs,
       maxAttempts,
       gateway: gw,

@@ -115,6 +115,19 @@ describe("Limiter Durable Object", () => {
     expect(await stub.release("live")).toBe(true);
   });
 
+  it("a renewal of a lease it lost (a restart before the lease was written) takes the lease back", async () => {
+    const { key, stub } = limiter();
+    await stub.configure({ limit: 1 });
+    await stub.acquire(req(key, "streaming"));
+    await evictDurableObject(stub); // within the flush interval: the lease row was never written
+    expect((await stub.state()).concurrency.inFlight).toBe(0);
+    expect(await stub.renew("streaming", 10)).toBe(false);
+    expect((await stub.state()).concurrency.inFlight).toBe(1);
+    // So the key does not admit past it while its stream runs.
+    expect((await stub.acquire(req(key, "next", { waitMs: 0 }))).granted).toBe(false);
+    expect(await stub.release("streaming")).toBe(true);
+  });
+
   it("validates config and reset returns to defaults", async () => {
     const { key, stub } = limiter();
     await stub.acquire(req(key, "a"));

@@ -92,6 +92,41 @@ describe("configuration", () => {
     expect(await res.text()).toContain("MAX_ATTEMPTS");
   });
 
+  it("a malformed limiter var (MIN_CONCURRENCY=abc) is a config_error naming it, not a 503, and its value is never echoed", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    for (const vars of [{ MIN_CONCURRENCY: "abc-secretish" }, { DECREASE_FACTOR: "0.999" }, { MAX_ATTEMPTS: "lots-secretish" }, { LIMITER_LOCATION: "mars-secretish" }] as Partial<Env>[]) {
+      const res = await call("/openai/v1/chat/completions", post(), vars);
+      const [name, value] = Object.entries(vars)[0]!;
+      expect(res.status).toBe(500);
+      expect(res.headers.get("x-slotgate-error")).toBe("config_error");
+      const text = await res.text();
+      expect(text).toContain(name);
+      expect(text).not.toContain(value as string);
+    }
+    expect(calls).toHaveLength(0);
+  });
+
+  it("checks the gateway token before anything else: no provider names or variable problems shown to a stranger", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    for (const [path, vars] of [
+      ["/nope/v1/chat/completions", {}],
+      ["/openai/v1/chat/completions", { PROVIDERS: "{not json" }],
+      ["/openai/v1/chat/completions", { MIN_CONCURRENCY: "abc" }],
+    ] as [string, Partial<Env>][]) {
+      const res = await call(path, post(), { GATEWAY_TOKENS: "tok-1", ...vars });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("x-slotgate-error")).toBe("unauthorized");
+    }
+    expect(calls).toHaveLength(0);
+  });
+
+  it("a percent-encoded provider name keeps the upstream path whole", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const res = await call("/%6fpenai/v1/chat/completions?x=1", post(), {});
+    expect(res.status).toBe(200);
+    expect(calls.map((c) => new URL(c.url).pathname + new URL(c.url).search)).toEqual(["/v1/chat/completions?x=1"]);
+  });
+
   it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
     mockUpstream(() => json(CHAT));
     expect((await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "enam" })).status).toBe(200);
