@@ -127,6 +127,18 @@ describe("configuration", () => {
     expect(calls.map((c) => new URL(c.url).pathname + new URL(c.url).search)).toEqual(["/v1/chat/completions?x=1"]);
   });
 
+  it("a provider that never answers: its slot is free again after UPSTREAM_TIMEOUT_MS, retried, and the caller gets a clear 502", async () => {
+    const { calls } = mockUpstream((req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
+    const res = await call("/openai/v1/chat/completions", post({ authorization: "Bearer sk-hung" }), { UPSTREAM_TIMEOUT_MS: "50", MAX_ATTEMPTS: "2", BASE_BACKOFF_MS: "1" });
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider did not answer in time" } });
+    expect(calls).toHaveLength(2);
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(res.headers.get("x-slotgate-key")!));
+    const state = await stub.state();
+    expect(state.concurrency.inFlight).toBe(0);
+    expect(state.history.filter((h) => h.reason === "rate_limit")).toEqual([]);
+  });
+
   it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
     mockUpstream(() => json(CHAT));
     expect((await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "enam" })).status).toBe(200);
