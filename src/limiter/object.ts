@@ -48,14 +48,22 @@ export class Limiter extends DurableObject<Env> {
   /** Lease rows to write (a lease) or delete (null) at the next flush, and the ids already in SQLite. */
   private pendingLeases = new Map<string, Lease | null>();
   private stored = new Set<string>();
+  /**
+   * Whether this key ever had a 2xx answer (or an operator's config). Until then nothing about it
+   * is written, the Directory is not told and leases are swept by a timer, not a stored alarm: a
+   * stranger's random keys cost no storage and are forgotten when their objects are evicted.
+   */
+  private proven = false;
+  private sweepTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
-    const rows = new Map(sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]));
+    // Read-only until the key is proven: no table is made for a key that never had a 2xx.
+    const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('state', 'leases')").one().n === 2;
+    const rows = new Map(tables ? sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]) : []);
     const saved = rows.get("core");
+    this.proven = saved !== undefined;
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS));
@@ -78,7 +86,7 @@ export class Limiter extends DurableObject<Env> {
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases")) {
+    for (const l of tables ? sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases") : []) {
       this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
       this.stored.add(l.id);
     }
@@ -93,7 +101,8 @@ export class Limiter extends DurableObject<Env> {
    */
   async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
     const now = this.counted(ops.length);
-    this.touch(meta, now);
+    // Only a request counts as the key being seen: a batch of releases is the end of old ones.
+    this.touch(meta, now, ops.some((op) => op.t === "acquire"));
     const results: OpResult[] = new Array(ops.length);
     const acquires: [number, string][] = [];
     const before = this.core.cooldownUntil;
@@ -134,7 +143,7 @@ export class Limiter extends DurableObject<Env> {
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
-    this.touch(req, now);
+    this.touch(req, now, true);
     const answer = this.waiters.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
     this.telemetry.moved(now);
     return answer;
@@ -196,7 +205,7 @@ export class Limiter extends DurableObject<Env> {
     const now = this.now();
     const error = this.telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
     if (error) return { ok: false, error };
-    this.save();
+    this.prove(now);
     this.pump();
     return { ok: true, state: await this.state() };
   }
@@ -204,7 +213,7 @@ export class Limiter extends DurableObject<Env> {
   async reset(): Promise<LimiterSnapshot> {
     this.core.reset();
     this.telemetry.reset(this.now());
-    this.save();
+    this.prove(this.now());
     this.pump();
     return this.state();
   }
@@ -225,13 +234,14 @@ export class Limiter extends DurableObject<Env> {
    * restart too), then at most every REPORT_MS. Fire-and-forget from inside the object, so no
    * caller ever waits on the Directory; a failed report is tried again after REPORT_RETRY_MS.
    */
-  private touch(meta: KeyMeta, now: number): void {
-    if (!this.meta) {
-      this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
-      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
-    }
-    this.lastSeen = now;
-    if (now - this.reportedAt < REPORT_MS) return;
+  private touch(meta: KeyMeta, now: number, asked: boolean): void {
+    this.meta ??= { key: meta.key, provider: meta.provider, model: meta.model };
+    if (asked) this.lastSeen = now;
+    this.report(now);
+  }
+
+  private report(now: number): void {
+    if (!this.proven || !this.meta || now - this.reportedAt < REPORT_MS) return;
     this.reportedAt = now;
     const entry = { ...this.meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
     // Async so that even a missing binding only fails the report, never the caller's acquire.
@@ -259,6 +269,7 @@ export class Limiter extends DurableObject<Env> {
     const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
     const changed = this.telemetry.settle(leaseId, o, now, () => this.core.settle(leaseId, o, now));
     if (outcome.release) this.dropLease(leaseId, now - age, note);
+    if (outcome.status >= 200 && outcome.status < 300) this.prove(now);
     return changed !== null;
   }
 
@@ -281,6 +292,8 @@ export class Limiter extends DurableObject<Env> {
   private dropLease(id: string, at: number = this.now(), note = true): boolean {
     if (!this.core.release(id, at)) return false;
     this.journal(id, null);
+    // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
+    if (!this.proven && this.core.leases.size === 0) this.stopSweep();
     if (note) this.telemetry.moved(this.now());
     return true;
   }
@@ -293,6 +306,27 @@ export class Limiter extends DurableObject<Env> {
     if (lease === null && !this.stored.has(id)) this.pendingLeases.delete(id);
     else this.pendingLeases.set(id, lease);
     this.scheduleFlush();
+  }
+
+  /** From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed. */
+  private prove(now: number): void {
+    if (!this.proven) {
+      this.proven = true;
+      const sql = this.ctx.storage.sql;
+      sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+      sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
+      const at = this.alarmAt;
+      this.stopSweep();
+      if (at !== null) this.armAlarm(at);
+      this.report(now);
+    }
+    this.save();
+  }
+
+  private stopSweep(): void {
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
+    this.alarmAt = null;
   }
 
   private pump(): void {
@@ -309,13 +343,20 @@ export class Limiter extends DurableObject<Env> {
   private armAlarm(at: number): void {
     if (this.alarmAt !== null && this.alarmAt <= at) return;
     this.alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
+    if (this.proven) {
+      void this.ctx.storage.setAlarm(at);
+      return;
+    }
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = setTimeout(() => void this.alarm(), Math.max(0, at - this.now()));
   }
 
   private save(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
+    if (!this.proven) return;
     const sql = this.ctx.storage.sql;
+    if (this.meta) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
     for (const [id, lease] of this.pendingLeases) {
       if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
       else sql.exec("DELETE FROM leases WHERE id = ?", id);
@@ -331,6 +372,6 @@ export class Limiter extends DurableObject<Env> {
   }
 
   private scheduleFlush(): void {
-    this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
+    if (this.proven) this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
   }
 }
