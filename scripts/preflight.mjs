@@ -10,6 +10,7 @@ const TOOLS = [
   { env: "PROMETHEUS_PATH", path: "/usr/bin/prometheus", pkg: "prometheus" },
 ];
 
+/** @param {string} p */
 const runnable = (p) => {
   try {
     accessSync(p, constants.X_OK);
@@ -19,10 +20,14 @@ const runnable = (p) => {
   }
 };
 
+/** @typedef {{ env: string; path: string; pkg: string; at: string }} Tool */
+
+/** @returns {Tool[]} */
 export function missing(env = process.env) {
   return TOOLS.map((t) => ({ ...t, at: env[t.env] || t.path })).filter((t) => !runnable(t.at));
 }
 
+/** @param {Tool[]} gone */
 export function advice(gone) {
   const pkgs = [...new Set(gone.map((t) => t.pkg))].join(" ");
   return `npm test needs ${gone.map((t) => t.at).join(", ")}: install them with \`sudo apt-get update && sudo apt-get install -y --no-install-recommends ${pkgs}\` (Debian/Ubuntu), or point ${gone.map((t) => t.env).join(" / ")} at them; .ci/run installs them itself.`;

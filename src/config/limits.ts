@@ -20,6 +20,8 @@ export interface GatewayConfig {
   upstreamTimeoutMs: number;
   /** Longest silence between two chunks of a streamed answer. */
   streamIdleMs: number;
+  /** Request bodies one isolate may hold while their requests wait; past it new ones get 503 `overloaded`. */
+  bodyBudgetBytes: number;
 }
 
 /** Defaults of every setting; wrangler.toml's [vars] repeat them for operators to see. */
@@ -41,6 +43,7 @@ export const DEFAULT_GATEWAY: GatewayConfig = {
   maxBodyBytes: 10 * 1024 * 1024,
   upstreamTimeoutMs: 300_000,
   streamIdleMs: 120_000,
+  bodyBudgetBytes: 48 * 1024 * 1024,
 };
 
 /** Admin input: every field optional. `limit` sets the current limit now (history reason `manual`). */
@@ -73,6 +76,7 @@ export const GATEWAY_RULES: Record<keyof GatewayConfig, Rule> = {
   maxBodyBytes: { int: true, lo: 1, hi: 100 * 1024 * 1024 },
   upstreamTimeoutMs: { int: true, lo: 1, hi: 86_400_000 },
   streamIdleMs: { int: true, lo: 1, hi: 86_400_000 },
+  bodyBudgetBytes: { int: true, lo: 1, hi: 1024 * 1024 * 1024 },
 };
 
 const RULES: Record<keyof LimiterOverride, Rule> = { ...LIMITER_RULES, limit: count };

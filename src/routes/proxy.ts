@@ -1,12 +1,15 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
-import { checkLimiterEnv, ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
+import { checkLimiterEnv, ConfigError, gatewayConfigOf, type Location, limiterLocation } from "../config/env";
+import type { GatewayConfig } from "../config/limits";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
 import { providers } from "../providers/registry";
 import { LABEL } from "../providers/key";
 import { splitPath, upstreamUrl } from "../providers/url";
-import { checkWeights, whoIsAsking } from "../proxy/caller";
+import type { Provider } from "../providers/table";
+import { checkWeights, type Who, whoIsAsking } from "../proxy/caller";
+import { expectedBytes, hold } from "../proxy/held";
 import { gatewayError } from "../proxy/errors";
 import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
@@ -56,6 +59,27 @@ proxy.all("/:provider/*", async (c) => {
 
   const start = Date.now();
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
+  const letGo = hold(hasBody ? expectedBytes(c.req.raw.headers, gw.maxBodyBytes) : 0, gw.bodyBudgetBytes);
+  if (!letGo) {
+    // Read to the end and dropped as it comes (nothing held), so the caller gets this answer, not a broken pipe.
+    await c.req.raw.body?.pipeTo(new WritableStream()).catch(() => {});
+    return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
+  }
+  try {
+    return await send(c, { provider, gw, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody });
+  } finally {
+    letGo();
+  }
+});
+
+type Resolved = {
+  provider: Provider; gw: GatewayConfig; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
+  maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean;
+};
+
+/** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
+async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Response> {
+  const { provider, gw, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody } = r;
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
   const { key, cost, stream } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
@@ -83,4 +107,4 @@ proxy.all("/:provider/*", async (c) => {
   );
   logGatewayError(c.env, key.key, res);
   return res;
-});
+}

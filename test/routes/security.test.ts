@@ -140,6 +140,28 @@ describe("configuration", () => {
     expect(state.history.filter((h) => h.reason === "rate_limit")).toEqual([]);
   });
 
+  it("past BODY_BUDGET_BYTES of bodies held in the isolate, a new body gets 503 overloaded with retry-after, and is never sent", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const { calls } = mockUpstream(async () => {
+      await gate;
+      return json(CHAT);
+    });
+    const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(4_000) }] });
+    const vars = { BODY_BUDGET_BYTES: "6000" };
+    const first = call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-budget" }), body }, vars);
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    const second = await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-budget" }), body }, vars);
+    expect(second.status).toBe(503);
+    expect(second.headers.get("x-slotgate-error")).toBe("overloaded");
+    expect(second.headers.get("retry-after")).toBe("1");
+    open();
+    expect((await first).status).toBe(200);
+    expect(calls).toHaveLength(1);
+    // Let go when the first ended: the same body is taken again.
+    expect((await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-budget" }), body }, vars)).status).toBe(200);
+  });
+
   it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
     mockUpstream(() => json(CHAT));
     expect((await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "enam" })).status).toBe(200);
