@@ -10,6 +10,7 @@ import { weightsOrDefault } from "./lanes";
 import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
+import { LimiterStore } from "./store";
 import { Waiters } from "./waiters";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SettleRequest } from "./types";
 
@@ -19,8 +20,6 @@ export interface KeyMetricsReport extends KeyMetrics {
   lastSeen: number | null;
 }
 
-/** Metrics-only changes are written at most this often; learned limits and gates at once. */
-const FLUSH_MS = 1_000;
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
@@ -41,29 +40,20 @@ export class Limiter extends DurableObject<Env> {
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
   private waiters: Waiters;
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  private alarmAt: number | null = null;
   /** When the Directory was last told about this key (in this instance's life). */
   private reportedAt = Number.NEGATIVE_INFINITY;
-  /** Lease rows to write (a lease) or delete (null) at the next flush, and the ids already in SQLite. */
-  private pendingLeases = new Map<string, Lease | null>();
-  private stored = new Set<string>();
   /**
-   * Whether this key ever had a 2xx answer (or an operator's config). Until then nothing about it
-   * is written, the Directory is not told and leases are swept by a timer, not a stored alarm: a
-   * stranger's random keys cost no storage and are forgotten when their objects are evicted.
+   * Its storage. Until the key is proven (a 2xx, or an operator's config) nothing is written, the
+   * Directory is not told and leases are swept by a timer, not a stored alarm: a stranger's
+   * random keys cost no storage and are forgotten when their objects are evicted.
    */
-  private proven = false;
-  private sweepTimer: ReturnType<typeof setTimeout> | null = null;
+  private store: LimiterStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const sql = ctx.storage.sql;
-    // Read-only until the key is proven: no table is made for a key that never had a 2xx.
-    const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('state', 'leases')").one().n === 2;
-    const rows = new Map(tables ? sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]) : []);
+    this.store = new LimiterStore(ctx.storage, () => this.rows(), () => void this.alarm(), () => this.now());
+    const { rows, leases } = this.store.load();
     const saved = rows.get("core");
-    this.proven = saved !== undefined;
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
     this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS));
@@ -76,7 +66,7 @@ export class Limiter extends DurableObject<Env> {
       (w, waitedMs) => {
         const lease = this.core.leases.get(w.id)!;
         this.journal(w.id, lease);
-        this.armAlarm(lease.expiresAt);
+        this.store.arm(lease.expiresAt);
         this.telemetry.granted(waitedMs, this.now());
       },
       (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
@@ -86,11 +76,8 @@ export class Limiter extends DurableObject<Env> {
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of tables ? sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases") : []) {
-      this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
-      this.stored.add(l.id);
-    }
-    if (saved) this.telemetry.restored(this.stored.size, now);
+    for (const l of leases) this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
+    if (saved) this.telemetry.restored(leases.length, now);
     void this.ensureAlarm();
   }
 
@@ -175,7 +162,7 @@ export class Limiter extends DurableObject<Env> {
     const lease = known ? undefined : this.core.leases.get(id);
     if (lease) {
       this.journal(id, lease);
-      this.armAlarm(lease.expiresAt);
+      this.store.arm(lease.expiresAt);
     }
     return known;
   }
@@ -220,7 +207,7 @@ export class Limiter extends DurableObject<Env> {
 
   /** Sweeps leases whose Worker never came back, then lets the queue move. */
   async alarm(): Promise<void> {
-    this.alarmAt = null;
+    this.store.fired();
     const now = this.now();
     const gone = this.core.expireLeases(now);
     for (const l of gone) this.journal(l.id, null);
@@ -241,7 +228,7 @@ export class Limiter extends DurableObject<Env> {
   }
 
   private report(now: number): void {
-    if (!this.proven || !this.meta || now - this.reportedAt < REPORT_MS) return;
+    if (!this.store.proven || !this.meta || now - this.reportedAt < REPORT_MS) return;
     this.reportedAt = now;
     const entry = { ...this.meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
     // Async so that even a missing binding only fails the report, never the caller's acquire.
@@ -275,8 +262,8 @@ export class Limiter extends DurableObject<Env> {
 
   /** A new limit or a later gate is written at once; quotas and counters go with the next flush. */
   private persist(urgent: boolean): void {
-    if (urgent) this.save();
-    else this.scheduleFlush();
+    if (urgent) this.store.save();
+    else this.store.scheduleFlush();
   }
 
   private cancelOne(leaseId: string, note = true): boolean {
@@ -293,40 +280,19 @@ export class Limiter extends DurableObject<Env> {
     if (!this.core.release(id, at)) return false;
     this.journal(id, null);
     // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
-    if (!this.proven && this.core.leases.size === 0) this.stopSweep();
+    if (this.core.leases.size === 0) this.store.idle();
     if (note) this.telemetry.moved(this.now());
     return true;
   }
 
-  /**
-   * Lease rows are written with the next flush, not per grant: a reply waits for its writes to
-   * commit, and most leases live shorter than a flush. A restart loses at most one flush of them.
-   */
   private journal(id: string, lease: Lease | null): void {
-    if (lease === null && !this.stored.has(id)) this.pendingLeases.delete(id);
-    else this.pendingLeases.set(id, lease);
-    this.scheduleFlush();
+    this.store.journal(id, lease);
   }
 
   /** From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed. */
   private prove(now: number): void {
-    if (!this.proven) {
-      this.proven = true;
-      const sql = this.ctx.storage.sql;
-      sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-      sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
-      const at = this.alarmAt;
-      this.stopSweep();
-      if (at !== null) this.armAlarm(at);
-      this.report(now);
-    }
-    this.save();
-  }
-
-  private stopSweep(): void {
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    this.sweepTimer = null;
-    this.alarmAt = null;
+    if (this.store.prove()) this.report(now);
+    this.store.save();
   }
 
   private pump(): void {
@@ -336,42 +302,19 @@ export class Limiter extends DurableObject<Env> {
   /** After a sweep or a restart: the alarm goes to the earliest lease expiry (a scan, off the hot path). */
   private async ensureAlarm(): Promise<void> {
     const next = this.core.nextLeaseExpiry();
-    if (next !== null) this.armAlarm(next);
+    if (next !== null) this.store.arm(next);
   }
 
-  /** Per grant: only an alarm later than this lease's expiry (or none) needs moving. O(1). */
-  private armAlarm(at: number): void {
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    this.alarmAt = at;
-    if (this.proven) {
-      void this.ctx.storage.setAlarm(at);
-      return;
-    }
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    this.sweepTimer = setTimeout(() => void this.alarm(), Math.max(0, at - this.now()));
-  }
-
-  private save(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
-    if (!this.proven) return;
-    const sql = this.ctx.storage.sql;
-    if (this.meta) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
-    for (const [id, lease] of this.pendingLeases) {
-      if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
-      else sql.exec("DELETE FROM leases WHERE id = ?", id);
-      if (lease) this.stored.add(id);
-      else this.stored.delete(id);
-    }
-    this.pendingLeases.clear();
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('core', ?)", JSON.stringify(this.core.persisted()));
-    // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('counters', ?)", JSON.stringify(this.telemetry.counters));
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('samples', ?)", JSON.stringify(this.telemetry.ring));
-    if (this.lastSeen !== null) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('lastSeen', ?)", String(this.lastSeen));
-  }
-
-  private scheduleFlush(): void {
-    if (this.proven) this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
+  /** The state rows a save writes: everything learned, the counters and samples, and who the key is. */
+  private rows(): [string, string][] {
+    const rows: [string, string][] = [
+      ["core", JSON.stringify(this.core.persisted())],
+      // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
+      ["counters", JSON.stringify(this.telemetry.counters)],
+      ["samples", JSON.stringify(this.telemetry.ring)],
+    ];
+    if (this.meta) rows.push(["meta", JSON.stringify(this.meta)]);
+    if (this.lastSeen !== null) rows.push(["lastSeen", String(this.lastSeen)]);
+    return rows;
   }
 }

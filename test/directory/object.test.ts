@@ -126,6 +126,8 @@ describe("Limiter → Directory registration", () => {
     const stored = () => runInDurableObject(stub, (_: Limiter, state: DurableObjectState) =>
       state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master").one().n);
     expect(await stored()).toBe(0);
+    const alarm = () => runInDurableObject(stub, (_: Limiter, state: DurableObjectState) => state.storage.getAlarm());
+    expect(await alarm()).toBeNull(); // its held lease is swept by an in-memory timer, not a stored alarm
     // Forgotten with its object: nothing of it comes back after an eviction.
     await stub.release("held");
     console.warn("released");
@@ -135,9 +137,12 @@ describe("Limiter → Directory registration", () => {
     expect(await stored()).toBe(0);
 
     await stub.acquire(req(key, "c"));
+    await stub.acquire(req(key, "d"));
     await stub.settle("c", outcome(200, "success"));
     await vi.waitFor(async () => expect(await directoryOf(env.DIRECTORY).get(key)).not.toBeNull());
     expect(await stored()).toBeGreaterThan(0);
+    expect(await alarm()).not.toBeNull(); // the lease still held is now swept by a stored alarm
+    await stub.release("d");
     await evictDurableObject(stub);
     expect((await stub.state()).key).toBe(key);
   });

@@ -129,6 +129,19 @@ describe("Limiter Durable Object", () => {
     expect(await stub.release("streaming")).toBe(true);
   });
 
+  it("a key never answered 2xx sweeps an orphaned lease from memory, with no stored alarm", async () => {
+    const { key, stub } = limiter();
+    await stub.acquire(req(key, "orphan"));
+    expect((await stub.state()).concurrency.inFlight).toBe(1);
+    await runInDurableObject(stub, async (obj: Limiter, state: DurableObjectState) => {
+      expect(await state.storage.getAlarm()).toBeNull();
+      const start = Date.now();
+      obj.now = () => start + 61_000;
+      await obj.alarm(); // what its timer runs
+    });
+    expect((await stub.state()).concurrency.inFlight).toBe(0);
+  });
+
   it("validates config and reset returns to defaults", async () => {
     const { key, stub } = limiter();
     await stub.acquire(req(key, "a"));
