@@ -23,6 +23,12 @@ export interface Env {
   DEADLINE_MS?: string;
   LEASE_TTL_MS?: string;
   MAX_BODY_BYTES?: string;
+  /** ms an upstream attempt may wait for its response headers; a time-out is transient (retried). */
+  UPSTREAM_TIMEOUT_MS?: string;
+  /** ms a streamed answer may go without a chunk before it is cut. */
+  STREAM_IDLE_MS?: string;
+  /** Bytes of request bodies one isolate may hold while they wait (memory bound). */
+  BODY_BUDGET_BYTES?: string;
   /** JSON object (or a string holding one) adding or overriding providers. */
   PROVIDERS?: string | Record<string, unknown>;
   /** `high:normal:low` weights of the priority lanes (default 8:4:1). */

@@ -1,3 +1,4 @@
+import { parseJson } from "../proxy/forward";
 import { gatewayError } from "../proxy/errors";
 import type { CacheConfig } from "./config";
 import { capture } from "./capture";
@@ -24,8 +25,8 @@ export interface CacheRequest {
   path: string;
   /** Whose entries these are: the credential's hash (a pool's name once pools exist). */
   tenant: string;
+  /** The body as sent; its JSON is parsed again only where the cache is in play (nothing parsed waits in the queue). */
   body: Uint8Array;
-  json: unknown;
   /** The rate-limit key, named on answers its limiter never saw. */
   limitKey: string;
   /** The request's own deadline: identical misses wait for their leader until then (plus a stream's grace). */
@@ -53,7 +54,7 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
     return mark(await forward(), "bypass", cacheStatus({ fwd: "bypass" }));
   }
 
-  const key = await cacheKey({ provider: r.provider, method: r.method, path: r.path, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample, body: r.body, json: r.json });
+  const key = await cacheKey({ provider: r.provider, method: r.method, path: r.path, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample, body: r.body, json: parseJson(r.body) });
   const shard = shardStub(r.bindings.shards, shardOf(key));
   const store = new CacheStore(r.bindings.bucket);
   const count = (result: CacheResult) => tally(r, plan.namespace, result);

@@ -24,7 +24,7 @@ Options:
   --priority LANE     with --gateway: high, normal or low (default low): a batch job yields to
                       interactive calls on the same key, and is never starved by them
   --resume            skip custom_ids already answered in --out, run the rest
-  --max-attempts N    attempts per request on transient errors (default 6); 429s are waited
+  --max-attempts N    attempts per request on transient errors (default 8); 429s are waited
                       out until the request's deadline (120 s from its first send)
   --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
   -h, --help          this text

@@ -1,28 +1,31 @@
 import type { Env } from "../env";
-import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type GatewayConfig, type LimiterConfig } from "./limits";
+import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, GATEWAY_RULES, type GatewayConfig, LIMITER_RULES, type LimiterConfig, outOfRange, type Rule } from "./limits";
 
 /** A var the operator set to something unusable: the gateway says which, rather than guessing. */
 export class ConfigError extends Error {}
 
-function num(env: Env, name: keyof Env, fallback: number, lo: number, hi: number, int = true): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < lo || n > hi || (int && !Number.isInteger(n)))
-    throw new ConfigError(`${name} must be ${int ? "an integer" : "a number"} in [${lo}, ${hi}], got ${JSON.stringify(raw)}`);
-  return n;
+/** The variable each setting is read from: `minConcurrency` comes from MIN_CONCURRENCY. */
+function toVar(field: string): string {
+  return field.replace(/[A-Z]/g, (ch) => `_${ch}`).toUpperCase();
+}
+
+/** Reads each field of `defaults` from its variable, checked against `rules`; never echoes the value. */
+function fromEnv<T extends { [K in keyof T]: number }>(env: Env, defaults: T, rules: Record<keyof T, Rule>): T {
+  const out = { ...defaults };
+  for (const field of Object.keys(defaults) as (keyof T & string)[]) {
+    const name = toVar(field);
+    const raw = (env as unknown as Record<string, unknown>)[name];
+    if (raw === undefined || raw === "") continue;
+    const n = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+    const why = outOfRange(n, rules[field]);
+    if (why) throw new ConfigError(`${name} ${why}`);
+    (out as Record<keyof T, number>)[field] = n;
+  }
+  return out;
 }
 
 export function limiterConfigFromEnv(env: Env): LimiterConfig {
-  const c: LimiterConfig = {
-    minConcurrency: num(env, "MIN_CONCURRENCY", DEFAULT_LIMITER.minConcurrency, 1, 100_000),
-    startConcurrency: num(env, "START_CONCURRENCY", DEFAULT_LIMITER.startConcurrency, 1, 100_000),
-    maxConcurrency: num(env, "MAX_CONCURRENCY", DEFAULT_LIMITER.maxConcurrency, 1, 100_000),
-    decreaseFactor: num(env, "DECREASE_FACTOR", DEFAULT_LIMITER.decreaseFactor, 0.01, 0.99, false),
-    scaleUpPercent: num(env, "SCALE_UP_PERCENT", DEFAULT_LIMITER.scaleUpPercent, 1, 100, false),
-    cooldownMs: num(env, "COOLDOWN_MS", DEFAULT_LIMITER.cooldownMs, 0, 86_400_000),
-    leaseTtlMs: num(env, "LEASE_TTL_MS", DEFAULT_LIMITER.leaseTtlMs, 1_000, 86_400_000),
-  };
+  const c = fromEnv(env, DEFAULT_LIMITER, LIMITER_RULES);
   const bad = checkBounds(c);
   if (bad) throw new ConfigError(bad.replace(/minConcurrency|startConcurrency|maxConcurrency/g, (m) => toVar(m)));
   return c;
@@ -36,7 +39,7 @@ export type Location = (typeof LOCATIONS)[number];
 export function limiterLocation(env: Env): Location | undefined {
   const raw = env.LIMITER_LOCATION?.trim();
   if (!raw) return undefined;
-  if (!(LOCATIONS as readonly string[]).includes(raw)) throw new ConfigError(`LIMITER_LOCATION must be one of ${LOCATIONS.join(", ")}, got ${JSON.stringify(raw)}`);
+  if (!(LOCATIONS as readonly string[]).includes(raw)) throw new ConfigError(`LIMITER_LOCATION must be one of ${LOCATIONS.join(", ")}`);
   return raw as Location;
 }
 
@@ -50,15 +53,15 @@ export function gatewayConfigOf(env: Env): GatewayConfig {
 }
 
 export function gatewayConfigFromEnv(env: Env): GatewayConfig {
-  return {
-    maxAttempts: num(env, "MAX_ATTEMPTS", DEFAULT_GATEWAY.maxAttempts, 1, 100),
-    baseBackoffMs: num(env, "BASE_BACKOFF_MS", DEFAULT_GATEWAY.baseBackoffMs, 0, 600_000),
-    maxBackoffMs: num(env, "MAX_BACKOFF_MS", DEFAULT_GATEWAY.maxBackoffMs, 0, 3_600_000),
-    deadlineMs: num(env, "DEADLINE_MS", DEFAULT_GATEWAY.deadlineMs, 1, 86_400_000),
-    maxBodyBytes: num(env, "MAX_BODY_BYTES", DEFAULT_GATEWAY.maxBodyBytes, 1, 100 * 1024 * 1024),
-  };
+  return fromEnv(env, DEFAULT_GATEWAY, GATEWAY_RULES);
 }
 
-function toVar(field: string): string {
-  return field.replace(/[A-Z]/g, (ch) => `_${ch}`).toUpperCase();
+const limiterConfigs = new WeakMap<Env, LimiterConfig>();
+
+/**
+ * The limiter's variables, checked by the Worker before any object is asked: a malformed one is a
+ * `config_error` naming it, not a Limiter that fails to start (which would read as unavailable).
+ */
+export function checkLimiterEnv(env: Env): void {
+  if (!limiterConfigs.has(env)) limiterConfigs.set(env, limiterConfigFromEnv(env));
 }

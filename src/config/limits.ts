@@ -16,6 +16,12 @@ export interface GatewayConfig {
   maxBackoffMs: number;
   deadlineMs: number;
   maxBodyBytes: number;
+  /** One attempt's wait for the provider's response headers (and a plain answer's body). */
+  upstreamTimeoutMs: number;
+  /** Longest silence between two chunks of a streamed answer. */
+  streamIdleMs: number;
+  /** Request bodies one isolate may hold while their requests wait; past it new ones get 503 `overloaded`. */
+  bodyBudgetBytes: number;
 }
 
 /** Defaults of every setting; wrangler.toml's [vars] repeat them for operators to see. */
@@ -35,25 +41,53 @@ export const DEFAULT_GATEWAY: GatewayConfig = {
   maxBackoffMs: 30_000,
   deadlineMs: 120_000,
   maxBodyBytes: 10 * 1024 * 1024,
+  upstreamTimeoutMs: 300_000,
+  streamIdleMs: 120_000,
+  bodyBudgetBytes: 48 * 1024 * 1024,
 };
 
 /** Admin input: every field optional. `limit` sets the current limit now (history reason `manual`). */
 export type LimiterOverride = Partial<LimiterConfig & { limit: number }>;
 
-type Rule = { int: boolean; lo: number; hi: number; open?: boolean };
+/** A setting's allowed values, both ends included. A table, not a validator library: the bundle stays small. */
+export type Rule = { int: boolean; lo: number; hi: number };
 const count: Rule = { int: true, lo: 1, hi: 100_000 };
 const millis: Rule = { int: true, lo: 0, hi: 86_400_000 };
-/** Bounds of each admin field; `open` excludes both ends. A table, not a validator library: the bundle stays small. */
-const RULES: Record<keyof LimiterOverride, Rule> = {
+
+/**
+ * The one table of ranges: env parsing (config/env.ts) and the admin API both check against it,
+ * so a value one accepts the other never refuses.
+ */
+export const LIMITER_RULES: Record<keyof LimiterConfig, Rule> = {
   minConcurrency: count,
   startConcurrency: count,
   maxConcurrency: count,
-  decreaseFactor: { int: false, lo: 0, hi: 1, open: true },
-  scaleUpPercent: { int: false, lo: 0, hi: 100 },
+  decreaseFactor: { int: false, lo: 0.01, hi: 0.99 },
+  scaleUpPercent: { int: false, lo: 1, hi: 100 },
   cooldownMs: millis,
   leaseTtlMs: { int: true, lo: 1_000, hi: 86_400_000 },
-  limit: count,
 };
+
+export const GATEWAY_RULES: Record<keyof GatewayConfig, Rule> = {
+  maxAttempts: { int: true, lo: 1, hi: 100 },
+  baseBackoffMs: { int: true, lo: 0, hi: 600_000 },
+  maxBackoffMs: { int: true, lo: 0, hi: 3_600_000 },
+  deadlineMs: { int: true, lo: 1, hi: 86_400_000 },
+  maxBodyBytes: { int: true, lo: 1, hi: 100 * 1024 * 1024 },
+  upstreamTimeoutMs: { int: true, lo: 1, hi: 86_400_000 },
+  streamIdleMs: { int: true, lo: 1, hi: 86_400_000 },
+  bodyBudgetBytes: { int: true, lo: 1, hi: 1024 * 1024 * 1024 },
+};
+
+const RULES: Record<keyof LimiterOverride, Rule> = { ...LIMITER_RULES, limit: count };
+
+/** Why `v` breaks `rule`, or null when it fits. */
+export function outOfRange(v: number, rule: Rule): string | null {
+  if (!Number.isFinite(v)) return "must be a number";
+  if (rule.int && !Number.isInteger(v)) return "must be an integer";
+  if (v < rule.lo || v > rule.hi) return `must be within [${rule.lo}, ${rule.hi}]`;
+  return null;
+}
 
 /** Checks admin input: unknown fields and out-of-range values are named, `<field>: <reason>`. */
 export function parseOverride(body: unknown): { ok: true; value: LimiterOverride } | { ok: false; error: string } {
@@ -63,11 +97,11 @@ export function parseOverride(body: unknown): { ok: true; value: LimiterOverride
   for (const [field, v] of Object.entries(body)) {
     const rule = Object.hasOwn(RULES, field) ? RULES[field as keyof LimiterOverride] : undefined;
     if (!rule) problems.push(`${field}: unknown field`);
-    else if (typeof v !== "number" || !Number.isFinite(v)) problems.push(`${field}: must be a number`);
-    else if (rule.int && !Number.isInteger(v)) problems.push(`${field}: must be an integer`);
-    else if (rule.open ? v <= rule.lo || v >= rule.hi : v < rule.lo || v > rule.hi)
-      problems.push(`${field}: must be ${rule.open ? "strictly between" : "within"} ${rule.open ? `${rule.lo} and ${rule.hi}` : `[${rule.lo}, ${rule.hi}]`}`);
-    else value[field as keyof LimiterOverride] = v;
+    else {
+      const why = typeof v === "number" ? outOfRange(v, rule) : "must be a number";
+      if (why) problems.push(`${field}: ${why}`);
+      else value[field as keyof LimiterOverride] = v;
+    }
   }
   return problems.length ? { ok: false, error: problems.join("; ") } : { ok: true, value };
 }

@@ -17,6 +17,9 @@ export const DIRECTORY_NAME = "directory";
 export const RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
+/** At most this many rows are kept; past it the least recently seen go first (a flood cannot grow it). */
+export const MAX_ROWS = 10_000;
+
 /** At most this many keys are listed at once, newest first. */
 export const LIST_MAX = 200;
 /** At most this many for a metrics scrape (`recent`): the exposition's label bound. */
@@ -45,6 +48,10 @@ export function directoryOf(ns: DurableObjectNamespace<Directory>): DurableObjec
  */
 export class Directory extends DurableObject<Env> {
   private prunedAt = 0;
+  /** The row cap; tests lower it. */
+  maxRows = MAX_ROWS;
+  /** Rows held, counted once and then kept up to date; null: count again. */
+  private rows: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -60,7 +67,9 @@ export class Directory extends DurableObject<Env> {
 
   /** Upsert; an older report arriving late never moves lastSeen back. */
   async report(e: DirectoryEntry): Promise<void> {
-    this.ctx.storage.sql.exec(
+    const sql = this.ctx.storage.sql;
+    const known = sql.exec("SELECT 1 FROM keys WHERE key = ?", e.key).toArray().length > 0;
+    sql.exec(
       `INSERT INTO keys (key, provider, model, lim, in_flight, queued, first_seen, last_seen)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
        ON CONFLICT (key) DO UPDATE SET
@@ -69,6 +78,16 @@ export class Directory extends DurableObject<Env> {
       e.key, e.provider, e.model, e.limit, e.inFlight, e.queued, e.lastSeen,
     );
     this.prune(e.lastSeen);
+    if (!known) this.cap();
+  }
+
+  /** A new row past the cap pushes out the least recently seen. */
+  private cap(): void {
+    const sql = this.ctx.storage.sql;
+    this.rows = this.rows === null ? sql.exec<{ n: number }>("SELECT count(*) AS n FROM keys").one().n : this.rows + 1;
+    if (this.rows <= this.maxRows) return;
+    sql.exec("DELETE FROM keys WHERE key IN (SELECT key FROM keys ORDER BY last_seen ASC, key LIMIT ?)", this.rows - this.maxRows);
+    this.rows = this.maxRows;
   }
 
   /** Newest lastSeen first, at most `max`; `total` says how many there are in all. */
@@ -98,5 +117,6 @@ export class Directory extends DurableObject<Env> {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     this.ctx.storage.sql.exec("DELETE FROM keys WHERE last_seen < ?", now - RETENTION_MS);
+    this.rows = null;
   }
 }

@@ -336,9 +336,15 @@ export class LimiterCore {
     return this.leases.delete(id);
   }
 
-  renew(id: string, now: number): boolean {
+  /**
+   * Extends a held lease. One it does not know (lost in a restart before it was written, or
+   * expired while its Worker was slow) is still in flight: given its `cost`, it is held again, so
+   * the key does not admit past it. Returns whether the lease was known.
+   */
+  renew(id: string, now: number, cost?: number): boolean {
     const lease = this.leases.get(id);
     if (lease) lease.expiresAt = now + this.config.leaseTtlMs;
+    else if (cost !== undefined && Number.isFinite(cost) && cost >= 0) this.leases.set(id, { id, cost, expiresAt: now + this.config.leaseTtlMs });
     return lease !== undefined;
   }
 

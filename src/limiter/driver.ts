@@ -1,5 +1,5 @@
 import type { HistoryEntry } from "./aimd";
-import type { LimiterCore, Outcome } from "./core";
+import type { Lease, LimiterCore, Outcome } from "./core";
 import type { AcquireResult, Op, OpResult, SettleRequest } from "./types";
 import { type Timers, Waiters, type WaiterRequest } from "./waiters";
 import type { Waiter } from "./queue";
@@ -13,6 +13,8 @@ export interface DriverHooks {
   timedOut?(how: "expired" | "refused", waitedMs: number, retryAfterMs: number): void;
   /** Wraps one outcome going into the core (the object counts it and logs the limit change). */
   settled?(id: string, o: Outcome, now: number, apply: () => HistoryEntry | null): HistoryEntry | null;
+  /** A renewal found no lease and took it back (the object had restarted before writing it). */
+  takenBack?(lease: Lease): void;
   /** A lease left the core (released, or cancelled after its grant). */
   dropped?(id: string): void;
   /** Levels moved: `batch` is true inside `exchange`, which reports once at its end. */
@@ -60,8 +62,9 @@ export class LimiterDriver {
     return had;
   }
 
-  renew(id: string): boolean {
-    return this.core.renew(id, this.now());
+  /** `cost`: what the lease was granted for, so a lease the core lost can be taken back. */
+  renew(id: string, cost?: number): boolean {
+    return this.renewOne(id, this.now(), cost);
   }
 
   /** The caller left: out of the queue (it must not be granted a slot nobody will use), or its slot back. */
@@ -99,7 +102,7 @@ export class LimiterDriver {
             results[i] = this.drop(op.id, now - age, false);
             break;
           case "renew":
-            results[i] = this.core.renew(op.id, now);
+            results[i] = this.renewOne(op.id, now, op.cost);
             break;
           case "cancel":
             results[i] = this.cancelOne(op.id, false);
@@ -132,6 +135,13 @@ export class LimiterDriver {
     const changed = this.hooks.settled ? this.hooks.settled(id, o, now, apply) : apply();
     if (outcome.release) this.drop(id, now - age, note);
     return changed !== null;
+  }
+
+  private renewOne(id: string, now: number, cost?: number): boolean {
+    const known = this.core.renew(id, now, cost);
+    const lease = known ? undefined : this.core.leases.get(id);
+    if (lease) this.hooks.takenBack?.(lease);
+    return known;
   }
 
   private cancelOne(id: string, note: boolean): boolean {

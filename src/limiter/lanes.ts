@@ -22,7 +22,7 @@ export function parseWeights(raw: string | undefined): LaneWeights | string {
   const parts = raw.split(":").map((p) => p.trim());
   const nums = parts.map(Number);
   const ok = parts.length === 3 && parts.every((p) => /^\d+(\.\d+)?$/.test(p)) && nums.every((n) => n > 0 && n <= MAX_WEIGHT);
-  if (!ok) return `PRIORITY_WEIGHTS must be three positive numbers up to ${MAX_WEIGHT} as high:normal:low (e.g. 8:4:1), got ${JSON.stringify(raw.slice(0, 64))}`;
+  if (!ok) return `PRIORITY_WEIGHTS must be three positive numbers up to ${MAX_WEIGHT} as high:normal:low (e.g. 8:4:1)`;
   return { high: nums[0]!, normal: nums[1]!, low: nums[2]! };
 }
 

@@ -10,6 +10,7 @@ import { weightsOrDefault } from "./lanes";
 import { STEP_MS, type Point } from "./samples";
 import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
+import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleRequest } from "./types";
 
@@ -19,8 +20,6 @@ export interface KeyMetricsReport extends KeyMetrics {
   lastSeen: number | null;
 }
 
-/** Metrics-only changes are written at most this often; learned limits and gates at once. */
-const FLUSH_MS = 1_000;
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
@@ -41,20 +40,19 @@ export class Limiter extends DurableObject<Env> {
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
   private driver: LimiterDriver;
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  private alarmAt: number | null = null;
   /** When the Directory was last told about this key (in this instance's life). */
   private reportedAt = Number.NEGATIVE_INFINITY;
-  /** Lease rows to write (a lease) or delete (null) at the next flush, and the ids already in SQLite. */
-  private pendingLeases = new Map<string, Lease | null>();
-  private stored = new Set<string>();
+  /**
+   * Its storage. Until the key is proven (a 2xx, or an operator's config) nothing is written, the
+   * Directory is not told and leases are swept by a timer, not a stored alarm: a stranger's
+   * random keys cost no storage and are forgotten when their objects are evicted.
+   */
+  private store: LimiterStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const sql = ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
-    const rows = new Map(sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]));
+    this.store = new LimiterStore(ctx.storage, () => this.rows(), () => void this.alarm(), () => this.now());
+    const { rows, leases } = this.store.load();
     const saved = rows.get("core");
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
@@ -66,12 +64,25 @@ export class Limiter extends DurableObject<Env> {
       granted: (w, waitedMs) => {
         const lease = this.core.leases.get(w.id)!;
         this.journal(w.id, lease);
-        this.armAlarm(lease.expiresAt);
+        this.store.arm(lease.expiresAt);
         this.telemetry.granted(waitedMs, this.now());
       },
       timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
-      settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
-      dropped: (id) => this.journal(id, null),
+      settled: (id, o, now, apply) => {
+        const changed = this.telemetry.settle(id, o, now, apply);
+        if (o.status >= 200 && o.status < 300) this.prove(now);
+        return changed;
+      },
+      // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
+      takenBack: (lease) => {
+        this.journal(lease.id, lease);
+        this.store.arm(lease.expiresAt);
+      },
+      dropped: (id) => {
+        this.journal(id, null);
+        // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
+        if (this.core.leases.size === 0) this.store.idle();
+      },
       moved: (now) => this.telemetry.moved(now),
     });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
@@ -79,11 +90,8 @@ export class Limiter extends DurableObject<Env> {
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases")) {
-      this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
-      this.stored.add(l.id);
-    }
-    if (saved) this.telemetry.restored(this.stored.size, now);
+    for (const l of leases) this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
+    if (saved) this.telemetry.restored(leases.length, now);
     void this.ensureAlarm();
   }
 
@@ -94,7 +102,8 @@ export class Limiter extends DurableObject<Env> {
    */
   async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
     const now = this.counted(ops.length);
-    this.touch(meta, now);
+    // Only a request counts as the key being seen: a batch of releases is the end of old ones.
+    this.touch(meta, now, ops.some((op) => op.t === "acquire"));
     const before = this.core.cooldownUntil;
     const { results, changed } = this.driver.exchange(ops);
     this.persist(changed || this.core.cooldownUntil > before);
@@ -103,7 +112,7 @@ export class Limiter extends DurableObject<Env> {
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
-    this.touch(req, now);
+    this.touch(req, now, true);
     const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
     this.telemetry.moved(now);
     return answer;
@@ -122,9 +131,9 @@ export class Limiter extends DurableObject<Env> {
   }
 
   /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
-  async renew(leaseId: string): Promise<boolean> {
+  async renew(leaseId: string, cost?: number): Promise<boolean> {
     this.counted(1);
-    return this.driver.renew(leaseId);
+    return this.driver.renew(leaseId, cost);
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
@@ -152,7 +161,7 @@ export class Limiter extends DurableObject<Env> {
     const now = this.now();
     const error = this.telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
     if (error) return { ok: false, error };
-    this.save();
+    this.prove(now);
     this.pump();
     return { ok: true, state: await this.state() };
   }
@@ -160,14 +169,14 @@ export class Limiter extends DurableObject<Env> {
   async reset(): Promise<LimiterSnapshot> {
     this.core.reset();
     this.telemetry.reset(this.now());
-    this.save();
+    this.prove(this.now());
     this.pump();
     return this.state();
   }
 
   /** Sweeps leases whose Worker never came back, then lets the queue move. */
   async alarm(): Promise<void> {
-    this.alarmAt = null;
+    this.store.fired();
     const now = this.now();
     const gone = this.core.expireLeases(now);
     for (const l of gone) this.journal(l.id, null);
@@ -181,13 +190,14 @@ export class Limiter extends DurableObject<Env> {
    * restart too), then at most every REPORT_MS. Fire-and-forget from inside the object, so no
    * caller ever waits on the Directory; a failed report is tried again after REPORT_RETRY_MS.
    */
-  private touch(meta: KeyMeta, now: number): void {
-    if (!this.meta) {
-      this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
-      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('meta', ?)", JSON.stringify(this.meta));
-    }
-    this.lastSeen = now;
-    if (now - this.reportedAt < REPORT_MS) return;
+  private touch(meta: KeyMeta, now: number, asked: boolean): void {
+    this.meta ??= { key: meta.key, provider: meta.provider, model: meta.model };
+    if (asked) this.lastSeen = now;
+    this.report(now);
+  }
+
+  private report(now: number): void {
+    if (!this.store.proven || !this.meta || now - this.reportedAt < REPORT_MS) return;
     this.reportedAt = now;
     const entry = { ...this.meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
     // Async so that even a missing binding only fails the report, never the caller's acquire.
@@ -208,18 +218,18 @@ export class Limiter extends DurableObject<Env> {
 
   /** A new limit or a later gate is written at once; quotas and counters go with the next flush. */
   private persist(urgent: boolean): void {
-    if (urgent) this.save();
-    else this.scheduleFlush();
+    if (urgent) this.store.save();
+    else this.store.scheduleFlush();
   }
 
-  /**
-   * Lease rows are written with the next flush, not per grant: a reply waits for its writes to
-   * commit, and most leases live shorter than a flush. A restart loses at most one flush of them.
-   */
   private journal(id: string, lease: Lease | null): void {
-    if (lease === null && !this.stored.has(id)) this.pendingLeases.delete(id);
-    else this.pendingLeases.set(id, lease);
-    this.scheduleFlush();
+    this.store.journal(id, lease);
+  }
+
+  /** From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed. */
+  private prove(now: number): void {
+    if (this.store.prove()) this.report(now);
+    this.store.save();
   }
 
   private pump(): void {
@@ -229,35 +239,19 @@ export class Limiter extends DurableObject<Env> {
   /** After a sweep or a restart: the alarm goes to the earliest lease expiry (a scan, off the hot path). */
   private async ensureAlarm(): Promise<void> {
     const next = this.core.nextLeaseExpiry();
-    if (next !== null) this.armAlarm(next);
+    if (next !== null) this.store.arm(next);
   }
 
-  /** Per grant: only an alarm later than this lease's expiry (or none) needs moving. O(1). */
-  private armAlarm(at: number): void {
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    this.alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
-  }
-
-  private save(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
-    const sql = this.ctx.storage.sql;
-    for (const [id, lease] of this.pendingLeases) {
-      if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
-      else sql.exec("DELETE FROM leases WHERE id = ?", id);
-      if (lease) this.stored.add(id);
-      else this.stored.delete(id);
-    }
-    this.pendingLeases.clear();
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('core', ?)", JSON.stringify(this.core.persisted()));
-    // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('counters', ?)", JSON.stringify(this.telemetry.counters));
-    sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('samples', ?)", JSON.stringify(this.telemetry.ring));
-    if (this.lastSeen !== null) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES ('lastSeen', ?)", String(this.lastSeen));
-  }
-
-  private scheduleFlush(): void {
-    this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
+  /** The state rows a save writes: everything learned, the counters and samples, and who the key is. */
+  private rows(): [string, string][] {
+    const rows: [string, string][] = [
+      ["core", JSON.stringify(this.core.persisted())],
+      // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
+      ["counters", JSON.stringify(this.telemetry.counters)],
+      ["samples", JSON.stringify(this.telemetry.ring)],
+    ];
+    if (this.meta) rows.push(["meta", JSON.stringify(this.meta)]);
+    if (this.lastSeen !== null) rows.push(["lastSeen", String(this.lastSeen)]);
+    return rows;
   }
 }

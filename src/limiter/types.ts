@@ -78,7 +78,7 @@ export type Op = { ageMs?: number } & (
   | { t: "acquire"; req: Omit<AcquireRequest, keyof KeyMeta> }
   | { t: "settle"; id: string; outcome: SettleRequest }
   | { t: "release"; id: string }
-  | { t: "renew"; id: string }
+  | { t: "renew"; id: string; cost?: number }
   | { t: "cancel"; id: string }
 );
 

@@ -15,7 +15,7 @@ export function providers(raw: unknown): Record<string, Provider> {
   const table: Record<string, Provider> = {};
   for (const [name, p] of Object.entries(BUILT_IN)) table[name] = { name, ...p };
   for (const [name, spec] of Object.entries(parseOverrides(raw))) {
-    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError(`PROVIDERS: provider name ${JSON.stringify(name)} must be lowercase letters, digits, - or _`);
+    if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError("PROVIDERS: a provider name must be 1-63 lowercase letters, digits, - or _");
     if (name === "admin" || name === "healthz") throw new ConfigError(`PROVIDERS: ${name} is a reserved route`);
     if (typeof spec !== "object" || spec === null) throw new ConfigError(`PROVIDERS.${name} must be an object`);
     const { baseUrl, headers } = spec as { baseUrl?: unknown; headers?: unknown };

@@ -31,3 +31,19 @@ export function modelFromPath(p: Provider, kind: "gemini-path" | "azure-path", r
   const m = re.exec(rest);
   return m ? decodeURIComponent(m[1]!) : null;
 }
+
+/**
+ * The provider's name and the rest of the path, from the raw (still percent-encoded) path: the
+ * name is decoded, the rest is not, so `/%6fpenai/v1/x` is openai's `/v1/x`, never `ai/v1/x`.
+ */
+export function splitPath(pathname: string): { name: string; rest: string } {
+  const at = pathname.indexOf("/", 1);
+  const seg = at < 0 ? pathname.slice(1) : pathname.slice(1, at);
+  let name = seg;
+  try {
+    name = decodeURIComponent(seg);
+  } catch {
+    // A malformed escape names no provider: it is looked up as it is and gets a 404.
+  }
+  return { name, rest: at < 0 ? "" : pathname.slice(at) };
+}

@@ -9,6 +9,34 @@ export const BUFFER_MAX = 1024 * 1024;
 
 export const isEventStream = (h: Headers) => h.get("content-type")?.includes("text/event-stream") ?? false;
 
+/** How much of an error body is kept (to classify it and hand it back); the rest is dropped unread. */
+export const ERROR_BODY_MAX = 64 * 1024;
+
+/**
+ * An answer passed through as it comes rather than read whole first: one the caller asked to
+ * stream (Gemini's `streamGenerateContent` is JSON, not SSE), SSE, or newline-delimited JSON.
+ */
+export function isStreamed(h: Headers, asked: boolean | undefined): boolean {
+  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq/i.test(h.get("content-type") ?? "");
+}
+
+/** At most `max` bytes of `body`; the rest is cancelled, never buffered. */
+export async function readCapped(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) return concat(chunks, size);
+    const part = value.byteLength > max - size ? value.subarray(0, max - size) : value;
+    chunks.push(part);
+    size += part.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  return concat(chunks, size);
+}
+
 /** How a success goes back: the provider's status and headers, its quota headers renamed (quota-headers.ts). */
 export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: renameQuotaHeaders(callerHeaders(res.headers)) });
 

@@ -41,7 +41,7 @@ function alone(stub: Stub, op: Op): Promise<unknown> {
     case "release":
       return stub.release(op.id);
     case "renew":
-      return stub.renew(op.id);
+      return stub.renew(op.id, op.cost);
     case "cancel":
       return stub.cancel(op.id);
     case "acquire":

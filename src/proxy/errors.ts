@@ -6,6 +6,7 @@ export type GatewayErrorType =
   | "queue_timeout"
   | "upstream_unreachable"
   | "limiter_unavailable"
+  | "overloaded"
   | "invalid_request"
   | "config_error"
   | "invalid_config"
@@ -20,6 +21,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   queue_timeout: 429,
   upstream_unreachable: 502,
   limiter_unavailable: 503,
+  overloaded: 503,
   invalid_request: 400,
   config_error: 500,
   invalid_config: 400,

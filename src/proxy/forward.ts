@@ -1,4 +1,6 @@
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and ones the runtime sets itself. */
+import { hopByHop } from "./hop";
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1; hop.ts has the full rule) and ones the runtime sets itself. */
 const HOP = new Set([
   "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
   "proxy-authorization", "proxy-authenticate", "host", "content-length", "expect",
@@ -6,13 +8,14 @@ const HOP = new Set([
 
 function dropped(name: string): boolean {
   return HOP.has(name) || name.startsWith("cf-") || name.startsWith("x-slotgate-") ||
-    name === "x-forwarded-for" || name === "x-real-ip";
+    name === "x-forwarded-for" || name === "x-real-ip" || name === "cookie";
 }
 
-/** What goes upstream: the caller's headers minus hop-by-hop, `host`, `cf-*` and `x-slotgate-*`. */
+/** What goes upstream: the caller's headers minus hop-by-hop, `host`, `cookie`, `cf-*` and `x-slotgate-*`. */
 export function upstreamHeaders(incoming: Headers): Headers {
   const out = new Headers();
-  for (const [name, value] of incoming) if (!dropped(name)) out.set(name, value);
+  const hop = hopByHop(incoming);
+  for (const [name, value] of incoming) if (!dropped(name) && !hop(name)) out.set(name, value);
   return out;
 }
 
@@ -22,8 +25,10 @@ export function upstreamHeaders(incoming: Headers): Headers {
  */
 export function callerHeaders(upstream: Headers): Headers {
   const out = new Headers();
+  const hop = hopByHop(upstream);
+  // `x-slotgate-*` is the gateway's own: a provider cannot set `x-slotgate-error` for it.
   for (const [name, value] of upstream)
-    if (!HOP.has(name) && name !== "content-encoding" && !name.startsWith("cf-")) out.append(name, value);
+    if (!HOP.has(name) && !hop(name) && name !== "content-encoding" && !name.startsWith("cf-") && !name.startsWith("x-slotgate-")) out.append(name, value);
   return out;
 }
 

@@ -27,7 +27,7 @@ export interface LimiterCalls {
   settleNow(leaseId: string, outcome: SettleRequest): Promise<void>;
   release(leaseId: string): void;
   cancel(leaseId: string): void;
-  keepAlive(leaseId: string, ttlMs: number): () => void;
+  keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void;
 }
 
 const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" in r;
@@ -120,9 +120,13 @@ export class LimiterClient implements LimiterCalls {
     this.channel.post({ t: "cancel", id: leaseId }, this.carrier, true);
   }
 
-  /** Keeps a held lease alive while the provider is slow or the stream long. Returns the stopper. */
-  keepAlive(leaseId: string, ttlMs: number): () => void {
-    const timer = setInterval(() => this.channel.post({ t: "renew", id: leaseId }, this.carrier), renewEvery(ttlMs));
+  /**
+   * Keeps a held lease alive while the provider is slow or the stream long. Returns the stopper.
+   * The renewal carries the lease's cost: an object that lost the lease (a restart before it was
+   * written) takes it back, rather than admitting past it while it runs.
+   */
+  keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void {
+    const timer = setInterval(() => this.channel.post({ t: "renew", id: leaseId, cost }, this.carrier), renewEvery(ttlMs));
     return () => clearInterval(timer);
   }
 }

@@ -7,7 +7,8 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
 import type { Who } from "./caller";
 import { gatewayError, retryAfterSeconds } from "./errors";
-import { answerInit, BUFFER_MAX, isEventStream, readUpTo, streamBack } from "./answer";
+import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
+import { AttemptTimer } from "./attempt-timer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
 import { stampPacing } from "./pacing";
@@ -22,6 +23,8 @@ export interface Plan {
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;
+  /** The caller asked for a streamed answer: pass it through as it comes, whatever its type. */
+  stream?: boolean;
   deadline: number;
   maxAttempts: number;
   gateway: GatewayConfig;
@@ -61,6 +64,8 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
   };
 
   for (let attempt = 1; ; attempt++) {
+    // An abort listener never fires on a signal already aborted: a caller gone during a pause stops here.
+    if (plan.signal.aborted) return GONE();
     const leaseId = `${requestId}:${attempt}`;
     const asked = deps.now();
     const leave = () => limiter.cancel(leaseId);
@@ -69,6 +74,8 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       grant = await limiter.acquire({ ...plan.key, ...plan.who, leaseId, cost: plan.cost, retry: attempt > 1 }, plan.deadline);
     } catch (err) {
       if (!(err instanceof LimiterUnavailable)) throw err;
+      // The object may have granted it after all: never leave that slot to its lease's expiry.
+      limiter.cancel(leaseId);
       return stamp(last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
     } finally {
       plan.signal.removeEventListener("abort", leave);
@@ -82,36 +89,44 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       return stamp(last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
 
     attempts = attempt;
-    const stopRenewing = limiter.keepAlive(leaseId, grant.leaseTtlMs);
+    const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
+    const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
+    const stopRenewing = () => {
+      renewing();
+      timer.stop();
+    };
     const sent = deps.now();
     /** The attempt never got a whole answer: settle it as transient, and retry if policy says so. */
     const unreachable = async (): Promise<Response | null> => {
       stopRenewing();
-      if (plan.signal.aborted) {
-        limiter.settle(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, true));
+      // The caller left: not the provider's fault, so the slot just goes back.
+      if (plan.signal.aborted && !timer.timedOut) {
+        limiter.release(leaseId);
         return GONE();
       }
       const d = decide("transient", attempt, null, plan, deps);
       await limiter.settleNow(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry));
-      if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", "the provider could not be reached"));
+      const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
+      if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", why));
       await pause(d.delayMs, plan.signal);
       return null;
     };
     let res: Response;
     try {
-      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: plan.signal, redirect: "manual" });
+      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: timer.signal, redirect: "manual" });
     } catch {
       const answer = await unreachable();
       if (answer) return answer;
       continue;
     }
     const latency = deps.now() - sent;
+    timer.answered();
 
     if (res.status < 400) {
       const info = parseRateLimitHeaders(res.headers, deps.now());
-      const streaming = isEventStream(res.headers);
+      const streaming = isStreamed(res.headers, plan.stream);
       const success = outcome("success", res.status, info, latency, attempt, true);
-      let body = res.body;
+      let body = res.body && timer.watch(res.body);
       if (!streaming && body) {
         // A plain answer is read whole first: its settle and its release are then one call.
         let read;
@@ -137,7 +152,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     }
 
     // An error body is small and needed twice: to classify it, and to hand it back unchanged.
-    const bytes = new Uint8Array(await res.arrayBuffer().catch(() => new ArrayBuffer(0)));
+    const bytes = await readCapped(res.body && timer.watch(res.body), ERROR_BODY_MAX).catch(() => new Uint8Array(0));
     stopRenewing();
     const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
     const info = parseRateLimitHeaders(res.headers, deps.now(), body);

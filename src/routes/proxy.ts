@@ -1,18 +1,21 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
-import { cacheConfigOf } from "../cache/config";
+import { type CacheConfig, cacheConfigOf } from "../cache/config";
 import { cacheStage } from "../cache/stage";
-import { ConfigError, gatewayConfigOf, limiterLocation } from "../config/env";
+import { checkLimiterEnv, ConfigError, gatewayConfigOf, type Location, limiterLocation } from "../config/env";
+import type { GatewayConfig } from "../config/limits";
 import type { Env } from "../env";
 import { logGatewayError } from "../observe/worker-log";
-import { estimateTokens } from "../policy/estimate";
 import { providers } from "../providers/registry";
-import { LABEL, limitKey } from "../providers/key";
-import { upstreamUrl } from "../providers/url";
-import { checkWeights, whoIsAsking } from "../proxy/caller";
+import { LABEL } from "../providers/key";
+import { splitPath, upstreamUrl } from "../providers/url";
+import type { Provider } from "../providers/table";
+import { checkWeights, type Who, whoIsAsking } from "../proxy/caller";
+import { expectedBytes, hold } from "../proxy/held";
 import { gatewayError } from "../proxy/errors";
-import { parseJson, readBounded, upstreamHeaders } from "../proxy/forward";
+import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
+import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 
 export const proxy = new Hono<{ Bindings: Env }>();
@@ -26,25 +29,26 @@ function lowered(raw: string | undefined, configured: number, name: string): num
 }
 
 proxy.all("/:provider/*", async (c) => {
-  const name = c.req.param("provider");
+  // The token first: a stranger learns nothing, not even which providers or variables exist.
+  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
+    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
   let table, gw, location, cache;
   try {
     table = providers(c.env.PROVIDERS);
     gw = gatewayConfigOf(c.env);
     cache = cacheConfigOf(c.env);
+    checkLimiterEnv(c.env);
     location = limiterLocation(c.env);
     checkWeights(c.env.PRIORITY_WEIGHTS);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);
     throw err;
   }
+  const incoming = new URL(c.req.url);
+  const { name, rest } = splitPath(incoming.pathname);
   const provider = Object.hasOwn(table, name) ? table[name] : undefined;
   if (!provider) return gatewayError("unknown_provider", `no provider named ${JSON.stringify(name.slice(0, 64))}`);
-  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
-    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
 
-  const incoming = new URL(c.req.url);
-  const rest = incoming.pathname.slice(name.length + 1);
   const url = upstreamUrl(provider, rest, incoming.search);
   if (!url) return gatewayError("invalid_request", "the path may not leave the provider's base URL");
   const label = c.req.header("x-slotgate-limit-key") ?? null;
@@ -58,12 +62,33 @@ proxy.all("/:provider/*", async (c) => {
 
   const start = Date.now();
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
+  const letGo = hold(hasBody ? expectedBytes(c.req.raw.headers, gw.maxBodyBytes) : 0, gw.bodyBudgetBytes);
+  if (!letGo) {
+    // Read to the end and dropped as it comes (nothing held), so the caller gets this answer, not a broken pipe.
+    await c.req.raw.body?.pipeTo(new WritableStream()).catch(() => {});
+    return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
+  }
+  try {
+    return await send(c, { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody });
+  } finally {
+    letGo();
+  }
+});
+
+type Resolved = {
+  provider: Provider; gw: GatewayConfig; cache: CacheConfig; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
+  maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean;
+};
+
+/** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
+async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Response> {
+  const { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody } = r;
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
-  const json = parseJson(bytes);
-  const key = await limitKey(provider, c.req.raw.headers, incoming, rest, json, label);
+  const { key, cost, stream } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+  const deadline = start + deadlineMs;
 
   // Before the limiter: a stored answer takes no slot and no quota.
   const res = await cacheStage(
@@ -76,9 +101,8 @@ proxy.all("/:provider/*", async (c) => {
       path: `${rest}${incoming.search}`,
       tenant: key.credentialHash,
       body: bytes,
-      json,
       limitKey: key.key,
-      deadline: start + deadlineMs,
+      deadline,
       now: Date.now,
       waitUntil,
     },
@@ -91,8 +115,9 @@ proxy.all("/:provider/*", async (c) => {
           body: hasBody ? bytes : null,
           key: meta,
           who,
-          cost: estimateTokens(json, bytes.byteLength),
-          deadline: start + deadlineMs,
+          cost,
+          stream,
+          deadline,
           maxAttempts,
           gateway: gw,
           signal: c.req.raw.signal,
@@ -104,4 +129,4 @@ proxy.all("/:provider/*", async (c) => {
   );
   logGatewayError(c.env, key.key, res);
   return res;
-});
+}

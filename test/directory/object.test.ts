@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { type DirectoryEntry, directoryOf, LIST_MAX } from "../../src/directory/object";
+import { type Directory, type DirectoryEntry, directoryOf, LIST_MAX } from "../../src/directory/object";
 import type { Limiter } from "../../src/limiter/object";
-import type { AcquireRequest } from "../../src/limiter/types";
+import type { AcquireRequest, SettleRequest } from "../../src/limiter/types";
 
 let n = 0;
 /** A private Directory instance per test, so lists are exact. */
@@ -46,6 +46,18 @@ describe("Directory Durable Object", () => {
     expect((await dir.list()).total).toBe(LIST_MAX + 5);
   });
 
+  it("caps its rows: past the cap the least recently seen go, however many new keys come", async () => {
+    const dir = fresh();
+    await runInDurableObject(dir, (d: Directory) => {
+      d.maxRows = 3;
+    });
+    for (let i = 0; i < 8; i++) await dir.report(entry(`k${i}`, 10_000 + i));
+    await dir.report(entry("k7", 20_000)); // an update adds no row
+    const { entries, total } = await dir.list();
+    expect(total).toBe(3);
+    expect(entries.map((e) => e.key)).toEqual(["k7", "k6", "k5"]);
+  });
+
   it("forgets keys unseen for the retention period", async () => {
     const dir = fresh();
     const day = 86_400_000;
@@ -59,6 +71,9 @@ describe("Limiter → Directory registration", () => {
   const req = (key: string, leaseId: string): AcquireRequest => ({
     key, provider: "anthropic", model: "claude-x", leaseId, cost: 10, retry: false, waitMs: 5_000,
   });
+  const outcome = (status: number, cls: SettleRequest["cls"]): SettleRequest => ({
+    cls, status, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 5, attempt: 1, final: true, release: true,
+  });
 
   it("registers on first traffic, then refreshes at most every 15 s, from inside the object", async () => {
     const key = `anthropic:claude-x:${"ab".repeat(8)}`;
@@ -70,6 +85,7 @@ describe("Limiter → Directory registration", () => {
       obj.now = () => now;
     });
     await stub.acquire(req(key, "a"));
+    await stub.settle("a", outcome(200, "success")); // listed from the key's first 2xx
     await vi.waitFor(async () => expect(await dir.get(key)).toEqual({ key, provider: "anthropic", model: "claude-x", limit: 16, inFlight: 0, queued: 0, lastSeen: base }));
 
     now = base + 5_000;
@@ -80,13 +96,14 @@ describe("Limiter → Directory registration", () => {
 
     now = base + 16_000;
     await stub.acquire(req(key, "c"));
-    await vi.waitFor(async () => expect(await dir.get(key)).toMatchObject({ lastSeen: base + 16_000, inFlight: 2 }));
+    await vi.waitFor(async () => expect(await dir.get(key)).toMatchObject({ lastSeen: base + 16_000, inFlight: 1 })); // b (a was answered)
   });
 
   it("reports again after a restart, so a limiter older than the Directory gets listed", async () => {
     const key = `anthropic:claude-x:${"cd".repeat(8)}`;
     const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
     await stub.acquire(req(key, "a"));
+    await stub.settle("a", outcome(200, "success"));
     const dir = directoryOf(env.DIRECTORY);
     await vi.waitFor(async () => expect(await dir.get(key)).not.toBeNull());
     const first = (await dir.get(key))!.lastSeen;
@@ -94,6 +111,54 @@ describe("Limiter → Directory registration", () => {
     await new Promise((r) => setTimeout(r, 5));
     await stub.acquire(req(key, "b"));
     await vi.waitFor(async () => expect((await dir.get(key))!.lastSeen).toBeGreaterThan(first));
+  });
+
+  it("a key that never had a 2xx is never listed, and its Limiter writes nothing; its first 2xx lists it and keeps it", async () => {
+    const key = `anthropic:claude-x:${"9a".repeat(8)}`;
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    await stub.acquire(req(key, "a"));
+    await stub.settle("a", outcome(401, "fatal"));
+    await stub.acquire(req(key, "b"));
+    await stub.settle("b", outcome(429, "rate_limit"));
+    await stub.acquire(req(key, "held"));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await directoryOf(env.DIRECTORY).get(key)).toBeNull();
+    const stored = () => runInDurableObject(stub, (_: Limiter, state: DurableObjectState) =>
+      state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master").one().n);
+    expect(await stored()).toBe(0);
+    const alarm = () => runInDurableObject(stub, (_: Limiter, state: DurableObjectState) => state.storage.getAlarm());
+    expect(await alarm()).toBeNull(); // its held lease is swept by an in-memory timer, not a stored alarm
+    // Forgotten with its object: nothing of it comes back after an eviction.
+    await stub.release("held");
+    console.warn("released");
+    await evictDurableObject(stub);
+    console.warn("evicted");
+    expect((await stub.state()).history).toEqual([]);
+    expect(await stored()).toBe(0);
+
+    await stub.acquire(req(key, "c"));
+    await stub.acquire(req(key, "d"));
+    await stub.settle("c", outcome(200, "success"));
+    await vi.waitFor(async () => expect(await directoryOf(env.DIRECTORY).get(key)).not.toBeNull());
+    expect(await stored()).toBeGreaterThan(0);
+    expect(await alarm()).not.toBeNull(); // the lease still held is now swept by a stored alarm
+    await stub.release("d");
+    await evictDurableObject(stub);
+    expect((await stub.state()).key).toBe(key);
+  });
+
+  it("a batch of releases alone does not move lastSeen", async () => {
+    const key = `anthropic:claude-x:${"9b".repeat(8)}`;
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    let now = Date.now();
+    await runInDurableObject(stub, (obj: Limiter) => {
+      obj.now = () => now;
+    });
+    const first = now;
+    await stub.exchange(req(key, "x"), [{ t: "acquire", req: { leaseId: "x", cost: 1, retry: false, waitMs: 1_000 } }]);
+    now += 10_000;
+    await stub.exchange(req(key, "x"), [{ t: "release", id: "x" }]);
+    expect((await stub.state()).lastSeen).toBe(new Date(first).toISOString());
   });
 
   it("state() and other admin reads do not register anything", async () => {

@@ -21,9 +21,7 @@ const message = { model: ANTHROPIC_MODEL, max_tokens: 32, messages: [{ role: "us
 
 describe("hard quota: returned at once, one upstream attempt, never retried", () => {
   it("openai insufficient_quota: the SDK raises RateLimitError with code insufficient_quota", async () => {
-    const started = performance.now();
     const err = await rejection(openaiVia(stack, QUOTA_KEY).chat.completions.create(chat()));
-    const ms = performance.now() - started;
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     const e = err as InstanceType<typeof OpenAI.RateLimitError>;
     expect(e.status).toBe(429);
@@ -32,7 +30,7 @@ describe("hard quota: returned at once, one upstream attempt, never retried", ()
     expect(e.headers.get("x-slotgate-error")).toBeNull(); // the provider's answer, not one the gateway made
     expect(stamped(new Response(null, { headers: e.headers }), "openai", OPENAI_MODEL).attempts).toBe(1);
     expect(stack.standin.stats().perCredential[QUOTA_KEY]).toBe(1);
-    expect(ms).toBeLessThan(1_000); // not waited on: a backoff would start at BASE_BACKOFF_MS scale
+    // Not waited on: one attempt (above) means no backoff, and the gateway spent no time queueing it.
   });
 
   it("anthropic credit balance too low: the SDK raises BadRequestError after one attempt", async () => {
@@ -75,9 +73,12 @@ describe("queue timeout: no slot before the request's deadline", () => {
     // The key's only slot is taken once the stand-in holds the first request.
     await until("the first request to reach the stand-in", () => attemptsOf(stack.standin.stats(), apiKey).length === 1);
 
+    let firstDone = false;
+    void first.then(() => (firstDone = true), () => (firstDone = true));
     const started = performance.now();
     const err = await rejection(client.chat.completions.create(chat("second"), { headers: { "x-slotgate-deadline-ms": "300" } }));
     const waited = performance.now() - started;
+    const firstDoneAtRefusal = firstDone;
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     const e = err as InstanceType<typeof OpenAI.RateLimitError>;
     expect(e.status).toBe(429);
@@ -87,7 +88,7 @@ describe("queue timeout: no slot before the request's deadline", () => {
     expect(e.headers.get("x-slotgate-attempts")).toBe("0");
     // It waited for its own deadline, not for the slot to come free.
     expect(waited).toBeGreaterThanOrEqual(250);
-    expect(waited).toBeLessThan(LATENCY_MS - 200);
+    expect(firstDoneAtRefusal, "refused before the busy request ended, not when its slot came free").toBe(false);
 
     const { data, response } = await first;
     expect(data.choices[0]?.message.content).toBeTruthy();

@@ -159,7 +159,6 @@ describe("streaming: chunks reach the client while the provider is still writing
     if (final) expect(await final()).toBe(prompt(name));
     expect(standinDoneAtFirst, "the stand-in had already finished writing when the first chunk arrived").toBe(false);
     expect(totalMs).toBeGreaterThanOrEqual(LATENCY_MS * 0.9);
-    expect(firstAt).toBeLessThan(totalMs / 2);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expectOneCleanAttempt(response, provider, apiKey, true);
   });

@@ -10,6 +10,7 @@ it("a soak of random 429s, 5xx, 524s, slow streams and leaving callers: every re
   expect(r.aborted + Object.values(r.answered).reduce((a, b) => a + b, 0)).toBe(300);
   expect(r.inFlightAtEnd).toBe(0);
   expect(r.queuedAtEnd).toBe(0);
+  expect(r.leasesExpired).toBe(0); // no slot came back by expiry: every one was released
   expect(r.upstream.attempts).toBeGreaterThan(300); // faults really happened and were retried
   expect(r.rssEndMb).toBeLessThan(1_024);
 }, 240_000);

@@ -86,6 +86,7 @@ describe("Limiter telemetry in the Durable Object", () => {
 
   it("lease:expired from the alarm, counted", async () => {
     const { key, stub } = limiter();
+    await stub.configure({}); // a kept key: its sweeps are stored alarms
     await stub.acquire(req(key, "orphan"));
     const out = await lines(stub);
     await runInDurableObject(stub, (obj: Limiter) => {

@@ -64,6 +64,7 @@ describe("Limiter Durable Object", () => {
 
   it("expires a lease whose Worker never came back, through the alarm", async () => {
     const { key, stub } = limiter();
+    await stub.configure({}); // a kept key (an operator's config, or a 2xx): its sweeps are stored alarms
     await stub.acquire(req(key, "orphan"));
     expect((await stub.state()).concurrency.inFlight).toBe(1);
     // Alarms do not follow fake timers: move the object's own clock past the lease's TTL.
@@ -113,6 +114,32 @@ describe("Limiter Durable Object", () => {
     const s = await stub.state();
     expect(s.concurrency.inFlight).toBe(1); // the orphan is gone well before its 60 s TTL
     expect(await stub.release("live")).toBe(true);
+  });
+
+  it("a renewal of a lease it lost (a restart before the lease was written) takes the lease back", async () => {
+    const { key, stub } = limiter();
+    await stub.configure({ limit: 1 });
+    await stub.acquire(req(key, "streaming"));
+    await evictDurableObject(stub); // within the flush interval: the lease row was never written
+    expect((await stub.state()).concurrency.inFlight).toBe(0);
+    expect(await stub.renew("streaming", 10)).toBe(false);
+    expect((await stub.state()).concurrency.inFlight).toBe(1);
+    // So the key does not admit past it while its stream runs.
+    expect((await stub.acquire(req(key, "next", { waitMs: 0 }))).granted).toBe(false);
+    expect(await stub.release("streaming")).toBe(true);
+  });
+
+  it("a key never answered 2xx sweeps an orphaned lease from memory, with no stored alarm", async () => {
+    const { key, stub } = limiter();
+    await stub.acquire(req(key, "orphan"));
+    expect((await stub.state()).concurrency.inFlight).toBe(1);
+    await runInDurableObject(stub, async (obj: Limiter, state: DurableObjectState) => {
+      expect(await state.storage.getAlarm()).toBeNull();
+      const start = Date.now();
+      obj.now = () => start + 61_000;
+      await obj.alarm(); // what its timer runs
+    });
+    expect((await stub.state()).concurrency.inFlight).toBe(0);
   });
 
   it("validates config and reset returns to defaults", async () => {

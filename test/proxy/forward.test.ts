@@ -16,6 +16,22 @@ describe("headers", () => {
     const out = callerHeaders(new Headers({ "x-ratelimit-remaining-requests": "3", "content-encoding": "gzip", connection: "close", "retry-after": "2" }));
     expect([...out.keys()].sort()).toEqual(["retry-after", "x-ratelimit-remaining-requests"]);
   });
+
+  it("drops every header Connection names, every proxy-* header and the caller's cookies going upstream", () => {
+    const out = upstreamHeaders(new Headers({
+      authorization: "Bearer k", connection: "close, X-Trace-Hop ,keep-alive", "x-trace-hop": "1",
+      "proxy-authorization": "Basic x", "proxy-foo": "1", cookie: "session=secret", "x-kept": "1",
+    }));
+    expect([...out.keys()].sort()).toEqual(["authorization", "x-kept"]);
+  });
+
+  it("never lets a provider set x-slotgate-* or a Connection-named header on the caller's answer", () => {
+    const out = callerHeaders(new Headers({
+      "x-slotgate-error": "queue_timeout", "x-slotgate-key": "forged", connection: "x-upstream-hop", "x-upstream-hop": "1",
+      "proxy-authenticate": "Basic", "content-type": "application/json",
+    }));
+    expect([...out.keys()].sort()).toEqual(["content-type"]);
+  });
 });
 
 describe("readBounded", () => {

@@ -48,4 +48,14 @@ describe("LimiterClient", () => {
     await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
     expect(Date.now() - started).toBeLessThan(4_000);
   });
+
+  it("renews with the lease's cost, so an object that lost the lease can take it back", async () => {
+    const ops: unknown[] = [];
+    const stub = { exchange: async (_: unknown, batch: { t: string }[]) => (ops.push(...batch), { results: batch.map(() => true), queued: 0 }) };
+    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, () => {}, Date.now, freshChannel());
+    const stop = client.keepAlive("l", 750, 42); // renews every 250 ms
+    await vi.waitFor(() => expect(ops.length).toBeGreaterThan(0), { timeout: 2_000 });
+    stop();
+    expect(ops[0]).toMatchObject({ t: "renew", id: "l", cost: 42 });
+  });
 });

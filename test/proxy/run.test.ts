@@ -1,13 +1,14 @@
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GATEWAY } from "../../src/config/limits";
 import { LimiterClient } from "../../src/proxy/limiter-client";
-import { type Plan, run } from "../../src/proxy/run";
+import { type Deps, type Plan, run } from "../../src/proxy/run";
+import { ERROR_BODY_MAX } from "../../src/proxy/answer";
 import { freshChannel, META, withExchange } from "../support/exchange";
 
-function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal) {
-  const calls = { cancel: 0, settle: [] as unknown[], release: 0 };
+function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal, over: Partial<Plan> = {}, sleep?: Deps["sleep"]) {
+  const calls = { cancel: 0, settle: [] as unknown[], release: 0, acquire: 0 };
   const stub = withExchange({
-    acquire,
+    acquire: () => (calls.acquire++, acquire()),
     cancel: async () => void calls.cancel++,
     settle: async (_: string, o: unknown) => void calls.settle.push(o),
     release: async () => void calls.release++,
@@ -19,9 +20,9 @@ function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal 
   const plan: Plan = {
     url: new URL("https://api.openai.com/v1/chat/completions"), method: "POST", headers: new Headers(), body: new Uint8Array(0),
     key: { key: "openai:m:0", provider: "openai", model: "m" }, cost: 1, deadline: Date.now() + 10_000, maxAttempts: 3,
-    gateway: { ...DEFAULT_GATEWAY, baseBackoffMs: 1, maxBackoffMs: 5 }, signal, waitUntil: (p) => pending.push(p),
+    gateway: { ...DEFAULT_GATEWAY, baseBackoffMs: 1, maxBackoffMs: 5 }, signal, waitUntil: (p) => pending.push(p), ...over,
   };
-  const go = () => run(plan, limiter, { fetch: fetchImpl, now: Date.now, random: () => 0.5 });
+  const go = () => run(plan, limiter, { fetch: fetchImpl, now: Date.now, random: () => 0.5, sleep });
   return { go, calls, pending };
 }
 const GRANT = () => Promise.resolve({ granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000 });
@@ -104,5 +105,95 @@ describe("run", () => {
     expect((await res.arrayBuffer()).byteLength).toBe(5 * chunk.byteLength);
     await vi.waitFor(() => expect(big.calls.release).toBe(1));
     expect(big.calls.settle[0]).toMatchObject({ release: false });
+  });
+
+  /** A provider that never answers: its fetch only ends when the attempt's signal fires. */
+  const hung = vi.fn((_: unknown, init?: RequestInit) => new Promise<Response>((_r, reject) => init!.signal!.addEventListener("abort", () => reject(init!.signal!.reason))));
+  const quick = (ms: number) => ({ gateway: { ...DEFAULT_GATEWAY, baseBackoffMs: 1, maxBackoffMs: 5, upstreamTimeoutMs: ms, streamIdleMs: ms } });
+
+  it("gives up on a provider that sends no headers within UPSTREAM_TIMEOUT_MS: settled transient (retried, never a cut), slot freed, a clear 502", async () => {
+    hung.mockClear();
+    const { go, calls } = setup(GRANT, hung as never, undefined, { maxAttempts: 2, ...quick(20) });
+    const res = await go();
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider did not answer in time" } });
+    expect(hung).toHaveBeenCalledTimes(2);
+    expect(calls.settle).toHaveLength(2);
+    expect(calls.settle.every((o) => (o as { cls: string; release: boolean }).cls === "transient" && (o as { release: boolean }).release)).toBe(true);
+  });
+
+  it("cuts a stream that goes silent for STREAM_IDLE_MS with an error (never a clean end) and frees its slot", async () => {
+    const body = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("data: 1\n\n")) });
+    const { go, calls, pending } = setup(GRANT, (() => Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }))) as never, undefined, quick(20));
+    const res = await go();
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    await expect(reader.read()).rejects.toBeDefined();
+    await Promise.allSettled(pending);
+    await vi.waitFor(() => expect(calls.release).toBe(1));
+  });
+
+  it("retries a plain answer whose body goes silent, as transient", async () => {
+    let n = 0;
+    const stall = () => Promise.resolve(new Response(n++ === 0 ? new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("{")) }) : '{"ok":1}', { headers: { "content-type": "application/json" } }));
+    const { go, calls } = setup(GRANT, stall as never, undefined, quick(20));
+    const res = await go();
+    expect(await res.text()).toBe('{"ok":1}');
+    expect(res.headers.get("x-slotgate-attempts")).toBe("2");
+    expect((calls.settle[0] as { cls: string }).cls).toBe("transient");
+  });
+
+  it("never queues again for a caller who left during a backoff pause", async () => {
+    const ctrl = new AbortController();
+    const { go, calls } = setup(GRANT, (() => Promise.reject(new TypeError("reset"))) as never, ctrl.signal, {}, async () => ctrl.abort());
+    const res = await go();
+    expect(res.status).toBe(499);
+    expect(calls.acquire).toBe(1);
+  });
+
+  it("posts a cancel when an acquire fails as limiter_unavailable (the object may have granted it)", async () => {
+    const { go, calls, pending } = setup(() => Promise.reject(Object.assign(new Error("x"), { overloaded: true })), vi.fn());
+    expect((await go()).status).toBe(503);
+    await Promise.allSettled(pending);
+    await vi.waitFor(() => expect(calls.cancel).toBe(1));
+  });
+
+  it.each([
+    ["a JSON answer the caller asked to stream", "application/json", true],
+    ["an NDJSON answer", "application/x-ndjson", false],
+  ])("passes %s through as it comes, not when it ends", async (_, type, stream) => {
+    let end!: () => void;
+    const body = new ReadableStream({ start: (c) => { c.enqueue(new TextEncoder().encode("[{\"a\":1}\n")); end = () => c.close(); } });
+    const { go, calls } = setup(GRANT, (() => Promise.resolve(new Response(body, { headers: { "content-type": type } }))) as never, undefined, { stream });
+    const res = await go();
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('[{"a":1}\n');
+    expect(calls.release).toBe(0);
+    end();
+    while (!(await reader.read()).done);
+    await vi.waitFor(() => expect(calls.release).toBe(1));
+  });
+
+  it("a caller who leaves while a plain body is read is no fault of the provider: released, not settled transient", async () => {
+    const ctrl = new AbortController();
+    const read = (_: unknown, init?: RequestInit) => Promise.resolve(new Response(new ReadableStream({
+      start: (c) => { c.enqueue(new TextEncoder().encode("{")); init!.signal!.addEventListener("abort", () => c.error(new Error("aborted"))); },
+    }), { headers: { "content-type": "application/json" } }));
+    const { go, calls, pending } = setup(GRANT, read as never, ctrl.signal);
+    const res = go();
+    await new Promise((r) => setTimeout(r, 10));
+    ctrl.abort();
+    expect((await res).status).toBe(499);
+    await Promise.allSettled(pending);
+    await vi.waitFor(() => expect(calls.release).toBe(1));
+    expect(calls.settle).toHaveLength(0);
+  });
+
+  it("reads at most ERROR_BODY_MAX of an error body, however long the provider goes on", async () => {
+    const endless = new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(16 * 1024).fill(97)) });
+    const { go } = setup(GRANT, (() => Promise.resolve(new Response(endless, { status: 400 }))) as never);
+    const res = await go();
+    expect(res.status).toBe(400);
+    expect((await res.arrayBuffer()).byteLength).toBe(ERROR_BODY_MAX);
   });
 });

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CONTENT_TYPE } from "../../src/observe/prometheus";
+import { directoryOf } from "../../src/directory/object";
 import { parseExposition, value } from "../support/exposition";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
 
@@ -74,7 +75,10 @@ describe("GET /admin/metrics", () => {
 
   it("a limiter that does not answer leaves its key out and is counted, the rest still render", async () => {
     mockUpstream(() => json(CHAT));
-    await (await chat({ key: "sk-metrics-broken" })).arrayBuffer();
+    const res = await chat({ key: "sk-metrics-broken" });
+    await res.arrayBuffer();
+    // A key is listed from its first 2xx, reported from inside its Limiter once the settle lands.
+    await vi.waitFor(async () => expect(await directoryOf(env.DIRECTORY).get(res.headers.get("x-slotgate-key")!)).not.toBeNull());
     const before = (await scrape()).families;
     const known = value(before, "slotgate_keys");
     const real = env.LIMITER.get.bind(env.LIMITER);

@@ -1,5 +1,7 @@
 // Where workerd's memory goes under load, by hand (BENCHMARKS.md, "Soak"):
 //   npm run soak:memory -- --worker gateway|plain [--runtime miniflare|wrangler] [--count N] [--heap]
+//   npm run soak:memory -- --queued N [--mb M] --heap: N requests of M MiB (default 16 of 10) queued
+//   behind one slow one on a key limited to 1; memory is read while they wait.
 // miniflare: the bundled Worker in one workerd started by Miniflare, as wrangler dev starts it but
 // without wrangler's dev proxy in front; --heap also reads the JS heaps of the Worker's isolate
 // through the inspector. wrangler: `wrangler dev` as the soak runs it, RSS split per workerd process.
@@ -112,7 +114,47 @@ if (runtime === "wrangler") {
   };
 }
 
+/** N big bodies waiting in one key's queue: what the isolate holds for them. */
+async function queuedBodies(n: number, mib: number): Promise<void> {
+  const call = (content: string) => fetch(`${url}/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-memory-queued", "content-type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 8, messages: [{ role: "user", content }] }),
+  }).then(async (r) => (await r.arrayBuffer(), r.status), () => "failed");
+  await call("first");
+  const list = (await (await fetch(`${url}/admin/keys`, { headers: { authorization: "Bearer memory" } })).json()) as { keys: { key: string }[] };
+  const found = list.keys.find((k) => k.key.startsWith("openai:gpt-4o-mini:"))!.key;
+  await fetch(`${url}/admin/keys/${encodeURIComponent(found)}/config`, {
+    method: "PUT", headers: { authorization: "Bearer memory", "content-type": "application/json" }, body: JSON.stringify({ limit: 1, maxConcurrency: 1 }),
+  });
+  standin.configure({ latencyMs: 20_000, jitterMs: 0 });
+  console.log(`idle: ${await sample()}`);
+  const all = [call("holder"), ...Array.from({ length: n }, (_, i) => call(`${i}`.padEnd(mib * 2 ** 20 - 1_024, "x")))];
+  for (let i = 0; i < 2; i++) {
+    await new Promise((r) => setTimeout(r, 5_000));
+    const state = (await (await fetch(`${url}/admin/keys/${encodeURIComponent(found)}`, { headers: { authorization: "Bearer memory" } })).json()) as { concurrency: { queued: number; inFlight: number } };
+    console.log(`${n} x ${mib} MiB sent, ${state.concurrency.queued} queued, ${state.concurrency.inFlight} in flight: ${await sample()}`);
+  }
+  standin.configure({ latencyMs: 20, jitterMs: 0 });
+  const statuses = await Promise.all(all);
+  const counts: Record<string, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  console.log(`all answered ${JSON.stringify(counts)}: ${await sample()}`);
+}
+
 try {
+  const queued = Number(arg("queued", "0"));
+  if (queued > 0) {
+    await queuedBodies(queued, Number(arg("mb", "10")));
+  } else await load();
+} finally {
+  await close();
+  await standin.close();
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+/** `count` requests, 32 at a time, memory read every tenth. */
+async function load(): Promise<void> {
   console.log(`${worker} under ${runtime}, ${count} requests, 32 at a time`);
   console.log(`0: ${await sample()}`);
   const started = Date.now();
@@ -132,8 +174,4 @@ try {
   await Promise.all(Array.from({ length: 32 }, loop));
   await new Promise((r) => setTimeout(r, 5_000));
   console.log(`5 s idle: ${await sample()}; ${Math.round((Date.now() - started) / 1000)} s`);
-} finally {
-  await close();
-  await standin.close();
-  rmSync(tmp, { recursive: true, force: true });
 }

@@ -7,6 +7,7 @@
 import { resolve } from "node:path";
 import { type Gateway, startGateway } from "../support/gateway.ts";
 import { type Standin, startStandin } from "../support/standin/index.ts";
+import { parseExposition } from "../support/exposition.ts";
 
 export interface SoakOptions {
   count: number;
@@ -25,6 +26,11 @@ export interface SoakReport {
   internalErrors: number;
   inFlightAtEnd: number;
   queuedAtEnd: number;
+  /**
+   * Slots returned by expiry (slotgate_leases_expired_total): a lease its Worker never released.
+   * LEASE_TTL_MS is short here, so a leak would otherwise be gone before the end is read.
+   */
+  leasesExpired: number;
   rssStartMb: number;
   rssEndMb: number;
   /** workerd's resident memory as the requests complete: [requests done, MB], twenty points. */
@@ -71,6 +77,12 @@ async function one(gw: Gateway, i: number, rnd: () => number): Promise<string> {
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+async function leasesExpired(gw: Gateway): Promise<number> {
+  const res = await fetch(`${gw.url}/admin/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  // One sample per key: the soak may have made several keys' limiters.
+  return parseExposition(await res.text()).flatMap((f) => f.samples).filter((x) => x.name === "slotgate_leases_expired_total").reduce((a, x) => a + x.value, 0);
 }
 
 async function limiterTotals(gw: Gateway): Promise<{ inFlight: number; queued: number }> {
@@ -145,6 +157,7 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
       await new Promise((r) => setTimeout(r, 200));
       totals = await limiterTotals(gw);
     }
+    const expired = await leasesExpired(gw);
     const { aborted = 0, unaccounted = 0, internal = 0, ...rest } = run.answered;
     const st = standin.stats();
     const rssEnd = gw.rss();
@@ -163,6 +176,7 @@ export async function soak(opts: SoakOptions): Promise<SoakReport> {
       internalErrors: internal,
       inFlightAtEnd: totals.inFlight,
       queuedAtEnd: totals.queued,
+      leasesExpired: expired,
       rssStartMb: mb(run.rssStart),
       rssEndMb: mb(rssEnd),
       rssCurve: run.curve,
@@ -185,7 +199,7 @@ if (import.meta.main) {
   const report = await soak({ count: arg("count", 20_000), concurrency: arg("concurrency", 32), seed: arg("seed", 1), baseline, log: console.log });
   // One [requests done, MB] pair a line is too long for twenty points: keep each pair on one line.
   console.log(JSON.stringify(report, null, 2).replace(/\[\s+(\d+),\s+(\d+)\s+\]/g, "[$1, $2]"));
-  const ok = report.unaccounted === 0 && report.internalErrors === 0 && report.inFlightAtEnd === 0 && report.queuedAtEnd === 0;
+  const ok = report.unaccounted === 0 && report.internalErrors === 0 && report.inFlightAtEnd === 0 && report.queuedAtEnd === 0 && report.leasesExpired === 0;
   console.log(ok ? "soak: every request accounted for, nothing in flight" : "soak: FAILED");
   process.exit(ok ? 0 : 1);
 }

@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, test } from "vitest";
+import { DEFAULT_GATEWAY } from "../../../src/config/limits.ts";
 import { chatLine, cli, inputOf, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
 
 describe("slotgate command line", () => {
@@ -10,6 +11,8 @@ describe("slotgate command line", () => {
     expect((await help.exited).code).toBe(0);
     expect(help.stdout()).toContain("slotgate batch <requests.jsonl> --out <results.jsonl>");
     expect(help.stdout()).toContain("OPENAI_API_KEY");
+    // The default it states is the one it uses.
+    expect(help.stdout()).toContain(`(default ${DEFAULT_GATEWAY.maxAttempts})`);
 
     const bad = cli(["batch", "in.jsonl", "--out", "o.jsonl", "--api-key", "sk-nope"]);
     expect((await bad.exited).code).toBe(2);

@@ -1,0 +1,10 @@
+// Hop-by-hop headers (RFC 9110 §7.6.1): they describe one connection, never the message, so a
+// proxy drops them both ways, with every header the `Connection` header names.
+
+const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"]);
+
+/** Whether a header of this message is hop-by-hop: a fixed one, a `proxy-*` one, or one `Connection` names. */
+export function hopByHop(h: Headers): (name: string) => boolean {
+  const named = new Set((h.get("connection") ?? "").split(",").map((t) => t.trim().toLowerCase()).filter(Boolean));
+  return (name) => HOP.has(name) || name.startsWith("proxy-") || named.has(name);
+}
