@@ -13,6 +13,8 @@ export interface DriverHooks {
   timedOut?(how: "expired" | "refused", waitedMs: number, retryAfterMs: number): void;
   /** Wraps one outcome going into the core (the object counts it and logs the limit change). */
   settled?(id: string, o: Outcome, now: number, apply: () => HistoryEntry | null): HistoryEntry | null;
+  /** After an outcome went in and, if it said so, its slot was released. */
+  answered?(o: Outcome, now: number): void;
   /** A renewal found no lease and took it back (the object had restarted before writing it). */
   takenBack?(lease: Lease): void;
   /** A lease left the core (released, or cancelled after its grant). */
@@ -134,6 +136,7 @@ export class LimiterDriver {
     const apply = () => this.core.settle(id, o, now);
     const changed = this.hooks.settled ? this.hooks.settled(id, o, now, apply) : apply();
     if (outcome.release) this.drop(id, now - age, note);
+    this.hooks.answered?.(o, now);
     return changed !== null;
   }
 

@@ -68,10 +68,9 @@ export class Limiter extends DurableObject<Env> {
         this.telemetry.granted(waitedMs, this.now());
       },
       timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
-      settled: (id, o, now, apply) => {
-        const changed = this.telemetry.settle(id, o, now, apply);
+      settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
+      answered: (o, now) => {
         if (o.status >= 200 && o.status < 300) this.prove(now);
-        return changed;
       },
       // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
       takenBack: (lease) => {
