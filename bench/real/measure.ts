@@ -1,7 +1,7 @@
 // One run of a real-client shape: its clients through the gateway (or straight at the stand-in),
 // the stand-in's own count of what reached it, and the limit changes on the shape's schedule.
 import type { ClientSpec } from "../client.ts";
-import { configure, type Ctx, MODEL, PROMPT } from "../context.ts";
+import { configure, type Ctx, limiterState, MODEL, PROMPT } from "../context.ts";
 import { runFleet } from "../fleet.ts";
 import { runPromptfoo } from "./promptfoo.ts";
 import type { RealShape } from "./shapes.ts";
@@ -21,9 +21,9 @@ export interface Measured {
   upstream429: number;
   generations: number;
   /**
-   * SDK shapes through the gateway: what an answer took beyond its wait for a slot and the
-   * provider's own latency, the median over requests (most take one attempt): this machine's cost
-   * per attempt, which the simulator is given for the same row.
+   * SDK shapes through the gateway: the median attempt's time from the Worker's send to its answer
+   * (the limiter's own p50), less the provider's latency: what this machine adds to every attempt
+   * while it holds its slot, which the simulator is given for the same row.
    */
   workerMs?: number;
   /** promptfoo only: spawn to the last exit, and its first error messages. */
@@ -72,8 +72,8 @@ export async function measure(ctx: Ctx, s: RealShape, via: "gateway" | "direct")
       cancel = schedule(ctx, s);
     });
     const up = ctx.standin.stats();
-    const beyond = fleet.latency.map((ms, i) => ms - (fleet.queueMs[i] ?? Number.NaN) - (s.standin.latencyMs ?? 0)).filter(Number.isFinite).sort((a, b) => a - b);
-    const workerMs = via === "gateway" && beyond.length ? Math.max(0, Math.round(beyond[Math.floor(beyond.length / 2)]!)) : undefined;
+    const state = via === "gateway" ? await limiterState(ctx, fleet.key) : null;
+    const workerMs = state ? Math.max(0, Math.round(state.metrics.p50LatencyMs - (s.standin.latencyMs ?? 0))) : undefined;
     return {
       via, requests: fleet.requests, ok: fleet.ok, failures: fleet.failures, makespanMs: fleet.makespan,
       attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes, workerMs,
