@@ -91,8 +91,10 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   // is bounded by one window, so a burst of refused grants cannot stall the key for long.
   const top = limit === null ? r.remaining : Math.min(r.remaining, limit);
   const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
-  // A reset is a moment: time to it counts from when the reading was true, not from its arrival.
-  const toReset = r.resetAt === null ? null : r.resetAt - Math.min(at, now);
+  // The rate from the time to reset as parsed (OpenAI's durations count from the answer, when they
+  // were parsed); the bucket's bound from the reading's date (Anthropic's resets are moments).
+  const toReset = r.resetAt === null ? null : r.resetAt - now;
+  const sinceRead = r.resetAt === null ? null : r.resetAt - Math.min(at, now);
   let refillPerMs = prev?.refillPerMs ?? perMinute;
   // Never faster than the limit per minute: a provider that enforces its RPM in short slices
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
@@ -101,7 +103,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   const sameLimit = prev?.limit === limit;
   const lows = took > 0 ? keep(sameLimit ? prev?.lows : undefined, top + took) : sameLimit ? prev?.lows : undefined;
   const highs = limit !== null && toReset !== null && refillPerMs > 0
-    ? keep(sameLimit ? prev?.highs : undefined, Math.max(1, top + refillPerMs * Math.max(0, toReset)))
+    ? keep(sameLimit ? prev?.highs : undefined, Math.max(1, top + refillPerMs * Math.max(0, sinceRead ?? 0)))
     : sameLimit ? prev?.highs : undefined;
   const capacity = bucketSize({ lows, highs }, limit);
   // The level now: the reading, then each grant made since at its own time, the bucket refilling

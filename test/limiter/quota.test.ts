@@ -117,6 +117,13 @@ describe("quota model", () => {
     expect(available(q.requests!, 3_000)).toBeCloseTo(0, 5);
   });
 
+  it("takes a duration reset (OpenAI's) from when it was parsed: a slow answer does not slow the refill", () => {
+    const q = emptyQuota();
+    // 10 of 5,000 used, full again in 120 ms as the answer said it; the reading is dated 200 ms before it arrived.
+    observe(q, info({ limit: 5_000, remaining: 4_990, resetAt: 1_120 }), 1_000, undefined, 800, { requests: 1, tokens: 0 });
+    expect(q.requests!.refillPerMs).toBeCloseTo(5_000 / 60_000);
+  });
+
   it("tells room from an empty window, and unknown when nothing was reported", () => {
     const q = emptyQuota();
     expect(room(q, 1, 0)).toBe("unknown");
