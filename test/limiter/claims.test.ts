@@ -24,6 +24,17 @@ function keyed(): LimiterCore {
   return core;
 }
 
+/** `a:1` refused at 710 (2,900 tokens left, back in 170 ms), its retry to come as `a:2`; `other` queued at 720. */
+function refusedWithOtherWaiting(): LimiterCore {
+  const core = keyed();
+  core.enqueue(w("a:1"), 100);
+  core.pump(700);
+  core.settle("a:1", refused(tokens(2_900, 170), "a:2"), 710);
+  core.release("a:1", 710);
+  core.enqueue(w("other"), 720);
+  return core;
+}
+
 describe("claims on the refill", () => {
   it("a refused request's retry takes the refill it waited for, though another caller's waiter was first in line", () => {
     const core = keyed();
@@ -45,12 +56,7 @@ describe("claims on the refill", () => {
   });
 
   it("a claim whose retry never comes ends after the hint and a grace, and the line moves on", () => {
-    const core = keyed();
-    core.enqueue(w("a:1"), 100);
-    core.pump(700);
-    core.settle("a:1", refused(tokens(2_900, 170), "a:2"), 710);
-    core.release("a:1", 710);
-    core.enqueue(w("other"), 720);
+    const core = refusedWithOtherWaiting();
     expect(core.pump(1_500).granted).toEqual([]); // the claim holds the refill for a:2
     const end = 710 + 170 + CLAIM_GRACE_MS;
     expect(core.wakeAt(1_500)).toBeLessThanOrEqual(end);
@@ -59,12 +65,7 @@ describe("claims on the refill", () => {
   });
 
   it("a retry cancelled (its caller left) drops its claim at once", () => {
-    const core = keyed();
-    core.enqueue(w("a:1"), 100);
-    core.pump(700);
-    core.settle("a:1", refused(tokens(2_900, 170), "a:2"), 710);
-    core.release("a:1", 710);
-    core.enqueue(w("other"), 720);
+    const core = refusedWithOtherWaiting();
     core.cancel("a:2");
     expect(core.claims.size).toBe(0);
     expect(core.pump(900 + SEND_JITTER_MS).granted.map((x) => x.id)).toEqual(["other"]);
