@@ -5,6 +5,7 @@ import {
 import { comeBackAfter, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
+import { CLAIM_GRACE_MS, learningLimit, nextLearningStep, readingDate, SEND_JITTER_MS } from "./timing";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -20,26 +21,8 @@ export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3)
 
 /** A 429 with no hint still holds everyone back briefly, so the burst behind it does not follow. */
 export const NO_HINT_GATE_MS = 1_000;
-/** How long a new key's first request goes alone unless its answer comes sooner. */
-export const LEARN_MS = 1_000;
-/** After that, while no answer has come, one more may go out each LEARN_STEP_MS. */
-export const LEARN_STEP_MS = 50;
 const SETTLED_MEMORY = 2_048;
-/**
- * Two requests granted some time apart can reach the provider this much closer together (the
- * Worker's send, the network: 42 ms seen through wrangler dev). A request waits for this much
- * more refill than it needs, so the second does not find the bucket a few tokens short.
- */
-export const SEND_JITTER_MS = 50;
-/** How long after its hint a claim waits for its retry (the Worker's pause, then its call). */
-export const CLAIM_GRACE_MS = 1_000;
-/**
- * A provider counts a request when it arrives, some time after the Worker sent it: a network leg,
- * a new connection's handshake (up to 86 ms measured through wrangler dev on a loaded machine; a
- * provider a continent away adds tens more). Readings are dated this long after the send (or at
- * the answer, if sooner): a date too late costs a constant lag, one too early costs 429s.
- */
-export const ADMISSION_LAG_MS = 150;
+export { ADMISSION_LAG_MS, CLAIM_GRACE_MS, LEARN_MS, LEARN_STEP_MS, SEND_JITTER_MS } from "./timing";
 
 /**
  * The whole limiter as a pure state machine: the Durable Object (and the batch runner, in-process)
@@ -103,29 +86,16 @@ export class LimiterCore {
     return this.leases.size - this.doneOpen;
   }
 
-  /**
-   * A key that has never had an answer sends one request alone: its answer (or its 429) carries
-   * the readings that size everything else, and a key with little left must not be flooded first.
-   * A refusal comes back fast, so a probe unrefused for LEARN_MS was admitted; but a slow answer
-   * says nothing yet of how much is left. So the key opens one request at a time, LEARN_STEP_MS
-   * apart, until the first answer: a refusal (and its reading) comes back before many more have
-   * gone, and a long answer does not keep a roomy key idle.
-   */
+  /** A key that has never had an answer opens gradually (timing.ts, learningLimit). */
   learning(_now?: number): boolean {
     return this.metrics.totalRequests === 0 && this.metrics.retriedRequests === 0;
-  }
-
-  /** How many may be out while learning: 1 until LEARN_MS after the probe, then one more each LEARN_STEP_MS. */
-  private learningLimit(now: number): number {
-    if (this.probeAt === null || now - this.probeAt < LEARN_MS) return 1;
-    return 2 + Math.floor((now - this.probeAt - LEARN_MS) / LEARN_STEP_MS);
   }
 
   /** The concurrency limit in force now. */
   limitAt(now: number): number {
     // While learning the ramp is the limit, past START_CONCURRENCY if the answer is that slow: a
     // refusal would have come back and ended it, and a 3 s answer at 600 RPM needs 30 out.
-    return this.learning(now) ? Math.min(this.config.maxConcurrency, this.learningLimit(now)) : this.aimd.limit;
+    return this.learning(now) ? Math.min(this.config.maxConcurrency, learningLimit(this.probeAt, now)) : this.aimd.limit;
   }
 
   persisted(): Persisted {
@@ -253,7 +223,7 @@ export class LimiterCore {
     let at = Math.min(this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY, this.claims.earliestEnd() ?? Number.POSITIVE_INFINITY);
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
     else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
-      at = Math.min(at, this.probeAt + LEARN_MS + LEARN_STEP_MS * (this.learningLimit(now) - 1));
+      at = Math.min(at, nextLearningStep(this.probeAt, now));
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {
@@ -282,12 +252,8 @@ export class LimiterCore {
 
     record(this.metrics, o);
     const lease = this.leases.get(id);
-    // The provider counted at admission, after the Worker's send. Later rather than earlier, so
-    // refill is never over-counted: a late date only lags the model at the same rate, an early
-    // one sends requests into a bucket that has not refilled yet.
-    const seenAt = now - Math.max(0, o.ageMs ?? 0);
-    const sentAt = Number.isFinite(o.latencyMs) && o.latencyMs >= 0 ? seenAt - o.latencyMs : seenAt;
-    const readAt = lease?.grantedAt === undefined ? undefined : Math.max(lease.grantedAt, Math.min(seenAt, sentAt + ADMISSION_LAG_MS));
+    // The provider counted at admission, after the Worker's send (timing.ts).
+    const readAt = readingDate(o, lease?.grantedAt, now);
     const took = o.cls === "success" && lease ? { requests: 1, tokens: lease.cost } : undefined;
     observe(this.quota, o.info, now, lease?.mark, readAt, took);
     let changed: HistoryEntry | null = null;
