@@ -123,7 +123,11 @@ function refresh() {
   var ring = want
     ? api("/admin/keys/" + encodeURIComponent(want) + "/samples").catch(function (e) { if (e.status === 404) return null; throw e; })
     : Promise.resolve(null);
-  Promise.all([api("/admin/keys"), one, ring, api("/admin/cache").catch(function () { return null; })])
+  // The cache's numbers once the token is known good: a refused token is refused once, not twice.
+  Promise.all([api("/admin/keys"), one, ring])
+    .then(function (res) {
+      return api("/admin/cache").catch(function () { return null; }).then(function (c) { return res.concat([c]); });
+    })
     .then(function (res) {
       showApp();
       renderCache(res[3]);
