@@ -45,7 +45,7 @@ export interface QuotaState {
   recent?: GrantEntry[];
 }
 
-/** Grants remembered for replay: more than are ever in flight on one key between a send and its answer. */
+/** Grants remembered for replay (at least; up to twice this between trims): more than are ever made on one key between a send and its answer. */
 const RECENT_GRANTS = 512;
 
 /** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
@@ -71,6 +71,14 @@ const keep = (xs: number[] | undefined, x: number) => [...(xs ?? []), x].slice(-
 function bucketSize(w: Pick<QuotaWindow, "lows" | "highs">, limit: number | null): number | null {
   const size = w.lows?.length ? Math.max(...w.lows) : w.highs?.length ? Math.min(...w.highs) : null;
   return size === null ? limit : limit === null ? size : Math.min(limit, size);
+}
+
+/** The grants numbered after `n`: the log's tail, found from its end (a settle walks only those). */
+function grantsAfter(recent: GrantEntry[] | undefined, n: number): GrantEntry[] {
+  if (!recent) return [];
+  let i = recent.length;
+  while (i > 0 && recent[i - 1]!.n > n) i--;
+  return recent.slice(i);
 }
 
 /** Grants made after a reading: their times and what each drew from this window, and how many in all. */
@@ -133,7 +141,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  * reporting request itself drew (nothing for a refusal): the level plus it bounds the bucket's size.
  */
 export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now, took?: Granted): void {
-  const after = mark ? (q.recent ?? []).filter((e) => e.n > mark.requests) : [];
+  const after = mark ? grantsAfter(q.recent, mark.requests) : [];
   const owed = (key: keyof Granted): Owed => ({
     grants: after.map((e) => ({ at: e.at, units: key === "requests" ? 1 : e.cost })),
     total: mark ? Math.max(0, q.granted[key] - mark[key]) : 0,
@@ -181,7 +189,8 @@ export function charge(q: QuotaState, cost: number, now: number): void {
   q.granted.tokens += cost;
   q.recent ??= [];
   q.recent.push({ at: now, n: q.granted.requests, cost });
-  if (q.recent.length > RECENT_GRANTS) q.recent.splice(0, q.recent.length - RECENT_GRANTS);
+  // Trimmed in halves, not per grant: a grant never shifts the whole log.
+  if (q.recent.length > 2 * RECENT_GRANTS) q.recent = q.recent.slice(-RECENT_GRANTS);
   for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
     if (!w) continue;
     w.remaining = available(w, now) - units;
