@@ -51,10 +51,31 @@ export async function poolsView(env: Env): Promise<Response> {
   return new Response(JSON.stringify({ pools: out }), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
 }
 
-async function memberRow(env: Env, m: Member, candidates: string[]): Promise<MemberRow & { lastMinute: number }> {
+/** The hash a member's key goes by in its limiter keys (`provider:model:hash`). */
+export async function memberHash(m: Member): Promise<string | null> {
   const model = m.azure ? Object.keys(m.azure.deployments)[0] : "*";
-  const probe = await memberRequest(m, "/v1/chat/completions", "", new Headers(), { model }, null);
-  const hash = probe?.credentialHash;
+  return (await memberRequest(m, "/v1/chat/completions", "", new Headers(), { model }, null))?.credentialHash ?? null;
+}
+
+/** Every member's `provider:hash`, to its pool and member names (for the metrics' labels); {} when POOLS is unusable. */
+export async function memberIndex(env: Env): Promise<Map<string, { pool: string; member: string }>> {
+  const index = new Map<string, { pool: string; member: string }>();
+  let pools;
+  try {
+    pools = poolsOf(env.POOLS, providers(env.PROVIDERS), env);
+  } catch {
+    return index;
+  }
+  for (const pool of Object.values(pools))
+    for (const m of pool.members) {
+      const hash = await memberHash(m);
+      if (hash) index.set(`${m.provider.name}:${hash}`, { pool: pool.name, member: m.name });
+    }
+  return index;
+}
+
+async function memberRow(env: Env, m: Member, candidates: string[]): Promise<MemberRow & { lastMinute: number }> {
+  const hash = await memberHash(m);
   const keys = hash ? candidates.filter((k) => k.endsWith(`:${hash}`)) : [];
   const row: MemberRow & { lastMinute: number } = {
     name: m.name, provider: m.provider.name, secret: m.secret, keys, state: "in", until: null, reason: null,

@@ -114,6 +114,18 @@ describe("pools", () => {
     expect((await stateOf(key)).callers.map((c) => c.caller)).toContain(vk.name);
   });
 
+  it("the metrics label a member's series with its pool and member, and carry no key", async () => {
+    const vk = await mint("duo");
+    mockUpstream(() => json(CHAT));
+    for (let i = 0; i < 6; i++) expect((await call(vk.key, { model: "gpt-metrics" })).status).toBe(200);
+    let text = "";
+    await vi.waitFor(async () => {
+      text = await (await exports.default.fetch("http://gateway/admin/metrics", { headers: ADMIN })).text();
+      expect(text).toMatch(/slotgate_requests_total\{[^}]*model="gpt-metrics"[^}]*pool="duo",member="org-[ab]"/);
+    });
+    for (const secret of [KEY_A, KEY_B, vk.key]) expect(text).not.toContain(secret);
+  });
+
   it("a virtual key's lane is the highest its requests get: a header may lower it, never raise it", async () => {
     const vk = await mint("duo", { lane: "low" });
     const { calls } = mockUpstream(() => json(CHAT));
