@@ -11,6 +11,12 @@ export interface Env {
   CACHE_SHARD: DurableObjectNamespace<CacheShard>;
   /** The response cache's bodies. */
   CACHE_BUCKET: R2Bucket;
+  /** The usage ledger (minute rollups); unbound: usage is only counted in the metrics. */
+  LEDGER?: D1Database;
+  /** JSON object (or a string holding one) adding or overriding model prices (USD per million tokens). */
+  PRICES?: string | Record<string, unknown>;
+  /** ms a limiter gathers usage before writing it to the ledger (default 10000). */
+  USAGE_FLUSH_MS?: string;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;

@@ -29,10 +29,15 @@ export async function limitKey(p: Provider, headers: Headers, url: URL, rest: st
     ...f.scopeHeaders.map((h) => headers.get(h) ?? ""),
   ];
   const credentialHash = await sha256Hex16(parts.join("\n"));
-  let model: string | null = label;
-  if (!model) model = f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  let model = label ?? requestModel(p, rest, body);
   model = model && model.length <= 128 ? model : "*";
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
+}
+
+/** The model a request names: in its JSON body, or (Gemini, Azure) in its path. */
+export function requestModel(p: Provider, rest: string, body: unknown): string | null {
+  const f = FLAVOURS[p.flavour];
+  return f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

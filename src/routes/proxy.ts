@@ -17,6 +17,8 @@ import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
+import { Meter } from "../usage/meter";
+import { type PriceTable, priceTable } from "../usage/prices";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
@@ -32,9 +34,10 @@ proxy.all("/:provider/*", async (c) => {
   // The token first: a stranger learns nothing, not even which providers or variables exist.
   if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
     return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
-  let table, gw, location, cache;
+  let table, gw, location, cache, prices;
   try {
     table = providers(c.env.PROVIDERS);
+    prices = priceTable(c.env.PRICES);
     gw = gatewayConfigOf(c.env);
     cache = cacheConfigOf(c.env);
     checkLimiterEnv(c.env);
@@ -69,23 +72,23 @@ proxy.all("/:provider/*", async (c) => {
     return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
   }
   try {
-    return await send(c, { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody });
+    return await send(c, { provider, gw, cache, prices, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody });
   } finally {
     letGo();
   }
 });
 
 type Resolved = {
-  provider: Provider; gw: GatewayConfig; cache: CacheConfig; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
+  provider: Provider; gw: GatewayConfig; cache: CacheConfig; prices: PriceTable; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
   maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean;
 };
 
 /** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
 async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Response> {
-  const { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody } = r;
+  const { provider, gw, cache, prices, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody } = r;
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
-  const { key, cost, stream } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
+  const { key, cost, stream, model, sent } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const deadline = start + deadlineMs;
@@ -112,7 +115,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
           url,
           method: c.req.method,
           headers: upstreamHeaders(c.req.raw.headers),
-          body: hasBody ? bytes : null,
+          body: hasBody ? sent.bytes : null,
           key: meta,
           who,
           cost,
@@ -122,6 +125,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
           gateway: gw,
           signal: c.req.raw.signal,
           waitUntil,
+          tags: { caller: who.caller },
+          meter: new Meter(provider.name, model, prices, sent.strip),
         },
         new LimiterClient(c.env.LIMITER, meta, waitUntil, Date.now, undefined, location),
         { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
