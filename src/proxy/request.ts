@@ -15,13 +15,16 @@ export interface Described {
   model: string;
   /** What goes upstream: the body, or a copy asking for a stream's usage (`strip`: hide it again). */
   sent: { bytes: Uint8Array; strip: boolean };
+  /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
+  body: { model?: unknown };
 }
 
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
   const json = parseJson(bytes);
   const key = await limitKey(p, headers, url, rest, json, label);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, json, bytes) };
+  const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
+  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, json, bytes), body: { model: bodyModel } };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */
