@@ -1,3 +1,4 @@
+import type { Budget } from "./budget/object";
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
 import type { VirtualKeys } from "./keys/object";
@@ -14,6 +15,8 @@ export interface Env {
   CACHE_BUCKET: R2Bucket;
   /** The usage ledger (minute rollups); unbound: usage is only counted in the metrics. */
   LEDGER?: D1Database;
+  /** One per virtual key with a budget: its spend and reservations. */
+  BUDGETS: DurableObjectNamespace<Budget>;
   /** JSON object (or a string holding one) adding or overriding model prices (USD per million tokens). */
   PRICES?: string | Record<string, unknown>;
   /** ms a limiter gathers usage before writing it to the ledger (default 10000). */

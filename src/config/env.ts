@@ -1,8 +1,9 @@
 import type { Env } from "../env";
 import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, GATEWAY_RULES, type GatewayConfig, LIMITER_RULES, type LimiterConfig, outOfRange, type Rule } from "./limits";
 
-/** A var the operator set to something unusable: the gateway says which, rather than guessing. */
-export class ConfigError extends Error {}
+import { ConfigError } from "./error";
+
+export { ConfigError };
 
 /** The variable each setting is read from: `minConcurrency` comes from MIN_CONCURRENCY. */
 function toVar(field: string): string {

@@ -1,6 +1,7 @@
 import { CALLERS } from "./callers";
 import { CHART } from "./chart";
 import { SERIES } from "./series";
+import { SPEND } from "./spend";
 
 /**
  * The dashboard's client JS, inlined into the page. The admin token is asked for once, kept in
@@ -136,6 +137,7 @@ function refresh() {
       if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
+      refreshSpend(false);
       setStatus("updated " + clock(Date.now()));
     })
     .catch(function (e) {
@@ -261,6 +263,7 @@ $("login").addEventListener("submit", function (ev) {
   keepToken(t, $("remember").checked);
   refresh();
 });
+$("spend-by").addEventListener("change", function () { refreshSpend(true); });
 $("forget").addEventListener("click", function () { dropToken(); selected = null; detail = null; showLogin(""); });
 document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
 setInterval(function () { if (!document.hidden) refresh(); }, REFRESH_MS);
@@ -268,4 +271,4 @@ setInterval(tick, 1000);
 refresh();
 `;
 
-export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${CALLERS}\n${MAIN}\n})();\n`;
+export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${SPEND}\n${CALLERS}\n${MAIN}\n})();\n`;

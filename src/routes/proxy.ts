@@ -18,7 +18,8 @@ import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 import { Meter } from "../usage/meter";
-import { type PriceTable, priceTable } from "../usage/prices";
+import { type PriceTable, priceOf, priceTable } from "../usage/prices";
+import { budgetStage, estimateUsd } from "../budget/stage";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
@@ -101,6 +102,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const deadline = start + deadlineMs;
+  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
+  const budget = await budgetStage(c.env, pooled?.vk, estimateUsd(bytes.byteLength, cost, priceOf(prices, provider.name, model)), waitUntil);
+  if (budget instanceof Response) return budget;
+  const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, waitUntil, Date.now, undefined, location);
 
   // A pool's members, each with its own URL, credential and limiter.
@@ -149,7 +154,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             waitUntil,
             route,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
-            meter: new Meter(provider.name, model, prices, sent.strip),
+            meter,
           },
           limiterFor(meta),
           { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
@@ -157,6 +162,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
     );
   } finally {
     watch?.stop();
+    budget?.after(meter.used);
   }
   if (watch?.revoked.aborted) return gatewayError("unauthorized", "this virtual key was revoked");
   logGatewayError(c.env, key.key, res);

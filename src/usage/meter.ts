@@ -32,6 +32,8 @@ export class Meter {
   private prices: PriceTable;
   private strip: boolean;
   private counted?: (r: UsageRecord) => void;
+  /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
+  used = false;
 
   /** `counted`: told each record once it is final (a budget settles with it). */
   constructor(provider: string, model: string, prices: PriceTable, strip: boolean, counted?: (r: UsageRecord) => void) {
@@ -44,6 +46,7 @@ export class Meter {
 
   /** A plain answer read whole. */
   plain(bytes: Uint8Array, tags: Tags = {}): UsageRecord {
+    this.used = true;
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder().decode(bytes));
@@ -53,6 +56,7 @@ export class Meter {
 
   /** A streamed answer: its body, passed through, and its record once the body has ended. */
   stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
+    this.used = true;
     if (!body) return { body, record: () => this.record(null, tags) };
     const tap = tapStream(body, sse, this.strip && sse);
     return { body: tap.body, record: () => this.record(tap.tokens(), tags) };

@@ -1,6 +1,6 @@
 // What tokens cost: a built-in table for the main models of the built-in providers, and the
 // PRICES variable over it. Pure, apart from remembering the last PRICES it parsed.
-import { ConfigError } from "../config/env";
+import { ConfigError } from "../config/error";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
@@ -12,7 +12,7 @@ export interface Price {
 }
 
 /** When the built-in figures were last compared with the providers' public price pages. */
-export const PRICES_CHECKED = "2025-08-15";
+export const PRICES_CHECKED = "2025-10-31";
 
 /**
  * `provider:model input output cached cacheWrite` per million tokens (list prices, standard tier,
@@ -24,7 +24,7 @@ const TABLE =
   "openai:gpt-4.1 2 8 .5;openai:gpt-4.1-mini .4 1.6 .1;openai:gpt-4.1-nano .1 .4 .025;" +
   "openai:gpt-4o 2.5 10 1.25;openai:gpt-4o-mini .15 .6 .075;openai:o3 2 8 .5;openai:o4-mini 1.1 4.4 .275;" +
   "openai:o3-mini 1.1 4.4 .55;openai:o1 15 60 7.5;openai:text-embedding-3-small .02 0;openai:text-embedding-3-large .13 0;" +
-  "anthropic:claude-opus-4-1 15 75 1.5 18.75;anthropic:claude-opus-4 15 75 1.5 18.75;anthropic:claude-opus-4-0 15 75 1.5 18.75;" +
+  "anthropic:claude-sonnet-4-5 3 15 .3 3.75;anthropic:claude-haiku-4-5 1 5 .1 1.25;anthropic:claude-opus-4-1 15 75 1.5 18.75;anthropic:claude-opus-4 15 75 1.5 18.75;anthropic:claude-opus-4-0 15 75 1.5 18.75;" +
   "anthropic:claude-sonnet-4 3 15 .3 3.75;anthropic:claude-sonnet-4-0 3 15 .3 3.75;anthropic:claude-3-7-sonnet 3 15 .3 3.75;" +
   "anthropic:claude-3-5-sonnet 3 15 .3 3.75;anthropic:claude-3-5-haiku .8 4 .08 1;anthropic:claude-3-haiku .25 1.25 .03 .3;" +
   "gemini:gemini-2.5-pro 1.25 10 .31;gemini:gemini-2.5-flash .3 2.5 .075;gemini:gemini-2.5-flash-lite .1 .4 .025;" +
