@@ -5,7 +5,7 @@ import {
 import { comeBackAfter, memberView, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
-import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState } from "./membership";
+import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState, PROBE_WAIT_MS } from "./membership";
 import { CLAIM_GRACE_MS, learningLimit, nextLearningStep, readingDate, SEND_JITTER_MS } from "./timing";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
@@ -128,12 +128,13 @@ export class LimiterCore {
 
   /** What a pooled request learns of this member, for the Worker's next choice (advice.ts). */
   view(cost: number, now: number): MemberView {
-    const m = this.metrics;
     const v = memberView({
       openInMs: this.openAt(cost, now) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
-      avgLatencyMs: m.latencyCount ? m.latencySum / m.latencyCount : null, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1),
+      avgLatencyMs: this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : null, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1),
     });
-    if (isOut(this.member)) Object.assign(v, { outMs: Math.max(0, this.member.until - now), outReason: this.member.reason });
+    // While its probe is out, the others stay away a moment: its answer decides.
+    const m = this.member;
+    if (isOut(m)) Object.assign(v, { outMs: Math.max(m.until - now, m.probe !== null ? PROBE_WAIT_MS : 0), outReason: m.reason });
     return v;
   }
 

@@ -65,6 +65,13 @@ export class PoolRoute implements Route {
     if (view) remember(t.key.key, { view, at: now, sent: 0 });
   }
 
+  answered(t: Target): void {
+    const seen = views.get(t.key.key);
+    if (seen?.view.outMs === undefined) return;
+    delete seen.view.outMs;
+    delete seen.view.outReason;
+  }
+
   out(t: Target, reason: string, now: number): void {
     // The member's limiter knows the real length (it doubles per strike); its next answer says so.
     remember(t.key.key, { view: { waitMs: 0, outMs: this.outMs, outReason: reason }, at: now, sent: 0 });

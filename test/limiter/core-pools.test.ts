@@ -31,6 +31,8 @@ describe("LimiterCore for a pool member", () => {
     // Its time up, one probe goes; its good answer puts the member back in.
     expect(core.enqueue(w("probe", { pooled: true }), 10_100)).toEqual({ kind: "queued" });
     expect(core.enqueue(w("other", { pooled: true }), 10_100)).toMatchObject({ kind: "rejected", out: true });
+    // Its time is up, but while the probe is out the others are told to stay away a moment (not 0 ms: no spinning).
+    expect(core.view(10, 10_100).outMs).toBe(1_000);
     core.pump(10_100);
     core.settle("probe", out({ pooled: true }), 10_200);
     expect(core.enqueue(w("after", { pooled: true }), 10_300)).toEqual({ kind: "queued" });

@@ -1,10 +1,9 @@
 /**
- * Client-side JS (a string, inlined into the page): the last hour's spend from the usage ledger
- * (`GET /admin/usage?by=`), one cumulative line per caller, virtual key or model (the six that
- * spent most; the rest as "other"). Fetched at most every 30 s: the ledger fills in minute rows.
- * Uses svgEl, niceCeil, clock and el from the other scripts. Values are set as text only.
+ * Client-side JS: the last hour's spend from the usage ledger (`GET /admin/usage?by=`), one
+ * cumulative line per caller, virtual key or model (the six that spent most; the rest as
+ * "other"). Fetched at most every 30 s: the ledger fills in minute rows. Uses svgEl, niceCeil,
+ * clock and el from the other scripts. Values are set as text only.
  */
-export const SPEND = String.raw`
 var SPEND_MS = 30000, spendAt = 0, SPEND_COLOURS = ["#0969da", "#d97706", "#16a34a", "#7c3aed", "#dc2626", "#0891b2", "#656d76"];
 function money(v) { return "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2)); }
 function refreshSpend(force) {
@@ -54,4 +53,3 @@ function drawSpend(u, by) {
   });
   if (!keys.length) svg.appendChild(s("text", { x: (L + W - R) / 2, y: T + 16, "text-anchor": "middle" }, "no spend in the last hour"));
 }
-`;
