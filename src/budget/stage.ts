@@ -33,11 +33,12 @@ const usd = (n: number) => `$${n.toFixed(4)}`;
 const WORD = { day: "daily", month: "monthly", total: "total" } as const;
 
 /**
- * null: no budget, nothing to do (and no call made). A Response: 402 budget_exceeded (or 503 when
+ * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402 budget_exceeded (or 503 when
  * the budget could not be checked: fail closed); the request is never forwarded. Else the handle.
  */
-export async function budgetStage(env: Env, vk: Budgeted | undefined, estimate: number, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
+export async function budgetStage(env: Env, vk: Budgeted | undefined, estimateOf: () => number, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
+  const estimate = estimateOf();
   const { budget } = vk;
   const period = vk.budgetPeriod ?? "total";
   const stub = budgetOf(env, vk);

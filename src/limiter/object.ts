@@ -110,9 +110,10 @@ export class Limiter extends DurableObject<Env> {
     const now = this.counted(ops.length);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
     this.touch(meta, now, ops.some((op) => op.t === "acquire"));
+    // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
     for (const op of ops) {
       const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
-      if (usage) this.count(op.t === "acquire" ? "" : op.id, usage, now - (op.ageMs ?? 0));
+      if (usage && (op.t === "release" || op.t === "settle")) this.count(op.id, usage, now - (op.ageMs ?? 0));
     }
     const before = this.core.cooldownUntil;
     const { results, changed } = this.driver.exchange(ops);

@@ -102,10 +102,6 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const deadline = start + deadlineMs;
-  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
-  const budget = await budgetStage(c.env, pooled?.vk, estimateUsd(bytes.byteLength, cost, priceOf(prices, provider.name, model)), waitUntil);
-  if (budget instanceof Response) return budget;
-  const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, waitUntil, Date.now, undefined, location);
 
   // A pool's members, each with its own URL, credential and limiter.
@@ -113,6 +109,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
     ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers: upstreamHeaders(c.req.raw.headers), body, label, outMs: gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
+  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
+  const budget = await budgetStage(c.env, pooled?.vk, () => estimateUsd(bytes.byteLength, cost, priceOf(prices, provider.name, model)), waitUntil);
+  if (budget instanceof Response) return budget;
+  const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.hash) : null;
   const signal = watch ? AbortSignal.any([c.req.raw.signal, watch.revoked]) : c.req.raw.signal;
