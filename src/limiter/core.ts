@@ -45,6 +45,8 @@ export class LimiterCore {
   pace: PaceState;
   /** In or out of a pool, for pooled requests (membership.ts). */
   member: OutState;
+  /** The member has just gone out: the next pump turns its pooled waiters away. */
+  private ousting = false;
   /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
   private grants = 0;
   /** When a never-answered key sent its first request. */
@@ -161,7 +163,11 @@ export class LimiterCore {
    * their deadline (or whose deadline the send gate outlasts). The head the queue chooses holds
    * the line when it does not fit its quota, so large requests never starve.
    */
-  pump(now: number): { granted: Waiter[]; expired: Waiter[] } {
+  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[] } {
+    // A member just gone out of its pool sends its pooled waiters to the other members.
+    const ousted = this.ousting ? [...this.queue].filter((w) => w.pooled && w.id !== this.member.probe) : [];
+    for (const w of ousted) this.cancel(w.id);
+    this.ousting = false;
     // A waiter whose deadline falls before the send gate opens can never go: it hears so now,
     // with the gate's retry-after, rather than at its deadline.
     const hopeless = this.cooldownUntil > now ? this.cooldownUntil - 1 : now;
@@ -193,7 +199,7 @@ export class LimiterCore {
       this.queue.shift();
       go(head);
     }
-    return { granted, expired };
+    return { granted, expired, ousted };
   }
 
   /** When a head of `cost` may go: after the gate, and after what every open claim needs. */
@@ -277,7 +283,7 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
-    if (o.pooled) noteAnswer(this.member, id, o.out, now, o.outMs ?? 0);
+    if (o.pooled && noteAnswer(this.member, id, o.out, now, o.outMs ?? 0)) this.ousting = isOut(this.member);
     const lease = this.leases.get(id);
     // The provider counted at admission, after the Worker's send (timing.ts).
     const readAt = readingDate(o, lease?.grantedAt, now);

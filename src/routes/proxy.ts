@@ -115,7 +115,6 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.hash) : null;
-  const signal = watch ? AbortSignal.any([c.req.raw.signal, watch.revoked]) : c.req.raw.signal;
 
   let res: Response;
   try {
@@ -150,9 +149,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             deadline,
             maxAttempts,
             gateway: gw,
-            signal,
+            signal: c.req.raw.signal,
             waitUntil,
             route,
+            stop: watch?.revoked,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
             meter,
           },
@@ -164,7 +164,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
     watch?.stop();
     budget?.after(meter.used);
   }
-  if (watch?.revoked.aborted) return gatewayError("unauthorized", "this virtual key was revoked");
+  // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
+  if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   logGatewayError(c.env, key.key, res);
   return res;
 }
