@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { transformSync } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-/** In this order: the chart, the series and the callers' table are used by main. */
-export const PARTS = ["chart", "series", "callers", "main"];
+/** In this order: the chart, the series, the spend chart and the callers' table are used by main. */
+export const PARTS = ["chart", "series", "spend", "callers", "main"];
 export const OUT = join(root, "src/dashboard/client.gen.ts");
 
 export function generate() {

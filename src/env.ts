@@ -1,3 +1,4 @@
+import type { Budget } from "./budget/object";
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
 import type { VirtualKeys } from "./keys/object";
@@ -12,6 +13,14 @@ export interface Env {
   CACHE_SHARD: DurableObjectNamespace<CacheShard>;
   /** The response cache's bodies. */
   CACHE_BUCKET: R2Bucket;
+  /** The usage ledger (minute rollups); unbound: usage is only counted in the metrics. */
+  LEDGER?: D1Database;
+  /** One per virtual key with a budget: its spend and reservations. */
+  BUDGETS: DurableObjectNamespace<Budget>;
+  /** JSON object (or a string holding one) adding or overriding model prices (USD per million tokens). */
+  PRICES?: string | Record<string, unknown>;
+  /** ms a limiter gathers usage before writing it to the ledger (default 10000). */
+  USAGE_FLUSH_MS?: string;
   /** One instance (`virtual-keys`): the virtual keys, by their HMAC. */
   VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
   MIN_CONCURRENCY?: string;

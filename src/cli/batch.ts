@@ -12,6 +12,9 @@ import { startReporter, type ProgressState } from "./progress";
 import { LABEL } from "../providers/key";
 import { authHeaders, isProvider, route } from "./providers";
 import type { BatchOptions, BatchSummary, OutputLine } from "./types";
+import { SpendTally } from "./spend";
+import { priceTable } from "../usage/prices";
+import { ConfigError } from "../config/error";
 
 export type { BatchOptions, BatchSummary } from "./types";
 
@@ -35,6 +38,14 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
   const baseUrl = o.baseUrl ? checkUrl(o.baseUrl, "--base-url") : undefined;
   const who = whoHeaders(o);
 
+  let prices;
+  try {
+    prices = priceTable(env.PRICES);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  const spend = new SpendTally(prices);
   const { entries } = await scan(o.input, provider);
   const { done } = await prepareOutput(o.out, o.resume ?? false);
   const pending = entries.filter((e) => !done.has(e.id));
@@ -68,11 +79,13 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
 
   const s = { succeeded: 0, failed: 0, retryable: 0, interrupted: 0, byReason: {} as Record<string, number> };
   const writer = new OutputWriter(o.out);
-  const record = (line: OutputLine | null) => {
+  const record = (line: OutputLine | null, item?: Item) => {
     if (line === null) return;
     writer.write(line);
-    if (line.error === null) s.succeeded += 1;
-    else if (line.error.code === "interrupted") s.interrupted += 1;
+    if (line.error === null) {
+      s.succeeded += 1;
+      if (item) spend.add(item.provider, item.model, line.response?.body);
+    } else if (line.error.code === "interrupted") s.interrupted += 1;
     else {
       s.failed += 1;
       s.byReason[line.error.code] = (s.byReason[line.error.code] ?? 0) + 1;
@@ -102,7 +115,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
       if (ctx.stop.aborted) break;
       const task: Promise<void> = drive(parsed.item)
         .catch((err: unknown) => outputLine(id, null, { code: "internal_error", message: String((err as Error)?.stack ?? err) }))
-        .then(record)
+        .then((line) => record(line, parsed.item))
         .finally(() => active.delete(task));
       active.add(task);
     }
@@ -119,6 +132,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
     succeeded: s.succeeded, failed: s.failed, failedByReason: s.byReason, retryable: s.retryable,
     notDone: pending.length - answered + s.interrupted,
     absorbed429: counters.absorbed429, retries: counters.retries, wallMs: now() - startedAt, stopped: ctx.stop.aborted,
+    spend: spend.s,
   };
 }
 

@@ -1,5 +1,6 @@
 import cliProgress from "cli-progress";
 import type { BatchSummary } from "./batch";
+import { spendRows } from "./spend";
 
 /** What the runner knows at one moment. */
 export interface ProgressState {
@@ -95,6 +96,7 @@ export function formatSummary(s: BatchSummary): string {
   if (s.retryable > 0) rows.push(["  retryable", `${s.retryable}  (rate limit or transient errors that ran out of attempts; --resume runs them again)`]);
   if (s.notDone > 0 || s.stopped) rows.push(["not done", `${s.notDone}  (stopped before an answer; --resume runs them)`]);
   if (s.skipped > 0) rows.push(["skipped", `${s.skipped}  (already answered in ${s.out})`]);
+  rows.push(...spendRows(s.spend));
   rows.push(["429s absorbed", String(s.absorbed429)], ["retries", String(s.retries)], ["wall time", duration(s.wallMs)], ["output", s.out]);
   const head = `slotgate batch ${s.stopped ? "stopped" : "finished"}: ${s.lines} lines`;
   return [head, ...rows.map(([k, v]) => `  ${k.padEnd(16)}${v}`)].join("\n");

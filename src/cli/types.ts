@@ -1,4 +1,5 @@
 import type { GatewayConfig, LimiterConfig } from "../config/limits";
+import type { SpendSummary } from "./spend";
 
 /**
  * The batch command's public shapes, in a module with no runtime imports: Node-side tests and
@@ -67,4 +68,6 @@ export interface BatchSummary {
   retries: number;
   wallMs: number;
   stopped: boolean;
+  /** Tokens the succeeded answers reported, and their cost at the price table. */
+  spend: SpendSummary;
 }

@@ -1,8 +1,9 @@
 import type { Env } from "../env";
 import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, GATEWAY_RULES, type GatewayConfig, LIMITER_RULES, type LimiterConfig, outOfRange, type Rule } from "./limits";
 
-/** A var the operator set to something unusable: the gateway says which, rather than guessing. */
-export class ConfigError extends Error {}
+import { ConfigError } from "./error";
+
+export { ConfigError };
 
 /** A JSON-object variable (`PROVIDERS`, `POOLS`): the object, a string holding one, or unset/empty. */
 export function jsonObjectVar(raw: unknown, name: string): Record<string, unknown> {

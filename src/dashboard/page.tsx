@@ -65,6 +65,20 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
             </thead>
             <tbody></tbody>
           </table>
+          <section id="spend" hidden>
+            <h3 class="over-time">Spend, last hour</h3>
+            <div class="muted">
+              by{" "}
+              <select id="spend-by">
+                <option value="caller">caller</option>
+                <option value="virtualKey">virtual key</option>
+                <option value="model">model</option>
+              </select>{" "}
+              <span id="spend-total"></span>
+            </div>
+            <svg id="spend-chart" class="chart small" role="img" aria-label="cumulative spend over the last hour" viewBox="0 0 720 200"></svg>
+            <div id="spend-legend" class="legend"></div>
+          </section>
           <p id="empty" class="muted" hidden>
             No keys yet. A key appears here once a request has gone through the gateway with it.
           </p>

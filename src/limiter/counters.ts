@@ -42,6 +42,10 @@ export interface Counters {
   ops: number;
   latency: Histogram;
   queueWait: Histogram;
+  /** Tokens the key's answers reported (cached and cacheWrite are parts of input). */
+  tokens: { input: number; output: number; cached: number; cacheWrite: number };
+  /** What those tokens cost at the price table (priced answers only). */
+  costUsd: number;
 }
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
@@ -59,6 +63,8 @@ export function emptyCounters(): Counters {
     ops: 0,
     latency: emptyHistogram(LATENCY_BOUNDS),
     queueWait: emptyHistogram(WAIT_BOUNDS),
+    tokens: { input: 0, output: 0, cached: 0, cacheWrite: 0 },
+    costUsd: 0,
   };
 }
 
@@ -88,6 +94,11 @@ export function countQueueTimeout(c: Counters): void {
 
 export function countLimitChange(c: Counters, reason: ChangeReason): void {
   if (reason in c.limitChanges) c.limitChanges[reason] += 1;
+}
+
+export function countUsage(c: Counters, t: Counters["tokens"] | null, costUsd: number | null): void {
+  if (t) for (const k of ["input", "output", "cached", "cacheWrite"] as const) c.tokens[k] += t[k];
+  c.costUsd += costUsd ?? 0;
 }
 
 export function countLeasesExpired(c: Counters, n: number): void {
@@ -130,5 +141,7 @@ export function restoreCounters(saved: unknown): Counters {
   c.ops = num(s.ops);
   c.latency = mergeHistogram(c.latency, s.latency);
   c.queueWait = mergeHistogram(c.queueWait, s.queueWait);
+  mergeRecord(c.tokens, s.tokens);
+  c.costUsd = num(s.costUsd);
   return c;
 }

@@ -13,6 +13,9 @@ import { type KeyMetrics, Telemetry } from "./telemetry";
 import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleRequest } from "./types";
+import type { UsageRecord } from "../usage/types";
+import { flushMs, LedgerWriter } from "../usage/writer";
+import { countUsage } from "./counters";
 
 /** One key's numbers for `GET /admin/metrics`. */
 export interface KeyMetricsReport extends KeyMetrics {
@@ -48,9 +51,12 @@ export class Limiter extends DurableObject<Env> {
    * random keys cost no storage and are forgotten when their objects are evicted.
    */
   private store: LimiterStore;
+  /** Usage gathered in minute rollups, written to the ledger in batches. */
+  ledger: LedgerWriter;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.ledger = new LedgerWriter(env.LEDGER, flushMs(env.USAGE_FLUSH_MS), (p) => ctx.waitUntil(p));
     this.store = new LimiterStore(ctx.storage, () => this.rows(), () => void this.alarm(), () => this.now());
     const { rows, leases } = this.store.load();
     const saved = rows.get("core");
@@ -104,6 +110,11 @@ export class Limiter extends DurableObject<Env> {
     const now = this.counted(ops.length);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
     this.touch(meta, now, ops.some((op) => op.t === "acquire"));
+    // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
+    for (const op of ops) {
+      const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
+      if (usage && (op.t === "release" || op.t === "settle")) this.count(op.id, usage, now - (op.ageMs ?? 0));
+    }
     const before = this.core.cooldownUntil;
     const { results, changed } = this.driver.exchange(ops);
     this.persist(changed || this.core.cooldownUntil > before);
@@ -119,14 +130,16 @@ export class Limiter extends DurableObject<Env> {
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
-    this.counted(1);
+    const now = this.counted(1);
+    if (outcome.usage) this.count(leaseId, outcome.usage, now);
     const gate = this.core.cooldownUntil;
     const changed = this.driver.settle(leaseId, outcome);
     this.persist(changed || this.core.cooldownUntil > gate);
   }
 
-  async release(leaseId: string): Promise<boolean> {
-    this.counted(1);
+  async release(leaseId: string, usage?: UsageRecord): Promise<boolean> {
+    const now = this.counted(1);
+    if (usage) this.count(leaseId, usage, now);
     return this.driver.release(leaseId);
   }
 
@@ -207,6 +220,11 @@ export class Limiter extends DurableObject<Env> {
         this.reportedAt = now - REPORT_MS + REPORT_RETRY_MS;
       }),
     );
+  }
+
+  /** One answer's usage: into the ledger's rollup and the key's counters, once per lease. */
+  private count(leaseId: string, usage: UsageRecord, at: number): void {
+    if (this.ledger.add(leaseId, this.meta?.key ?? "", usage, at)) countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
   }
 
   /** Counts a hot-path call and the operations it carries; returns the time now. */

@@ -2,6 +2,7 @@ import type { LimiterOverride } from "../config/limits";
 import type { CallerView } from "./callers";
 import type { Outcome } from "./core";
 import type { Lane } from "./lanes";
+import type { UsageRecord } from "../usage/types";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -55,6 +56,8 @@ export type AcquireResult = (
 export interface SettleRequest extends Outcome {
   /** Release the slot in the same call (an attempt whose body is already consumed). */
   release?: boolean;
+  /** The answer's usage, for the ledger: a plain answer's rides its settle. */
+  usage?: UsageRecord;
 }
 
 export interface QuotaView {
@@ -97,7 +100,7 @@ export interface LimiterSnapshot extends KeyMeta {
 export type Op = { ageMs?: number } & (
   | { t: "acquire"; req: Omit<AcquireRequest, keyof KeyMeta> }
   | { t: "settle"; id: string; outcome: SettleRequest }
-  | { t: "release"; id: string }
+  | { t: "release"; id: string; usage?: UsageRecord }
   | { t: "renew"; id: string; cost?: number }
   | { t: "cancel"; id: string }
 );

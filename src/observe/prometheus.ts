@@ -116,6 +116,9 @@ const FAMILIES: [string, "gauge" | "counter" | "histogram", string, PerKey][] = 
   ["slotgate_limiter_calls_total", "counter", "Calls Workers made into the key's limiter object on the request path (one may carry many operations).", gauge((k) => k.counters.calls)],
   ["slotgate_limiter_ops_total", "counter", "Operations (acquire, settle, release, renew, cancel) those calls carried.", gauge((k) => k.counters.ops)],
   ["slotgate_log_lines_dropped_total", "counter", "Event lines not written because of the log rate bound.", gauge((k) => k.logLinesDropped)],
+  ["slotgate_tokens_total", "counter", "Tokens the key's answers reported, by direction (cached and cache_write are parts of input).",
+    byLabel("direction", ["input", "output", "cached", "cache_write"] as const, ({ counters: { tokens: t } }) => ({ input: t.input, output: t.output, cached: t.cached, cache_write: t.cacheWrite }))],
+  ["slotgate_cost_usd_total", "counter", "USD the key's answers cost at the price table (unpriced models add nothing).", gauge((k) => k.counters.costUsd)],
   ["slotgate_upstream_latency_seconds", "histogram", "Upstream attempt latency, to the response headers.", histogram(LATENCY_BOUNDS, (k) => k.counters.latency)],
   ["slotgate_queue_wait_seconds", "histogram", "Time a granted request waited for its slot.", histogram(WAIT_BOUNDS, (k) => k.counters.queueWait)],
 ];

@@ -38,10 +38,15 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
 
 /** The key for a credential already hashed: the label, else the model the body or path names, else `*`. */
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
-  let model: string | null = label;
-  if (!model) model = FLAVOURS[p.flavour].model === "body" ? bodyModel(body) : modelFromPath(p, FLAVOURS[p.flavour].model as "gemini-path" | "azure-path", rest);
+  let model = label ?? requestModel(p, rest, body);
   model = model && model.length <= 128 ? model : "*";
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
+}
+
+/** The model a request names: in its JSON body, or (Gemini, Azure) in its path. */
+export function requestModel(p: Provider, rest: string, body: unknown): string | null {
+  const f = FLAVOURS[p.flavour];
+  return f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

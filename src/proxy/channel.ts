@@ -39,7 +39,7 @@ function alone(stub: Stub, op: Op): Promise<unknown> {
     case "settle":
       return stub.settle(op.id, op.outcome);
     case "release":
-      return stub.release(op.id);
+      return stub.release(op.id, op.usage);
     case "renew":
       return stub.renew(op.id, op.cost);
     case "cancel":

@@ -13,6 +13,7 @@ export type GatewayErrorType =
   | "unknown_key"
   | "not_found"
   | "cache_miss"
+  | "budget_exceeded"
   | "pool_unavailable"
   | "conflict";
 
@@ -30,6 +31,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   unknown_key: 404,
   not_found: 404,
   cache_miss: 504,
+  budget_exceeded: 402,
   pool_unavailable: 503,
   conflict: 409,
 };

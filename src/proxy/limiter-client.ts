@@ -1,6 +1,7 @@
 import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
 import type { AcquireRequest, AcquireResult, KeyMeta, OpResult, Queued, SettleRequest } from "../limiter/types";
+import type { UsageRecord } from "../usage/types";
 import { type Carrier, type Channel, channelFor } from "./channel";
 
 /** The key's limiter could not be asked in time: fail closed, never send around it. */
@@ -25,7 +26,8 @@ export interface LimiterCalls {
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult>;
   settle(leaseId: string, outcome: SettleRequest): void;
   settleNow(leaseId: string, outcome: SettleRequest): Promise<void>;
-  release(leaseId: string): void;
+  /** `usage`: a streamed answer's, known when its body has ended. */
+  release(leaseId: string, usage?: UsageRecord): void;
   cancel(leaseId: string): void;
   keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void;
 }
@@ -113,8 +115,8 @@ export class LimiterClient implements LimiterCalls {
     }
   }
 
-  release(leaseId: string): void {
-    this.channel.post({ t: "release", id: leaseId }, this.carrier);
+  release(leaseId: string, usage?: UsageRecord): void {
+    this.channel.post(usage ? { t: "release", id: leaseId, usage } : { t: "release", id: leaseId }, this.carrier);
   }
 
   cancel(leaseId: string): void {

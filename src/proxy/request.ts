@@ -1,7 +1,8 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream. The parsed body is dropped here, so only the bytes wait in the queue.
 import { estimateTokens } from "../policy/estimate";
-import { type KeyParts, limitKey } from "../providers/key";
+import { type KeyParts, limitKey, requestModel } from "../providers/key";
+import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import { parseJson } from "./forward";
 
@@ -10,6 +11,10 @@ export interface Described {
   cost: number;
   /** The caller asked for a streamed answer: it is passed through as it comes, whatever its type. */
   stream: boolean;
+  /** The model the request names (the ledger's and the price table's), whatever its key's label. */
+  model: string;
+  /** What goes upstream: the body, or a copy asking for a stream's usage (`strip`: hide it again). */
+  sent: { bytes: Uint8Array; strip: boolean };
   /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
   body: { model?: unknown };
 }
@@ -17,8 +22,9 @@ export interface Described {
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
   const json = parseJson(bytes);
   const key = await limitKey(p, headers, url, rest, json, label);
-  const model = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), body: { model } };
+  const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
+  const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
+  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, json, bytes), body: { model: bodyModel } };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */

@@ -7,12 +7,14 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
 import type { Who } from "./caller";
 import { gatewayError, retryAfterSeconds } from "./errors";
-import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
+import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
 import { AttemptTimer } from "./attempt-timer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
 import { noMember, outReason, withRetryAfter } from "./pooled";
 import { stampPacing } from "./pacing";
+import type { Meter } from "../usage/meter";
+import type { Tags } from "../usage/types";
 import type { Route, Target } from "./target";
 
 /** One caller request, resolved and read, ready to be sent as many times as policy allows. */
@@ -32,6 +34,10 @@ export interface Plan {
   gateway: GatewayConfig;
   signal: AbortSignal;
   waitUntil: (p: Promise<unknown>) => void;
+  /** Who the answer's usage is counted under in the ledger, besides its key and model. */
+  tags?: Tags;
+  /** Reads each answer's usage for the ledger; absent: nothing is counted. */
+  meter?: Meter;
   /** A pool's members (a virtual key): each attempt goes to the one that can start it soonest. */
   route?: Route;
   /** Stops the request while it waits, never mid-attempt (its virtual key was revoked). */
@@ -175,15 +181,16 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
         }
         if ("whole" in read) {
           stopRenewing();
-          at.limiter.settle(leaseId, { ...success, release: true, streaming: false });
+          at.limiter.settle(leaseId, { ...success, release: true, streaming: false, usage: plan.meter?.plain(read.whole, plan.tags) });
           return stamp(new Response(read.whole, answerInit(res)));
         }
         body = read.rest;
       }
       at.limiter.settle(leaseId, { ...success, release: false, streaming });
-      return stamp(streamBack(body, answerInit(res), plan.waitUntil, () => {
+      const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags);
+      return stamp(streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
         stopRenewing();
-        at.limiter.release(leaseId);
+        at.limiter.release(leaseId, tap?.record());
       }));
     }
 

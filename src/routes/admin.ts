@@ -8,6 +8,7 @@ import type { Env } from "../env";
 import type { LimiterSnapshot } from "../limiter/types";
 import { gatewayError } from "../proxy/errors";
 import { scrape } from "./metrics";
+import { usage } from "./usage";
 import { poolsView } from "./pools";
 import { virtualKeys } from "./virtual-keys";
 
@@ -97,6 +98,9 @@ admin.post("/admin/keys/:key/reset", async (c) => {
   if (!(await known(c.env, key))) return unknownKey(key);
   return ok(await limiter(c.env, key).reset());
 });
+
+/** The usage ledger's minute rollups (routes/usage.ts). */
+admin.get("/admin/usage", (c) => usage(c.env, (n) => c.req.query(n), Date.now()));
 
 /** The response cache: entries, bytes, hits and misses, in all and per namespace. */
 admin.get("/admin/cache", async (c) => ok(await cacheStats(c.env)));

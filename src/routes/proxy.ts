@@ -17,6 +17,9 @@ import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
+import { Meter } from "../usage/meter";
+import { type PriceTable, priceOf, priceTable } from "../usage/prices";
+import { budgetStage, estimateUsd } from "../budget/stage";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
@@ -35,9 +38,10 @@ proxy.all("/:provider/*", async (c) => {
   // The token first: a stranger learns nothing, not even which providers or variables exist.
   if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, c.req.header("x-slotgate-token") ?? null)))
     return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
-  let table, gw, location, cache;
+  let table, gw, location, cache, prices;
   try {
     table = providers(c.env.PROVIDERS);
+    prices = priceTable(c.env.PRICES);
     gw = gatewayConfigOf(c.env);
     cache = cacheConfigOf(c.env);
     checkLimiterEnv(c.env);
@@ -77,24 +81,24 @@ proxy.all("/:provider/*", async (c) => {
     return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
   }
   try {
-    return await send(c, { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled });
+    return await send(c, { provider, gw, cache, prices, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled });
   } finally {
     letGo();
   }
 });
 
 type Resolved = {
-  provider: Provider; gw: GatewayConfig; cache: CacheConfig; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
+  provider: Provider; gw: GatewayConfig; cache: CacheConfig; prices: PriceTable; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
   maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean; pooled: Pooled | null;
 };
 type Pooled = Extract<KeyStage, { kind: "pool" }>;
 
 /** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
 async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Response> {
-  const { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled } = r;
+  const { provider, gw, cache, prices, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled } = r;
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
-  const { key, cost, stream, body } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
+  const { key, cost, stream, body, model, sent } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const deadline = start + deadlineMs;
@@ -105,6 +109,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
     ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers: upstreamHeaders(c.req.raw.headers), body, label, outMs: gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
+  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
+  const budget = await budgetStage(c.env, pooled?.vk, () => estimateUsd(bytes.byteLength, cost, priceOf(prices, provider.name, model)), waitUntil);
+  if (budget instanceof Response) return budget;
+  const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.hash) : null;
 
@@ -133,7 +141,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             url,
             method: c.req.method,
             headers: upstreamHeaders(c.req.raw.headers),
-            body: hasBody ? bytes : null,
+            body: hasBody ? sent.bytes : null,
             key: meta,
             who,
             cost,
@@ -145,6 +153,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             waitUntil,
             route,
             stop: watch?.revoked,
+            tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
+            meter,
           },
           limiterFor(meta),
           { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
@@ -152,6 +162,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
     );
   } finally {
     watch?.stop();
+    budget?.after(meter.used);
   }
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");

@@ -3,7 +3,9 @@ import { ConfigError } from "../config/env";
 import type { Env } from "../env";
 import { keyHash, mintKey } from "../keys/keys";
 import { forgetKeys } from "../keys/lookup";
-import { virtualKeysOf } from "../keys/object";
+import { type VirtualKey, virtualKeysOf } from "../keys/object";
+import { budgetOf, type Spend } from "../budget/object";
+import { isPeriod, PERIODS } from "../budget/period";
 import { isLane } from "../limiter/lanes";
 import { poolsOf } from "../pools/config";
 import { LABEL } from "../providers/key";
@@ -26,12 +28,16 @@ virtualKeys.post("/", async (c) => {
     return bad("body: must be a JSON object");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return bad("body: must be a JSON object");
-  const { name, pool, lane, maxConcurrency } = body;
+  const { name, pool, lane, maxConcurrency, budget, budgetPeriod } = body;
   if (typeof name !== "string" || !LABEL.test(name) || name.length > 64) return bad("name: 1-64 of A-Z a-z 0-9 . _ @ + / -");
   if (typeof pool !== "string") return bad("pool: must name a pool in POOLS");
   if (lane !== undefined && lane !== null && !isLane(lane)) return bad("lane: high, normal or low");
   if (maxConcurrency !== undefined && maxConcurrency !== null && !(Number.isSafeInteger(maxConcurrency) && (maxConcurrency as number) >= 1 && (maxConcurrency as number) <= 100_000))
     return bad("maxConcurrency: a whole number from 1 to 100000");
+  if (budget !== undefined && budget !== null && !(typeof budget === "number" && Number.isFinite(budget) && budget > 0)) return bad("budget: USD, a number above 0");
+  if (budgetPeriod !== undefined && budgetPeriod !== null && !isPeriod(budgetPeriod)) return bad(`budgetPeriod: ${PERIODS.join(", ")}`);
+  if (budgetPeriod && typeof budget !== "number") return bad("budgetPeriod: needs a budget");
+  const budgeted = typeof budget === "number" ? { budget, budgetPeriod: isPeriod(budgetPeriod) ? budgetPeriod : "total" as const } : { budget: null, budgetPeriod: null };
   let key: string, hash: string;
   try {
     if (!Object.hasOwn(poolsOf(c.env.POOLS, providers(c.env.PROVIDERS), c.env), pool)) return bad(`pool: POOLS has no pool named ${JSON.stringify(pool.slice(0, 64))}`);
@@ -41,13 +47,30 @@ virtualKeys.post("/", async (c) => {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message, NO_STORE);
     throw err;
   }
-  const made = await virtualKeysOf(c.env.VIRTUAL_KEYS).create({ name, pool, lane: (lane as never) ?? null, maxConcurrency: (maxConcurrency as number) ?? null }, hash);
+  const made = await virtualKeysOf(c.env.VIRTUAL_KEYS).create({ name, pool, lane: (lane as never) ?? null, maxConcurrency: (maxConcurrency as number) ?? null, ...budgeted }, hash);
   if (!made) return gatewayError("conflict", `a virtual key named ${JSON.stringify(name)} exists; delete it first`, NO_STORE);
-  return json({ name, key, pool, lane: made.lane, maxConcurrency: made.maxConcurrency, createdAt: made.createdAt }, 201);
+  return json({ name, key, pool, lane: made.lane, maxConcurrency: made.maxConcurrency, ...budgeted, createdAt: made.createdAt }, 201);
 });
 
-/** Every key's name, pool, lane, cap, createdAt and lastUsed: never the key. */
-virtualKeys.get("/", async (c) => json({ virtualKeys: await virtualKeysOf(c.env.VIRTUAL_KEYS).list() }));
+/** Every key's name, pool, lane, cap, budget, createdAt and lastUsed, and its spend this period: never the key. */
+virtualKeys.get("/", async (c) => {
+  const keys = await virtualKeysOf(c.env.VIRTUAL_KEYS).list();
+  return json({ virtualKeys: await Promise.all(keys.map(async (k) => ({ ...k, spend: await spendOf(c.env, k) }))) });
+});
+
+/** A budgeted key's spend in its current period; null without a budget, or when its object does not answer. */
+async function spendOf(env: Env, k: VirtualKey): Promise<Spend | null> {
+  if (k.budget === null) return null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), 3_000)));
+  try {
+    return await Promise.race([budgetOf(env, k).status(k.budgetPeriod ?? "total"), late]);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Revokes: refused at once here, and within about two seconds everywhere (keys/lookup.ts). */
 virtualKeys.delete("/:name", async (c) => {

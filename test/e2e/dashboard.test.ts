@@ -42,7 +42,7 @@ beforeAll(async () => {
   gateway = await startGateway({
     providers: { openai: { baseUrl: standin.url } },
     // A short cut debounce, so that a few seconds of traffic make more than one episode.
-    vars: { ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50" },
+    vars: { ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50", USAGE_FLUSH_MS: "300" },
     verbose: !!process.env.E2E_VERBOSE,
   });
 });
@@ -123,6 +123,9 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect(await cached()).toBe("miss");
   await expect.poll(async () => (await admin<{ entries: number }>("/admin/cache")).entries).toBe(1);
   expect(await cached()).toBe("hit");
+
+  // The usage ledger has the traffic's minutes before the page loads (limiters write every 300 ms here).
+  await expect.poll(async () => (await admin<{ totals: { requests: number } }>("/admin/usage")).totals.requests, { timeout: 15_000 }).toBeGreaterThan(0);
 
   // 2. The dashboard in chromium.
   browser = await chromium.launch({
@@ -245,6 +248,15 @@ it("shows the key, its limit history and its state in a real browser", async () 
   // The 429 line leaves its baseline somewhere: the chart shows the rate-limited bucket, not only zeros.
   const ys = ((await page.locator("#s-errors path.s-429").getAttribute("d")) ?? "").split(/[ML]/).filter(Boolean).map((p) => Number(p.trim().split(" ")[1]));
   expect(new Set(ys).size, "the 429 line is not flat").toBeGreaterThan(1);
+
+  // The spend chart: a line per caller (the named one and the default one), then per model.
+  await page.locator("#spend:not([hidden])").waitFor({ timeout: 15_000 });
+  expect(await page.locator("#spend-total").textContent()).toMatch(/^\$\d+\.\d{4} in \d+ answers, \d+ tokens/);
+  await expect.poll(() => page.locator('#spend-chart path.line[data-name="dashboard-e2e"]').count()).toBe(1);
+  expect(await page.locator('#spend-chart path.line[data-name="(none)"]').count()).toBe(1);
+  expect(await page.locator("#spend-legend > span").count()).toBeGreaterThanOrEqual(2);
+  await page.selectOption("#spend-by", "model");
+  await expect.poll(() => page.locator(`#spend-chart path.line[data-name="${MODEL}"]`).count()).toBe(1);
 
   // The token never shows up in a URL: neither the page's nor any request it made.
   expect(page.url()).not.toContain(ADMIN_TOKEN);

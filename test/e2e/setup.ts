@@ -130,11 +130,11 @@ const CLIENT = resolve(import.meta.dirname, "client.ts");
  */
 export async function runClients(
   stack: Stack,
-  opts: { apiKey: string; processes: number; requests: number; concurrency: number },
+  opts: { apiKey: string; processes: number; requests: number; concurrency: number; model?: string },
 ): Promise<ClientResult[][]> {
   const startAt = Date.now() + 1_500; // every process has loaded the SDK by then
   const spec: ClientSpec = {
-    baseURL: `${stack.gateway.url}/openai/v1`, apiKey: opts.apiKey, model: OPENAI_MODEL,
+    baseURL: `${stack.gateway.url}/openai/v1`, apiKey: opts.apiKey, model: opts.model ?? OPENAI_MODEL,
     requests: opts.requests, concurrency: opts.concurrency, startAt,
   };
   return Promise.all(Array.from({ length: opts.processes }, (_, i) => runClient({ ...spec, label: `p${i}` })));

@@ -11,7 +11,8 @@ describe("the dashboard's generated client", () => {
 
   it("is minified, and still carries the client's behaviour (the token only in a header)", () => {
     const text = readFileSync(OUT, "utf8");
-    expect(text.length).toBeLessThan(16_000);
+    // 13.9 KB before the spend chart, 16.2 KB with it; unminified it would be well over 25 KB.
+    expect(text.length).toBeLessThan(18_000);
     expect(text).toContain("/admin/pools");
     expect(text).toContain("Bearer ");
   });

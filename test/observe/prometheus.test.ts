@@ -73,8 +73,9 @@ describe("Prometheus exposition", () => {
     };
     const base = count(0);
     const perKey = count(1) - base;
-    // 5 gauges, 2 for the one known quota window, the labelled counters, the calls and ops counters and the histograms; nothing per request.
-    const expected = 5 + 2 + 2 * OUTCOME_CLASSES.length + 2 + 1 + 1 + CHANGE_REASONS.length + 2 + 2 + (LATENCY_BOUNDS.length + 3) + (WAIT_BOUNDS.length + 3);
+    // 5 gauges, 2 for the one known quota window, the labelled counters, the calls and ops counters,
+    // 4 token directions and the cost, and the histograms; nothing per request.
+    const expected = 5 + 2 + 2 * OUTCOME_CLASSES.length + 2 + 1 + 1 + CHANGE_REASONS.length + 2 + 2 + 4 + 1 + (LATENCY_BOUNDS.length + 3) + (WAIT_BOUNDS.length + 3);
     expect(perKey).toBe(expected);
     expect(count(50) - base).toBe(50 * perKey);
     expect(base).toBe(5);

@@ -131,6 +131,7 @@ function refresh() {
       if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
+      refreshSpend(false);
       setStatus("updated " + clock(Date.now()));
     })
     .catch(function (e) {
@@ -256,6 +257,7 @@ $("login").addEventListener("submit", function (ev) {
   keepToken(t, $("remember").checked);
   refresh();
 });
+$("spend-by").addEventListener("change", function () { refreshSpend(true); });
 $("forget").addEventListener("click", function () { dropToken(); selected = null; detail = null; showLogin(""); });
 document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
 setInterval(function () { if (!document.hidden) refresh(); }, REFRESH_MS);

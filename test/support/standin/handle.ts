@@ -143,7 +143,11 @@ export async function handleApi(
       const err = dialect.fault(Number(fault) as 500 | 503 | 529);
       sendJson(res, err.status, dialect.stamp(err.body, ids), okHeaders);
     } else {
-      const result = dialect.endpoints[endpoint]!(req, makeReply(req, o));
+      const reply = makeReply(req, o);
+      const result = dialect.endpoints[endpoint]!(req, reply);
+      // An OpenAI chat stream reports usage only when asked (stream_options.include_usage).
+      if (!(endpoint === "/chat/completions" && req.stream && !req.includeUsage))
+        state.stats.used(reply.inputTokens, endpoint === "/embeddings" ? 0 : reply.outputTokens);
       if ("stream" in result) await writeStream(res, result.stream, totalMs, okHeaders);
       else {
         await sleep(totalMs, res);

@@ -35,6 +35,8 @@ export interface Stats {
   invalid: number;
   inFlight: number;
   peakInFlight: number;
+  /** Tokens the answers reported in their `usage` (every answer made, streamed or not). */
+  usage: { input: number; output: number };
   /** Accepted requests whose answer was written to the end. */
   completed: number;
   /** Accepted requests whose caller left before the end. */
@@ -54,7 +56,7 @@ function empty(): Stats {
     attempts: 0, successes: 0, rateLimited: 0,
     rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0,
-    completed: 0, aborted: 0, perCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
+    usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
   };
 }
 
@@ -79,6 +81,12 @@ export class StatsRecorder {
     else if (a.outcome === "fault") s.faults[a.status] = (s.faults[a.status] ?? 0) + 1;
     else if (a.outcome === "unauthorized") s.unauthorized++;
     else s.invalid++;
+  }
+
+  /** Counts the tokens one answer reports in its usage. */
+  used(input: number, output: number): void {
+    this.#s.usage.input += input;
+    this.#s.usage.output += output;
   }
 
   begin(): void {

@@ -1,0 +1,2 @@
+-- The usage ledger (src/usage/ledger.ts SCHEMA): minute rollups, one row per key, caller, virtual key, pool and model.
+CREATE TABLE IF NOT EXISTS usage (minute INTEGER NOT NULL, key TEXT NOT NULL, caller TEXT NOT NULL, virtual_key TEXT NOT NULL, pool TEXT NOT NULL, model TEXT NOT NULL, requests INTEGER NOT NULL, unknown INTEGER NOT NULL, unpriced INTEGER NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL, cached INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost_usd REAL NOT NULL, PRIMARY KEY (minute, key, caller, virtual_key, pool, model));

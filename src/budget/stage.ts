@@ -1,0 +1,68 @@
+// The budget stage of the request path: a virtual key with a budget reserves the request's
+// estimated cost before anything is sent, and settles with the true cost once it is known.
+import type { Env } from "../env";
+import { gatewayError } from "../proxy/errors";
+import type { UsageRecord } from "../usage/types";
+import { costOf, type Price } from "../usage/prices";
+import { budgetOf } from "./object";
+import type { Period } from "./period";
+
+/** What the stage needs of a virtual key (keys/object.ts VirtualKey). */
+export interface Budgeted {
+  name: string;
+  createdAt: string;
+  budget?: number | null;
+  budgetPeriod?: Period | null;
+}
+
+export interface BudgetHandle {
+  /** The meter's callback: the answer's true cost (an answer with no usage: its estimate; usage but no price: 0). */
+  counted: (r: UsageRecord) => void;
+  /** After the response: if no answer was metered (an error, a cache hit, a caller gone), the reservation is released. */
+  after: (metered: boolean) => void;
+}
+
+/** USD a request may cost: its prompt (about a token per 4 bytes of body) and its output limit, at its model's price; 0 unpriced. */
+export function estimateUsd(bodyBytes: number, tokens: number, price: Price | null): number {
+  if (!price) return 0;
+  const input = Math.ceil(bodyBytes / 4);
+  return costOf({ input, output: Math.max(0, tokens - input), cached: 0, cacheWrite: 0 }, price);
+}
+
+const usd = (n: number) => `$${n.toFixed(4)}`;
+const WORD = { day: "daily", month: "monthly", total: "total" } as const;
+
+/**
+ * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402 budget_exceeded (or 503 when
+ * the budget could not be checked: fail closed); the request is never forwarded. Else the handle.
+ */
+export async function budgetStage(env: Env, vk: Budgeted | undefined, estimateOf: () => number, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
+  if (!vk || typeof vk.budget !== "number") return null;
+  const estimate = estimateOf();
+  const { budget } = vk;
+  const period = vk.budgetPeriod ?? "total";
+  const stub = budgetOf(env, vk);
+  const id = crypto.randomUUID();
+  let verdict;
+  try {
+    verdict = await stub.reserve(id, estimate, budget, period);
+  } catch {
+    return gatewayError("limiter_unavailable", `the budget of virtual key ${vk.name} could not be checked`, { "retry-after": "1" });
+  }
+  if (!verdict.ok) {
+    const held = verdict.reserved > 0 ? ` (${usd(verdict.reserved)} more is held by requests in flight)` : "";
+    return gatewayError("budget_exceeded", `virtual key ${vk.name} has spent ${usd(verdict.spend)} of its ${WORD[period]} budget of ${usd(budget)}${held}`);
+  }
+  let done = false;
+  const settle = (cost: number) => {
+    if (done) return;
+    done = true;
+    waitUntil(stub.settle(id, cost, period).catch(() => {}));
+  };
+  return {
+    counted: (r) => settle(r.costUsd ?? (r.tokens ? 0 : estimate)),
+    after: (metered) => {
+      if (!metered) settle(0);
+    },
+  };
+}

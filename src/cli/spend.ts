@@ -1,0 +1,49 @@
+// What a batch run's answers report they used, and cost at the price table (PRICES over the built-in one).
+import { costOf, priceOf, type PriceTable } from "../usage/prices";
+import { usageIn } from "../usage/tokens";
+
+export interface SpendSummary {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  /** Priced answers only. */
+  costUsd: number;
+  /** Answers with usage but no price for their model. */
+  unpriced: number;
+  /** Successful answers that carried no usage. */
+  unknownUsage: number;
+}
+
+export class SpendTally {
+  readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0 };
+  private prices: PriceTable;
+
+  constructor(prices: PriceTable) {
+    this.prices = prices;
+  }
+
+  /** One answered line: its body's usage at its provider's and model's price. */
+  add(provider: string, model: string, body: unknown): void {
+    const t = usageIn(body);
+    if (!t) {
+      this.s.unknownUsage += 1;
+      return;
+    }
+    this.s.inputTokens += t.input;
+    this.s.outputTokens += t.output;
+    this.s.cachedTokens += t.cached;
+    const p = priceOf(this.prices, provider, model);
+    if (p) this.s.costUsd += costOf(t, p);
+    else this.s.unpriced += 1;
+  }
+}
+
+/** The summary's rows: tokens, and cost with what it leaves out. */
+export function spendRows(s: SpendSummary): [string, string][] {
+  const n = (v: number) => v.toLocaleString("en-US");
+  const left = [s.unpriced ? `${s.unpriced} answers unpriced` : "", s.unknownUsage ? `${s.unknownUsage} without usage` : ""].filter(Boolean);
+  return [
+    ["tokens", `${n(s.inputTokens)} in${s.cachedTokens ? ` (${n(s.cachedTokens)} cached)` : ""}, ${n(s.outputTokens)} out`],
+    ["cost", `$${s.costUsd.toFixed(4)}${left.length ? `  (${left.join(", ")})` : ""}`],
+  ];
+}

@@ -1,0 +1,71 @@
+// Reads each answer's usage for the ledger: the proxy's usage stage. The only work on the request
+// path is a JSON.parse of a plain answer already in memory, or a scan of a stream's event lines.
+import type { Provider } from "../providers/table";
+import { costOf, type PriceTable, priceOf } from "./prices";
+import { tapStream } from "./stream";
+import { type Tokens, usageIn } from "./tokens";
+
+import type { Tags, UsageRecord } from "./types";
+
+export type { Tags, UsageRecord };
+
+/**
+ * OpenAI-style providers that accept `stream_options.include_usage` on a streamed chat completion:
+ * there the gateway asks for usage and strips the extra chunk for a caller who did not ask.
+ */
+const ASKS_FOR_USAGE = new Set(["openai", "azure"]);
+
+/**
+ * The body to send: for a streamed chat completion to a provider above that does not ask for
+ * usage, the same body with `stream_options.include_usage` set, and `strip: true`.
+ */
+export function askForUsage(p: Provider, rest: string, json: unknown, bytes: Uint8Array): { bytes: Uint8Array; strip: boolean } {
+  const b = json as { stream?: unknown; stream_options?: { include_usage?: unknown } } | null;
+  if (!ASKS_FOR_USAGE.has(p.name) || !/\/chat\/completions$/.test(rest) || b?.stream !== true || b.stream_options?.include_usage === true) return { bytes, strip: false };
+  const stream_options = { ...(typeof b.stream_options === "object" ? b.stream_options : {}), include_usage: true };
+  return { bytes: new TextEncoder().encode(JSON.stringify({ ...b, stream_options })), strip: true };
+}
+
+export class Meter {
+  private provider: string;
+  private model: string;
+  private prices: PriceTable;
+  private strip: boolean;
+  private counted?: (r: UsageRecord) => void;
+  /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
+  used = false;
+
+  /** `counted`: told each record once it is final (a budget settles with it). */
+  constructor(provider: string, model: string, prices: PriceTable, strip: boolean, counted?: (r: UsageRecord) => void) {
+    this.provider = provider;
+    this.model = model;
+    this.prices = prices;
+    this.strip = strip;
+    this.counted = counted;
+  }
+
+  /** A plain answer read whole. */
+  plain(bytes: Uint8Array, tags: Tags = {}): UsageRecord {
+    this.used = true;
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {}
+    return this.record(usageIn(json), tags);
+  }
+
+  /** A streamed answer: its body, passed through, and its record once the body has ended. */
+  stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
+    this.used = true;
+    if (!body) return { body, record: () => this.record(null, tags) };
+    const tap = tapStream(body, sse, this.strip && sse);
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags) };
+  }
+
+  private record(tokens: Tokens | null, tags: Tags): UsageRecord {
+    const price = tokens && priceOf(this.prices, this.provider, this.model);
+    const r: UsageRecord = { ...tags, model: this.model, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
+    this.counted?.(r);
+    return r;
+  }
+}

@@ -1,0 +1,18 @@
+// What a Worker tells a key's limiter about one answer's usage (types only: the limiter's types import them).
+import type { Tokens } from "./tokens";
+
+/** Who a request is counted under besides its key and model; the pools' code fills virtualKey and pool. */
+export interface Tags {
+  caller?: string;
+  virtualKey?: string;
+  pool?: string;
+}
+
+/** One answer, as it goes to its key's limiter (with the release or settle it rides). */
+export interface UsageRecord extends Tags {
+  model: string;
+  /** null: the answer carried no usage (counted as unknown, never guessed). */
+  tokens: Tokens | null;
+  /** null: no usage, or a model with no price (counted in tokens, shown as unpriced). */
+  costUsd: number | null;
+}
