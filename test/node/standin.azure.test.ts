@@ -77,7 +77,10 @@ describe("stand-in: Azure OpenAI", () => {
     expect(await none.json()).toMatchObject({ error: { code: "401", message: expect.stringMatching(/^Access denied/) } });
     const bearer = await post(s, CHAT_PATH, { messages: [] }, { authorization: "Bearer entra-token" });
     expect(bearer.status).toBe(200);
-    expect(s.stats().log.at(-1)).toMatchObject({ credential: "entra-token", credentialHeader: "authorization" });
+    expect(s.stats().log.at(-1)).toMatchObject({ credential: "entra-token", credentialHeader: "authorization", extraCredentials: [] });
+    // A credential left beside the one used (a gateway that forgot to strip it) is logged.
+    await post(s, CHAT_PATH, { messages: [] }, { ...azureHeaders("az-used"), authorization: "Bearer sgk-left-over" });
+    expect(s.stats().log.at(-1)).toMatchObject({ credential: "az-used", credentialHeader: "api-key", extraCredentials: ["sgk-left-over"] });
     const unknown = await post(s, "/openai/deployments/mini-dep/images/generations?api-version=1", {}, azureHeaders());
     expect(unknown.status).toBe(404);
   });

@@ -92,11 +92,14 @@ async function writeStream(res: ServerResponse, plan: StreamPlan, totalMs: numbe
   res.end(plan.tail.map(encodeSse).join(""));
 }
 
-/** Which header carried the credential, for tests that check how the gateway sent it. */
-function credentialHeader(h: IncomingHttpHeaders, credential: string | undefined): string | null {
-  if (credential === undefined) return null;
-  for (const name of ["api-key", "x-api-key"]) if (h[name] === credential) return name;
-  return "authorization";
+/** Which header carried the credential, and any other credential sent beside it, for tests of how a gateway sent them. */
+function credentialHeaders(h: IncomingHttpHeaders, credential: string | undefined): { credentialHeader: string | null; extraCredentials: string[] } {
+  const bearer = /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() ?? h.authorization;
+  const sent = [bearer, h["api-key"], h["x-api-key"], h["x-goog-api-key"]].filter((v): v is string => typeof v === "string" && v !== "");
+  const extraCredentials = [...new Set(sent.filter((v) => v !== credential))];
+  if (credential === undefined) return { credentialHeader: null, extraCredentials };
+  const header = ["api-key", "x-api-key"].find((name) => h[name] === credential) ?? "authorization";
+  return { credentialHeader: header, extraCredentials };
 }
 
 const HOSTS: Record<Dialect["name"], string> = { openai: "api.openai.com", anthropic: "api.anthropic.com", azure: "myresource.openai.azure.com" };
@@ -115,7 +118,7 @@ export async function handleApi(
   const record = (status: number, outcome: Outcome, limitedBy?: LimitKind | "concurrency") =>
     state.stats.record(
       {
-        at, credential: credential ?? null, credentialHeader: credentialHeader(h, credential), provider: dialect.name, path, query,
+        at, credential: credential ?? null, ...credentialHeaders(h, credential), provider: dialect.name, path, query,
         model, stream: req?.stream ?? false, status, outcome,
       },
       o.logLimit, limitedBy,

@@ -15,6 +15,8 @@ export interface Attempt {
   credential: string | null;
   /** The header the credential came in: authorization (Bearer), api-key or x-api-key. */
   credentialHeader: string | null;
+  /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
+  extraCredentials: string[];
   provider: "openai" | "anthropic" | "azure";
   path: string;
   /** The query string as sent, without "?" ("" for none): Azure's api-version. */
