@@ -1,6 +1,29 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+/**
+ * ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one. The pools and their
+ * members' secrets are what test/pools drives: two OpenAI keys, an Azure deployment, an Anthropic key.
+ */
+const POOL_BINDINGS = {
+  ADMIN_TOKEN: "test-admin-token",
+  POOL_OUT_MS: "400",
+  POOLS: JSON.stringify({
+    duo: { provider: "openai", members: [{ name: "org-a", secret: "POOL_KEY_A" }, { name: "org-b", secret: "POOL_KEY_B" }] },
+    mixed: {
+      provider: "openai",
+      members: [
+        { name: "az", provider: "azure", resource: "myres", deployments: { "gpt-4o-mini": "mini-dep" }, apiVersion: "2024-10-21", secret: "POOL_KEY_AZ" },
+      ],
+    },
+    claude: { provider: "anthropic", members: [{ name: "main", secret: "POOL_KEY_ANT" }] },
+  }),
+  POOL_KEY_A: "sk-pool-member-aaaaaaaaaaaa",
+  POOL_KEY_B: "sk-pool-member-bbbbbbbbbbbb",
+  POOL_KEY_AZ: "azure-member-secret-cccccccc",
+  POOL_KEY_ANT: "sk-ant-member-dddddddddddd",
+};
+
 export default defineConfig({
   test: {
     // Property tests read their run count with inject("propertyRuns"): workerd sees no process.env.
@@ -11,8 +34,7 @@ export default defineConfig({
     projects: [
       {
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
-        // ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one.
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token" } } })],
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: POOL_BINDINGS } })],
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],

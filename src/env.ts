@@ -1,5 +1,6 @@
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
+import type { VirtualKeys } from "./keys/object";
 import type { Limiter } from "./limiter/object";
 
 /** Bindings, vars and secrets as wrangler.toml and `wrangler secret put` declare them. */
@@ -11,6 +12,8 @@ export interface Env {
   CACHE_SHARD: DurableObjectNamespace<CacheShard>;
   /** The response cache's bodies. */
   CACHE_BUCKET: R2Bucket;
+  /** One instance (`virtual-keys`): the virtual keys, by their HMAC. */
+  VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;
@@ -43,6 +46,12 @@ export interface Env {
   CACHE_TTL_S?: string;
   /** The largest answer stored, in bytes (default 2 MiB). */
   CACHE_MAX_BYTES?: string;
+  /** JSON: pools of provider keys, each member's key in the Worker secret it names. */
+  POOLS?: string | Record<string, unknown>;
+  /** ms a pool member is out after hard quota, 401 or 403, the first time (doubling per strike). */
+  POOL_OUT_MS?: string;
   ADMIN_TOKEN?: string;
   GATEWAY_TOKENS?: string;
+  /** The HMAC key of virtual keys (default: ADMIN_TOKEN). */
+  VIRTUAL_KEY_SECRET?: string;
 }

@@ -7,6 +7,7 @@ import { proxy } from "./routes/proxy";
 export { CacheShard } from "./cache/object";
 export { Directory } from "./directory/object";
 export { Limiter } from "./limiter/object";
+export { VirtualKeys } from "./keys/object";
 
 const app = new Hono<{ Bindings: Env }>();
 

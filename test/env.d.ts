@@ -4,7 +4,13 @@ type SlotgateEnv = import("../src/env").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "Limiter" | "Directory" | "CacheShard";
+    durableNamespaces: "Limiter" | "Directory" | "CacheShard" | "VirtualKeys";
   }
-  interface Env extends SlotgateEnv {}
+  // The pool members' secrets vitest.config.ts binds for test/pools.
+  interface Env extends SlotgateEnv {
+    POOL_KEY_A: string;
+    POOL_KEY_B: string;
+    POOL_KEY_AZ: string;
+    POOL_KEY_ANT: string;
+  }
 }

@@ -3,6 +3,9 @@ import { raw } from "hono/html";
 import { SCRIPT } from "./script";
 import { REASON_COLOURS, STYLE } from "./style";
 
+/** A row per pool member (GET /admin/pools). */
+const POOL_COLUMNS = ["pool", "member", "state", "limit", "in flight", "queued", "rate /min", "served", "share, last minute"];
+
 const COLUMNS = ["provider", "model", "limit", "in flight", "queued", "cooldown", "429 share", "p50", "p99", "last seen"];
 const CALLER_COLUMNS = ["caller", "lane", "in flight", "queued", "served", "share (1 min)", "last seen"];
 
@@ -51,6 +54,17 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
             <tbody></tbody>
           </table>
           <p id="cache" class="muted" hidden></p>
+          <table id="pools" hidden>
+            <caption>Pools</caption>
+            <thead>
+              <tr>
+                {POOL_COLUMNS.map((c) => (
+                  <th scope="col">{c}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody></tbody>
+          </table>
           <p id="empty" class="muted" hidden>
             No keys yet. A key appears here once a request has gone through the gateway with it.
           </p>

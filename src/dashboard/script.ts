@@ -126,11 +126,13 @@ function refresh() {
   // The cache's numbers once the token is known good: a refused token is refused once, not twice.
   Promise.all([api("/admin/keys"), one, ring])
     .then(function (res) {
-      return api("/admin/cache").catch(function () { return null; }).then(function (c) { return res.concat([c]); });
+      var extra = [api("/admin/cache"), api("/admin/pools")].map(function (p) { return p.catch(function () { return null; }); });
+      return Promise.all(extra).then(function (c) { return res.concat(c); });
     })
     .then(function (res) {
       showApp();
       renderCache(res[3]);
+      renderPools(res[4] ? res[4].pools : []);
       if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
@@ -151,6 +153,25 @@ function renderCache(c) {
   $("cache").hidden = !n;
   if (n) $("cache").textContent = "Response cache: hit ratio " + fmtNum(c.hitRatio * 100) + "% (" + fmtNum(c.hits) + " hits, " +
     fmtNum(c.collapsed) + " collapsed, " + fmtNum(c.misses) + " misses), " + fmtNum(c.entries) + " entries, " + fmtQty(c.bytes) + "B";
+}
+
+function renderPools(pools) {
+  var body = $("pools").tBodies[0];
+  body.textContent = "";
+  $("pools").hidden = !pools.length;
+  pools.forEach(function (p) {
+    p.members.forEach(function (m) {
+      var tr = el("tr", m.state === "out" ? "hot" : "");
+      var state = el("span", "", m.state);
+      if (m.state === "out") { state.append(" (" + m.reason + "), back in "); state.appendChild(countdown(m.until)); }
+      [p.name, m.name, state, m.limit, m.inFlight, m.queued, m.ratePerMin == null ? "\u2013" : m.ratePerMin, m.served, fmtNum(m.share * 100) + "%"].forEach(function (c) {
+        var td = el("td");
+        if (c instanceof Node) td.appendChild(c); else td.textContent = typeof c === "number" ? fmtNum(c) : String(c);
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+  });
 }
 
 function renderKeys(keys) {

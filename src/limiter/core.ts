@@ -2,14 +2,15 @@ import type { LimiterConfig, LimiterOverride } from "../config/limits";
 import {
   type AimdState, fitPace, type HistoryEntry, paceCeiling, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
 } from "./aimd";
-import { comeBackAfter, pacingOf } from "./advice";
+import { comeBackAfter, memberView, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
+import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState } from "./membership";
 import { CLAIM_GRACE_MS, learningLimit, nextLearningStep, readingDate, SEND_JITTER_MS } from "./timing";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
-import type { Pacing } from "./types";
+import type { MemberView, Pacing } from "./types";
 import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { type QuotaState, charge, emptyQuota, fitsAt, observe, paceRate, room, roomInReading, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
@@ -42,6 +43,8 @@ export class LimiterCore {
   metrics: Metrics;
   overrides: LimiterOverride = {};
   pace: PaceState;
+  /** In or out of a pool, for pooled requests (membership.ts). */
+  member: OutState;
   /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
   private grants = 0;
   /** When a never-answered key sent its first request. */
@@ -59,6 +62,8 @@ export class LimiterCore {
     this.quota = { ...emptyQuota(), ...saved?.quota };
     this.pace = { ...emptyPace(), ...saved?.pace };
     this.cooldownUntil = saved?.cooldownUntil ?? 0;
+    this.member = { ...inState(), ...saved?.member, probe: null };
+    this.queue.blocked = (w) => w.cap !== undefined && this.callers.inFlightOf(w.caller ?? DEFAULT_CALLER) >= w.cap;
     this.metrics = saved?.metrics ?? emptyMetrics();
     rebound(this.aimd, this.config, 0, 0);
   }
@@ -99,7 +104,8 @@ export class LimiterCore {
   }
 
   persisted(): Persisted {
-    return { aimd: this.aimd, quota: { ...this.quota, recent: undefined }, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace };
+    const member = isOut(this.member) ? { ...this.member, probe: null } : undefined;
+    return { aimd: this.aimd, quota: { ...this.quota, recent: undefined }, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace, member };
   }
 
   /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
@@ -120,11 +126,26 @@ export class LimiterCore {
     return pacingOf(this.aimd.limit, paceRate(this.quota, this.pace.cost ?? 1));
   }
 
+  /** What a pooled request learns of this member, for the Worker's next choice (advice.ts). */
+  view(cost: number, now: number): MemberView {
+    const m = this.metrics;
+    const v = memberView({
+      openInMs: this.openAt(cost, now) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
+      avgLatencyMs: m.latencyCount ? m.latencySum / m.latencyCount : null, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1),
+    });
+    if (isOut(this.member)) Object.assign(v, { outMs: Math.max(0, this.member.until - now), outReason: this.member.reason });
+    return v;
+  }
+
   /**
    * Queues a waiter in its caller's line (past the cap on callers, the overflow caller's), unless
    * the gate or a quota will stay shut past its deadline.
    */
   enqueue(w: Waiter, now: number): Admission {
+    if (w.pooled) {
+      const may = admitPooled(this.member, w.id, now);
+      if (!may.go) return { kind: "rejected", retryAfterMs: may.retryAfterMs, out: true };
+    }
     const open = this.openAt(w.cost, now);
     if (open > w.deadline) return { kind: "rejected", retryAfterMs: this.retryAfter(w.cost, now, w) };
     w.lane = isLane(w.lane) ? w.lane : "normal";
@@ -144,7 +165,10 @@ export class LimiterCore {
     // with the gate's retry-after, rather than at its deadline.
     const hopeless = this.cooldownUntil > now ? this.cooldownUntil - 1 : now;
     const expired = this.queue.takeExpired(hopeless);
-    for (const w of expired) this.claims.drop(w.id);
+    for (const w of expired) {
+      this.claims.drop(w.id);
+      dropProbe(this.member, w.id);
+    }
     this.claims.expire(now);
     const granted: Waiter[] = [];
     const go = (w: Waiter) => {
@@ -219,7 +243,8 @@ export class LimiterCore {
   /** When the next pump could change something: gate or quota opening, or a deadline. */
   wakeAt(now: number): number | null {
     const head = this.queue.peek();
-    if (!head) return null;
+    // Every head may be held by its caller's cap: a release will pump, but deadlines still run.
+    if (!head) return this.queue.earliestDeadline();
     let at = Math.min(this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY, this.claims.earliestEnd() ?? Number.POSITIVE_INFINITY);
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
     else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
@@ -251,6 +276,7 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
+    if (o.pooled) noteAnswer(this.member, id, o.out, now, o.outMs ?? 0);
     const lease = this.leases.get(id);
     // The provider counted at admission, after the Worker's send (timing.ts).
     const readAt = readingDate(o, lease?.grantedAt, now);
@@ -295,6 +321,7 @@ export class LimiterCore {
   }
 
   release(id: string, now: number): boolean {
+    dropProbe(this.member, id);
     const lease = this.leases.get(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
     if (lease?.done) this.doneOpen--;
@@ -316,6 +343,7 @@ export class LimiterCore {
 
   cancel(id: string): Waiter | undefined {
     this.claims.drop(id);
+    dropProbe(this.member, id);
     return this.queue.remove(id);
   }
 
@@ -362,5 +390,6 @@ export class LimiterCore {
     this.claims.clear();
     this.cooldownUntil = 0;
     this.metrics = emptyMetrics();
+    this.member = inState();
   }
 }

@@ -70,7 +70,8 @@ export class Limiter extends DurableObject<Env> {
       timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
       settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
       answered: (o, now) => {
-        if (o.status >= 200 && o.status < 300) this.prove(now);
+        // A pool member is the operator's own key: it is listed even while it has never answered 2xx.
+        if ((o.status >= 200 && o.status < 300) || o.pooled) this.prove(now);
       },
       // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
       takenBack: (lease) => {
@@ -112,7 +113,7 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
     this.touch(req, now, true);
-    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority });
+    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, cap: req.cap, pooled: req.pooled });
     this.telemetry.moved(now);
     return answer;
   }

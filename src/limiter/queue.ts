@@ -14,6 +14,10 @@ export interface Waiter {
   caller?: string;
   /** Absent: normal. */
   lane?: Lane;
+  /** The most slots its caller may hold at once; while it holds that many, its line is passed over. */
+  cap?: number;
+  /** A pooled request (see membership.ts). */
+  pooled?: boolean;
 }
 
 /** One caller's line in one lane: its retries, then its fresh arrivals, each in arrival order. */
@@ -66,6 +70,8 @@ const units = (cost: number) => (Number.isFinite(cost) && cost > 1 ? cost : 1);
  */
 export class WaitQueue<W extends Waiter = Waiter> {
   weights: LaneWeights;
+  /** Heads that may not go now (a caller at its cap); null: none ever blocked. */
+  blocked: ((w: W) => boolean) | null = null;
   private clock = 0;
   private lanes: Record<Lane, LaneState<W>>;
   private byId = new Map<string, Entry<W>>();
@@ -222,28 +228,30 @@ export class WaitQueue<W extends Waiter = Waiter> {
     return Number.isFinite(w) && w > 0 ? w : DEFAULT_WEIGHTS[name];
   }
 
-  /** The lane, then the line within it, with the smallest start; ties go to the earlier lane, then the earlier arrival. */
+  /**
+   * The lane, then the line within it, with the smallest start; ties go to the earlier lane, then
+   * the earlier arrival. A line whose head is `blocked` (its caller at its cap) is passed over.
+   */
   private choose(): Choice<W> | null {
-    let lane: LaneState<W> | null = null;
-    let laneStart = Number.POSITIVE_INFINITY;
+    let best: Choice<W> | null = null;
     for (const name of LANES) {
-      const l = this.lanes[name];
-      if (l.size === 0) continue;
-      const s = Math.max(this.clock, l.finish);
-      if (s < laneStart) [lane, laneStart] = [l, s];
+      const lane = this.lanes[name];
+      if (lane.size === 0) continue;
+      const laneStart = Math.max(this.clock, lane.finish);
+      if (best && laneStart >= best.laneStart) continue;
+      let line: Line<W> | null = null;
+      let lineStart = Number.POSITIVE_INFINITY;
+      let first = Number.POSITIVE_INFINITY;
+      for (const x of lane.lines.values()) {
+        const head = x.retries[0] ?? x.fresh[0];
+        if (!head || (this.blocked !== null && this.blocked(head))) continue;
+        const s = Math.max(lane.clock, x.finish);
+        const seq = this.byId.get(head.id)!.seq;
+        if (s < lineStart || (s === lineStart && seq < first)) [line, lineStart, first] = [x, s, seq];
+      }
+      if (line) best = { lane, line, laneStart, lineStart };
     }
-    if (!lane) return null;
-    let line: Line<W> | null = null;
-    let lineStart = Number.POSITIVE_INFINITY;
-    let first = Number.POSITIVE_INFINITY;
-    for (const x of lane.lines.values()) {
-      const head = x.retries[0] ?? x.fresh[0];
-      if (!head) continue;
-      const s = Math.max(lane.clock, x.finish);
-      const seq = this.byId.get(head.id)!.seq;
-      if (s < lineStart || (s === lineStart && seq < first)) [line, lineStart, first] = [x, s, seq];
-    }
-    return line ? { lane, line, laneStart, lineStart } : null;
+    return best;
   }
 
   /** Empty lines whose share the lane's clock has passed say nothing more; nor does an empty lane. */

@@ -1,4 +1,5 @@
 import type { LimiterCore } from "./core";
+import { isOut } from "./membership";
 import { summarize } from "./metrics";
 import { describe } from "./quota";
 import type { KeyMeta, LimiterSnapshot } from "./types";
@@ -20,6 +21,8 @@ export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: numb
       queued: core.queue.size,
       phase: core.aimd.phase,
     },
+    out: isOut(core.member) ? { until: iso(core.member.until), reason: core.member.reason ?? "" } : null,
+    ratePerMin: core.view(core.pace.cost ?? 1, now).perMin ?? null,
     cooldownUntil: core.cooldownUntil > now ? iso(core.cooldownUntil) : null,
     quotas: { requests: describe(core.quota.requests, now), tokens: describe(core.quota.tokens, now) },
     metrics: summarize(core.metrics),

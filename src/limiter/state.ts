@@ -4,6 +4,7 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { AimdState } from "./aimd";
 import type { Metrics } from "./metrics";
 import type { PaceState } from "./pace";
+import type { OutState } from "./membership";
 import type { Granted, QuotaState } from "./quota";
 
 export interface Lease {
@@ -37,9 +38,15 @@ export interface Outcome {
   next?: string;
   /** How long before it reached the limiter the Worker saw this answer (it waited for a batch). */
   ageMs?: number;
+  /** A pooled request's answer: the reason it takes the member out (hard quota, 401, 403), if it does. */
+  out?: string;
+  /** With `out`: the first out's length in ms (POOL_OUT_MS); it doubles with each strike. */
+  outMs?: number;
+  /** A pooled request's answer: while the member is out only the probe's answer counts. */
+  pooled?: boolean;
 }
 
-export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number };
+export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean };
 
 /** What survives a restart: everything learned, nothing about who is waiting. */
 export interface Persisted {
@@ -49,4 +56,6 @@ export interface Persisted {
   metrics: Metrics;
   overrides: LimiterOverride;
   pace?: PaceState;
+  /** A pool member's in/out state (membership.ts), without the probe in flight. */
+  member?: OutState;
 }

@@ -23,6 +23,21 @@ export interface AcquireRequest extends KeyMeta {
   caller?: string;
   /** `x-slotgate-priority`; absent: normal. */
   priority?: Lane;
+  /** Sent for a pool (a virtual key): the member's in/out state applies, and the answer carries its view. */
+  pooled?: boolean;
+  /** The most slots this caller may hold at this key at once (a virtual key's maxConcurrency). */
+  cap?: number;
+}
+
+/** What a pooled request learns of the member it asked, for the Worker's choice of the next member. */
+export interface MemberView {
+  /** About how long until one more request of this cost could start here, in ms. */
+  waitMs: number;
+  /** Requests per minute its quota allows (learned); absent while no quota is known. */
+  perMin?: number;
+  /** Out of its pool: ms until it may be tried again, and why. */
+  outMs?: number;
+  outReason?: string;
 }
 
 /** Pacing hints for the caller's own scheduler: the key's concurrency limit, and the pace a known quota sets. */
@@ -32,9 +47,10 @@ export interface Pacing {
   ratePerMin?: number;
 }
 
-export type AcquireResult =
+export type AcquireResult = (
   | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number } & Pacing)
-  | ({ granted: false; reason: "queue_timeout"; retryAfterMs: number } & Partial<Pacing>);
+  | ({ granted: false; reason: "queue_timeout" | "out"; retryAfterMs: number } & Partial<Pacing>)
+) & { view?: MemberView };
 
 export interface SettleRequest extends Outcome {
   /** Release the slot in the same call (an attempt whose body is already consumed). */
@@ -49,6 +65,10 @@ export interface QuotaView {
 
 /** `GET /admin/keys/:key`, as the design's contract lists it. */
 export interface LimiterSnapshot extends KeyMeta {
+  /** For a pool member's key: out of its pool until when, and why; null while in. */
+  out?: { until: string; reason: string } | null;
+  /** Requests per minute its quota allows, as learned; null while no quota is known. */
+  ratePerMin?: number | null;
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady" };
   cooldownUntil: string | null;
   quotas: { requests: QuotaView | null; tokens: QuotaView | null };

@@ -1,7 +1,7 @@
 import type { LimiterCore } from "./core";
 import type { Lane } from "./lanes";
 import type { Waiter } from "./queue";
-import type { AcquireResult } from "./types";
+import type { AcquireResult, MemberView } from "./types";
 
 export interface WaiterRequest {
   id: string;
@@ -11,6 +11,8 @@ export interface WaiterRequest {
   deadline: number;
   caller?: string;
   lane?: Lane;
+  cap?: number;
+  pooled?: boolean;
 }
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
@@ -103,7 +105,7 @@ export class Waiters {
     const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
     if (admission.kind === "rejected") {
       this.onTimeout("refused", 0, admission.retryAfterMs);
-      const r: AcquireResult = { granted: false, reason: "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.core.pacing() };
+      const r: AcquireResult = { granted: false, reason: admission.out ? "out" : "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.core.pacing(), ...this.viewFor(req, now) };
       this.remember(req.id, r);
       return this.answeredNow(req.id, r);
     }
@@ -126,12 +128,12 @@ export class Waiters {
     const { granted, expired } = this.core.pump(now);
     for (const w of granted) {
       this.onGrant(w, now - w.enqueuedAt);
-      this.answer(w.id, this.granted(w.id, now - w.enqueuedAt));
+      this.answer(w.id, { ...this.granted(w.id, now - w.enqueuedAt), ...this.viewFor(w, now) });
     }
     for (const w of expired) {
       const retryAfterMs = this.core.retryAfter(w.cost, now, w);
       this.onTimeout("expired", now - w.enqueuedAt, retryAfterMs);
-      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs, ...this.core.pacing() });
+      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs, ...this.core.pacing(), ...this.viewFor(w, now) });
     }
     this.arm(this.core.wakeAt(now), now);
     return granted.length;
@@ -143,6 +145,11 @@ export class Waiters {
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
     for (const w of this.core.queue.drain()) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+  }
+
+  /** A pooled request's answer carries the member's view; nobody else's pays for it. */
+  private viewFor(w: { pooled?: boolean; cost: number }, now: number): { view?: MemberView } {
+    return w.pooled ? { view: this.core.view(w.cost, now) } : {};
   }
 
   private granted(id: string, waitedMs: number): AcquireResult {

@@ -5,7 +5,8 @@ import type { KeyMetrics } from "../limiter/telemetry";
  * `GET /admin/metrics` as Prometheus text exposition (format 0.0.4). Pure: it renders what the
  * route gathered. Names follow Prometheus conventions: `slotgate_` prefix, base units (seconds),
  * `_total` counters, histograms as `_bucket`/`_sum`/`_count`. Per-key labels are provider, model
- * and key_hash (the credential's hash, never the credential); other labels take fixed words only.
+ * and key_hash (the credential's hash, never the credential), and for a pool member's key pool and
+ * member (names from POOLS); other labels take fixed words only.
  */
 export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -15,6 +16,8 @@ export interface KeySeries extends KeyMetrics {
   model: string;
   /** Epoch ms. */
   lastSeen: number | null;
+  /** A pool member's key: the pool's and the member's names (config names, never a secret). */
+  pool?: { pool: string; member: string };
 }
 
 export interface ScrapeInfo {
@@ -119,7 +122,7 @@ const FAMILIES: [string, "gauge" | "counter" | "histogram", string, PerKey][] = 
 
 export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {
   const w = new Writer();
-  const bases = keys.map((k) => ({ provider: k.provider, model: k.model, key_hash: keyHash(k.key) }));
+  const bases = keys.map((k) => ({ provider: k.provider, model: k.model, key_hash: keyHash(k.key), ...k.pool }));
   for (const [name, type, help, write] of FAMILIES) {
     w.family(name, type, help);
     keys.forEach((k, i) => write(w, name, bases[i]!, k));

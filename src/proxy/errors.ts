@@ -12,7 +12,9 @@ export type GatewayErrorType =
   | "invalid_config"
   | "unknown_key"
   | "not_found"
-  | "cache_miss";
+  | "cache_miss"
+  | "pool_unavailable"
+  | "conflict";
 
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
@@ -28,6 +30,8 @@ const STATUS: Record<GatewayErrorType, number> = {
   unknown_key: 404,
   not_found: 404,
   cache_miss: 504,
+  pool_unavailable: 503,
+  conflict: 409,
 };
 
 export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {

@@ -75,7 +75,8 @@ export class LimiterClient implements LimiterCalls {
         timer = setTimeout(() => reject(new LimiterUnavailable(1_000, "the limiter did not answer in time")), waitMs() + GRACE_MS);
       });
       try {
-        const op = { t: "acquire" as const, req: { leaseId: req.leaseId, cost: req.cost, retry: req.retry, waitMs: waitMs(), caller: req.caller, priority: req.priority } };
+        const { key: _k, provider: _p, model: _m, ...rest } = req;
+        const op = { t: "acquire" as const, req: { ...rest, waitMs: waitMs() } };
         const first = await Promise.race([this.channel.call(op, this.carrier), timeout]);
         if (!queued(first)) return first as AcquireResult;
         // Still in line: wait on the place it already has (acquire is idempotent per lease id).

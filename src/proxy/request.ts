@@ -10,12 +10,15 @@ export interface Described {
   cost: number;
   /** The caller asked for a streamed answer: it is passed through as it comes, whatever its type. */
   stream: boolean;
+  /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
+  body: { model?: unknown };
 }
 
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
   const json = parseJson(bytes);
   const key = await limitKey(p, headers, url, rest, json, label);
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search) };
+  const model = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
+  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), body: { model } };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */

@@ -11,7 +11,9 @@ import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isStreamed, readCapped, readUpT
 import { AttemptTimer } from "./attempt-timer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
+import { noMember, outReason, withRetryAfter } from "./pooled";
 import { stampPacing } from "./pacing";
+import type { Route, Target } from "./target";
 
 /** One caller request, resolved and read, ready to be sent as many times as policy allows. */
 export interface Plan {
@@ -30,6 +32,8 @@ export interface Plan {
   gateway: GatewayConfig;
   signal: AbortSignal;
   waitUntil: (p: Promise<unknown>) => void;
+  /** A pool's members (a virtual key): each attempt goes to the one that can start it soonest. */
+  route?: Route;
 }
 
 export interface Deps {
@@ -51,61 +55,87 @@ const GONE = () => new Response(null, { status: 499 });
 export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promise<Response> {
   const pause = deps.sleep ?? sleep;
   const requestId = crypto.randomUUID();
+  const route = plan.route;
+  const own: Target = { url: plan.url, headers: plan.headers, key: plan.key, limiter };
+  let target: Target | undefined = route ? undefined : own;
+  let avoid: Target | undefined;
+  let asks = 0;
   let attempts = 0;
   let queueMs = 0;
   let last: Response | null = null;
   let grant: AcquireResult | undefined;
   const stamp = (res: Response) => {
     stampPacing(res, grant);
-    res.headers.set("x-slotgate-key", plan.key.key);
+    res.headers.set("x-slotgate-key", (target ?? own).key.key);
     res.headers.set("x-slotgate-attempts", String(attempts));
     res.headers.set("x-slotgate-queue-ms", String(Math.round(queueMs)));
     return res;
   };
 
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     // An abort listener never fires on a signal already aborted: a caller gone during a pause stops here.
     if (plan.signal.aborted) return GONE();
-    const leaseId = `${requestId}:${attempt}`;
+    if (!target) {
+      const to = route!.pick(deps.now(), avoid);
+      avoid = undefined;
+      if ("backAt" in to) {
+        // Every member is out: wait for the first back if the deadline allows, else say when.
+        const waitMs = to.backAt - deps.now();
+        if (to.backAt > plan.deadline) return stamp(withRetryAfter(last ?? noMember(route!.pool, waitMs), waitMs));
+        await pause(waitMs, plan.signal);
+        continue;
+      }
+      target = to;
+    }
+    const at = target;
+    const leaseId = `${requestId}:${++asks}`;
     const asked = deps.now();
-    const leave = () => limiter.cancel(leaseId);
+    const leave = () => at.limiter.cancel(leaseId);
     plan.signal.addEventListener("abort", leave);
     try {
-      grant = await limiter.acquire({ ...plan.key, ...plan.who, leaseId, cost: plan.cost, retry: attempt > 1 }, plan.deadline);
+      grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: attempts > 0, ...(route && { pooled: true, cap: route.cap }) }, plan.deadline);
     } catch (err) {
       if (!(err instanceof LimiterUnavailable)) throw err;
       // The object may have granted it after all: never leave that slot to its lease's expiry.
-      limiter.cancel(leaseId);
+      at.limiter.cancel(leaseId);
       return stamp(last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
     } finally {
       plan.signal.removeEventListener("abort", leave);
     }
     queueMs += deps.now() - asked;
+    route?.heard(at, grant.view, deps.now());
     if (plan.signal.aborted) {
-      if (grant.granted) limiter.release(leaseId);
+      if (grant.granted) at.limiter.release(leaseId);
       return GONE();
     }
-    if (!grant.granted)
+    if (!grant.granted) {
+      // Out of its pool (the view said otherwise): another member, at no cost to the attempts.
+      if (route && grant.reason === "out") {
+        target = undefined;
+        continue;
+      }
       return stamp(last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
+    }
 
-    attempts = attempt;
+    const attempt = ++attempts;
     const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
-    const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
+    const renewing = at.limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
     const stopRenewing = () => {
       renewing();
       timer.stop();
     };
+    const pooled = route ? { pooled: true } : {};
     const sent = deps.now();
     /** The attempt never got a whole answer: settle it as transient, and retry if policy says so. */
     const unreachable = async (): Promise<Response | null> => {
       stopRenewing();
       // The caller left: not the provider's fault, so the slot just goes back.
       if (plan.signal.aborted && !timer.timedOut) {
-        limiter.release(leaseId);
+        at.limiter.release(leaseId);
         return GONE();
       }
       const d = decide("transient", attempt, null, plan, deps);
-      await limiter.settleNow(leaseId, outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry));
+      await at.limiter.settleNow(leaseId, { ...outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry), ...pooled });
       const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
       if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", why));
       await pause(d.delayMs, plan.signal);
@@ -113,7 +143,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     };
     let res: Response;
     try {
-      res = await deps.fetch(plan.url, { method: plan.method, headers: plan.headers, body: plan.body, signal: timer.signal, redirect: "manual" });
+      res = await deps.fetch(at.url, { method: plan.method, headers: at.headers, body: plan.body, signal: timer.signal, redirect: "manual" });
     } catch {
       const answer = await unreachable();
       if (answer) return answer;
@@ -125,7 +155,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     if (res.status < 400) {
       const info = parseRateLimitHeaders(res.headers, deps.now());
       const streaming = isStreamed(res.headers, plan.stream);
-      const success = outcome("success", res.status, info, latency, attempt, true);
+      const success = { ...outcome("success", res.status, info, latency, attempt, true), ...pooled };
       let body = res.body && timer.watch(res.body);
       if (!streaming && body) {
         // A plain answer is read whole first: its settle and its release are then one call.
@@ -139,15 +169,15 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
         }
         if ("whole" in read) {
           stopRenewing();
-          limiter.settle(leaseId, { ...success, release: true, streaming: false });
+          at.limiter.settle(leaseId, { ...success, release: true, streaming: false });
           return stamp(new Response(read.whole, answerInit(res)));
         }
         body = read.rest;
       }
-      limiter.settle(leaseId, { ...success, release: false, streaming });
+      at.limiter.settle(leaseId, { ...success, release: false, streaming });
       return stamp(streamBack(body, answerInit(res), plan.waitUntil, () => {
         stopRenewing();
-        limiter.release(leaseId);
+        at.limiter.release(leaseId);
       }));
     }
 
@@ -157,15 +187,33 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
     const info = parseRateLimitHeaders(res.headers, deps.now(), body);
     const cls = classify(res.status, body, res.statusText);
-    const d = decide(cls, attempt, info.retryAfterMs, plan, deps);
-    // A refused request that will be back keeps its claim on the refill it waits for.
-    const next = cls === "rate_limit" && d.retry ? `${requestId}:${attempt + 1}` : undefined;
-    await limiter.settleNow(leaseId, { ...outcome(cls, res.status, info, latency, attempt, !d.retry), next });
-    last = new Response(bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
+    let d = decide(cls, attempt, info.retryAfterMs, plan, deps);
+    // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
+    const out = route ? outReason(cls, res.status, body) : undefined;
+    let move = false;
+    if (out) {
+      d = attempt < plan.maxAttempts && deps.now() < plan.deadline ? { retry: true, delayMs: 0 } : { retry: false, reason: "attempts_exhausted" };
+      move = true;
+    } else if (route && d.retry) {
+      const elsewhere = route.waitElsewhere(at, deps.now());
+      move = elsewhere !== null && elsewhere < d.delayMs;
+    }
+    // A refused request that will be back here keeps its claim on the refill it waits for.
+    const next = cls === "rate_limit" && d.retry && !move ? `${requestId}:${asks + 1}` : undefined;
+    const settled = { ...outcome(cls, res.status, info, latency, attempt, !d.retry), next, ...pooled, ...(out && { out, outMs: route!.outMs }) };
+    await at.limiter.settleNow(leaseId, settled);
+    if (out) route!.out(at, out, deps.now());
+    last = new Response(route ? route.scrub(bytes) : bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
     if (!d.retry) return stamp(last);
+    if (move) {
+      // The other member's own line decides when it goes: no pause here.
+      target = undefined;
+      avoid = at;
+      continue;
+    }
     await pause(d.delayMs, plan.signal);
     if (plan.signal.aborted) {
-      if (next) limiter.cancel(next);
+      if (next) at.limiter.cancel(next);
       return GONE();
     }
   }

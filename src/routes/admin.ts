@@ -8,6 +8,8 @@ import type { Env } from "../env";
 import type { LimiterSnapshot } from "../limiter/types";
 import { gatewayError } from "../proxy/errors";
 import { scrape } from "./metrics";
+import { poolsView } from "./pools";
+import { virtualKeys } from "./virtual-keys";
 
 /** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
 export interface KeyListEntry {
@@ -104,6 +106,9 @@ admin.delete("/admin/cache", async (c) => {
   const res = await purgeCache(c.env, c.req.query("namespace") ?? null);
   return typeof res === "string" ? adminError("invalid_request", res) : ok(res);
 });
+
+admin.route("/admin/virtual-keys", virtualKeys);
+admin.get("/admin/pools", async (c) => poolsView(c.env));
 
 // Anything else under /admin is ours too: never let the proxy read "admin" as a provider.
 admin.all("/admin/*", () => adminError("not_found", "no such admin route"));

@@ -4,6 +4,7 @@ import { directoryOf, RECENT_MAX } from "../directory/object";
 import type { Env } from "../env";
 import type { KeyMetricsReport } from "../limiter/object";
 import { CONTENT_TYPE, type KeySeries, render } from "../observe/prometheus";
+import { memberIndex } from "./pools";
 
 /**
  * The label bound: at most this many keys (the most recently seen) have series in a scrape; the
@@ -34,12 +35,13 @@ export async function scrape(env: Env, now: () => number = Date.now): Promise<Re
     }
   };
   const cache = Promise.race([cacheStats(env), late]).catch(() => null) as Promise<CacheStats | null>;
-  const [answers, cacheNow] = await Promise.all([Promise.all(entries.map((e) => ask(e.key))), cache]);
+  const [answers, cacheNow, members] = await Promise.all([Promise.all(entries.map((e) => ask(e.key))), cache, memberIndex(env)]);
   clearTimeout(timer);
   const keys: KeySeries[] = [];
   answers.forEach((a, i) => {
     const e = entries[i]!;
-    if (a) keys.push({ ...a, key: e.key, provider: e.provider, model: e.model, lastSeen: a.lastSeen ?? e.lastSeen });
+    const pool = members.get(`${e.provider}:${e.key.slice(e.key.lastIndexOf(":") + 1)}`);
+    if (a) keys.push({ ...a, key: e.key, provider: e.provider, model: e.model, lastSeen: a.lastSeen ?? e.lastSeen, ...(pool && { pool }) });
   });
   const body = render(keys, {
     known: total,

@@ -17,6 +17,9 @@ import { readBounded, upstreamHeaders } from "../proxy/forward";
 import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
+import { watchKey } from "../keys/lookup";
+import type { KeyMeta } from "../limiter/types";
+import { type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
@@ -57,8 +60,13 @@ proxy.all("/:provider/*", async (c) => {
   const deadlineMs = lowered(c.req.header("x-slotgate-deadline-ms"), gw.deadlineMs, "x-slotgate-deadline-ms");
   if (typeof maxAttempts === "string") return gatewayError("invalid_request", maxAttempts);
   if (typeof deadlineMs === "string") return gatewayError("invalid_request", deadlineMs);
-  const who = await whoIsAsking(c.req.raw.headers, c.env.GATEWAY_TOKENS);
-  if (typeof who === "string") return gatewayError("invalid_request", who);
+  const asked = await whoIsAsking(c.req.raw.headers, c.env.GATEWAY_TOKENS);
+  if (typeof asked === "string") return gatewayError("invalid_request", asked);
+  // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
+  const keyed = await virtualKeyStage(c.env, c.req.raw.headers, incoming, provider, table);
+  if (keyed.kind === "refused") return keyed.res;
+  const pooled = keyed.kind === "pool" ? keyed : null;
+  const who = pooled ? whoFor(pooled.vk, asked) : asked;
 
   const start = Date.now();
   const hasBody = c.req.method !== "GET" && c.req.method !== "HEAD";
@@ -69,7 +77,7 @@ proxy.all("/:provider/*", async (c) => {
     return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
   }
   try {
-    return await send(c, { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody });
+    return await send(c, { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled });
   } finally {
     letGo();
   }
@@ -77,56 +85,75 @@ proxy.all("/:provider/*", async (c) => {
 
 type Resolved = {
   provider: Provider; gw: GatewayConfig; cache: CacheConfig; location: Location | undefined; incoming: URL; rest: string; url: URL; label: string | null;
-  maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean;
+  maxAttempts: number; deadlineMs: number; who: Who; start: number; hasBody: boolean; pooled: Pooled | null;
 };
+type Pooled = Extract<KeyStage, { kind: "pool" }>;
 
 /** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
 async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Response> {
-  const { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody } = r;
+  const { provider, gw, cache, location, incoming, rest, url, label, maxAttempts, deadlineMs, who, start, hasBody, pooled } = r;
   const bytes = hasBody ? await readBounded(c.req.raw, gw.maxBodyBytes) : new Uint8Array(0);
   if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${gw.maxBodyBytes})`);
-  const { key, cost, stream } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
+  const { key, cost, stream, body } = await describe(provider, c.req.raw.headers, incoming, rest, bytes, label);
   const meta = { key: key.key, provider: provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const deadline = start + deadlineMs;
+  const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, waitUntil, Date.now, undefined, location);
 
-  // Before the limiter: a stored answer takes no slot and no quota.
-  const res = await cacheStage(
-    {
-      bindings: { bucket: c.env.CACHE_BUCKET, shards: c.env.CACHE_SHARD },
-      config: cache,
-      method: c.req.method,
-      headers: c.req.raw.headers,
-      provider: provider.name,
-      path: `${rest}${incoming.search}`,
-      tenant: key.credentialHash,
-      body: bytes,
-      limitKey: key.key,
-      deadline,
-      now: Date.now,
-      waitUntil,
-    },
-    () =>
-      run(
-        {
-          url,
-          method: c.req.method,
-          headers: upstreamHeaders(c.req.raw.headers),
-          body: hasBody ? bytes : null,
-          key: meta,
-          who,
-          cost,
-          stream,
-          deadline,
-          maxAttempts,
-          gateway: gw,
-          signal: c.req.raw.signal,
-          waitUntil,
-        },
-        new LimiterClient(c.env.LIMITER, meta, waitUntil, Date.now, undefined, location),
-        { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
-      ),
-  );
+  // A pool's members, each with its own URL, credential and limiter.
+  const route = pooled
+    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers: upstreamHeaders(c.req.raw.headers), body, label, outMs: gw.poolOutMs, limiterFor })
+    : undefined;
+  if (route instanceof Response) return route;
+  // While it waits, a pooled request hears of its key's revocation.
+  const watch = pooled ? watchKey(c.env, pooled.hash) : null;
+  const signal = watch ? AbortSignal.any([c.req.raw.signal, watch.revoked]) : c.req.raw.signal;
+
+  let res: Response;
+  try {
+    // Before the limiter: a stored answer takes no slot and no quota.
+    res = await cacheStage(
+      {
+        bindings: { bucket: c.env.CACHE_BUCKET, shards: c.env.CACHE_SHARD },
+        config: cache,
+        method: c.req.method,
+        headers: c.req.raw.headers,
+        provider: provider.name,
+        path: `${rest}${incoming.search}`,
+        // A pool's callers share its answers; anyone else shares only with the same credential.
+        tenant: pooled ? `pool:${pooled.pool.name}` : key.credentialHash,
+        body: bytes,
+        limitKey: key.key,
+        deadline,
+        now: Date.now,
+        waitUntil,
+      },
+      () =>
+        run(
+          {
+            url,
+            method: c.req.method,
+            headers: upstreamHeaders(c.req.raw.headers),
+            body: hasBody ? bytes : null,
+            key: meta,
+            who,
+            cost,
+            stream,
+            deadline,
+            maxAttempts,
+            gateway: gw,
+            signal,
+            waitUntil,
+            route,
+          },
+          limiterFor(meta),
+          { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
+        ),
+    );
+  } finally {
+    watch?.stop();
+  }
+  if (watch?.revoked.aborted) return gatewayError("unauthorized", "this virtual key was revoked");
   logGatewayError(c.env, key.key, res);
   return res;
 }

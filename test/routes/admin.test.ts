@@ -114,7 +114,7 @@ describe("admin API", () => {
     const res = await call(keyPath(key));
     expect(res.status).toBe(200);
     const s = (await res.json()) as LimiterSnapshot;
-    expect(Object.keys(s).sort()).toEqual(["callers", "concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "provider", "quotas"]);
+    expect(Object.keys(s).sort()).toEqual(["callers", "concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "out", "provider", "quotas", "ratePerMin"]);
     expect(s).toMatchObject({ key, provider: "openai", model: "gpt-4o-mini", cooldownUntil: null, config: {} });
     expect(Object.keys(s.concurrency).sort()).toEqual(["inFlight", "limit", "max", "min", "phase", "queued"]);
     expect(s.quotas.requests).toMatchObject({ limit: 500, remaining: expect.any(Number) });

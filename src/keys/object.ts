@@ -1,0 +1,77 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { Lane } from "../limiter/lanes";
+
+/** A virtual key as stored and listed: everything but the key, which is kept only as its HMAC. */
+export interface VirtualKey {
+  name: string;
+  pool: string;
+  /** The highest lane its requests may use; null: any. */
+  lane: Lane | null;
+  /** The most of its requests in flight at once at each member's limiter; null: no cap. */
+  maxConcurrency: number | null;
+  createdAt: string;
+  lastUsed: string | null;
+}
+
+type Row = { name: string; pool: string; lane: string | null; max_concurrency: number | null; created_at: number; last_used: number | null };
+
+const toKey = (r: Row): VirtualKey => ({
+  name: r.name,
+  pool: r.pool,
+  lane: r.lane as Lane | null,
+  maxConcurrency: r.max_concurrency,
+  createdAt: new Date(r.created_at).toISOString(),
+  lastUsed: r.last_used === null ? null : new Date(r.last_used).toISOString(),
+});
+
+/** lastUsed is written at most this often per key: a lookup is not a write. */
+const TOUCH_MS = 5_000;
+
+export function virtualKeysOf(ns: DurableObjectNamespace<VirtualKeys>): DurableObjectStub<VirtualKeys> {
+  return ns.get(ns.idFromName("virtual-keys"));
+}
+
+/**
+ * The one store of virtual keys: name, pool, lane, cap and the key's HMAC (keys.ts), never the
+ * key. Workers look keys up by HMAC and cache the answer for a second (lookup.ts).
+ */
+export class VirtualKeys extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS vkeys (
+        name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, pool TEXT NOT NULL, lane TEXT,
+        max_concurrency INTEGER, created_at INTEGER NOT NULL, last_used INTEGER)`,
+    );
+  }
+
+  /** false: the name is taken. */
+  async create(k: Omit<VirtualKey, "createdAt" | "lastUsed">, hash: string, now: number = Date.now()): Promise<VirtualKey | false> {
+    const sql = this.ctx.storage.sql;
+    if (sql.exec("SELECT 1 FROM vkeys WHERE name = ?", k.name).toArray().length > 0) return false;
+    sql.exec("INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, created_at) VALUES (?, ?, ?, ?, ?, ?)", k.name, hash, k.pool, k.lane, k.maxConcurrency, now);
+    return { ...k, createdAt: new Date(now).toISOString(), lastUsed: null };
+  }
+
+  async list(): Promise<VirtualKey[]> {
+    return this.ctx.storage.sql.exec<Row>("SELECT * FROM vkeys ORDER BY name").toArray().map(toKey);
+  }
+
+  /** true: it existed and is gone. */
+  async remove(name: string): Promise<boolean> {
+    return this.ctx.storage.sql.exec("DELETE FROM vkeys WHERE name = ?", name).rowsWritten > 0;
+  }
+
+  /** The key with this HMAC, or null; a hit counts as a use. */
+  async lookup(hash: string, now: number = Date.now()): Promise<VirtualKey | null> {
+    const sql = this.ctx.storage.sql;
+    const row = sql.exec<Row>("SELECT * FROM vkeys WHERE hash = ?", hash).toArray()[0];
+    if (!row) return null;
+    if (row.last_used === null || now - row.last_used >= TOUCH_MS) {
+      sql.exec("UPDATE vkeys SET last_used = ? WHERE name = ?", now, row.name);
+      row.last_used = now;
+    }
+    return toKey(row);
+  }
+}

@@ -1,0 +1,136 @@
+// POOLS: named pools of provider keys, each key held in a Worker secret named by its member.
+// A malformed pool is refused whole, naming the field or the secret, never a secret's value.
+import { ConfigError } from "../config/env";
+import type { Provider } from "../providers/table";
+
+export interface AzureTarget {
+  /** Model (as callers name it in the body) to deployment name. */
+  deployments: Record<string, string>;
+  apiVersion: string;
+}
+
+export interface Member {
+  name: string;
+  /** The member's own provider: the pool's, or one with the same wire format (an Azure deployment in an OpenAI pool). */
+  provider: Provider;
+  /** The name of the secret that holds the key (shown in admin answers); the key itself is `credential`. */
+  secret: string;
+  credential: string;
+  azure?: AzureTarget;
+}
+
+export interface Pool {
+  name: string;
+  provider: string;
+  members: Member[];
+}
+
+export const AZURE_API_VERSION = "2024-10-21";
+/** The gateway's own secrets are never a member's key. */
+const RESERVED = new Set(["ADMIN_TOKEN", "GATEWAY_TOKENS", "VIRTUAL_KEY_SECRET"]);
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const RESOURCE = /^[a-z0-9][a-z0-9-]{0,62}$/i;
+
+/** Pool flavours that can take a member of another provider (their wire formats match). */
+const COMPATIBLE: Record<string, readonly string[]> = { openai: ["openai", "azure"], anthropic: ["anthropic"], gemini: ["gemini"], azure: ["azure", "openai"] };
+
+const cache = new WeakMap<object, { raw: unknown; table: Record<string, Provider>; pools: Record<string, Pool> }>();
+
+/**
+ * The pools, parsed once per isolate's env (vars and secrets do not change within one). `env` is
+ * where each member's secret is found, by its name.
+ */
+export function poolsOf(raw: unknown, table: Record<string, Provider>, env: object): Record<string, Pool> {
+  const hit = cache.get(env);
+  if (hit && hit.raw === raw && hit.table === table) return hit.pools;
+  const secrets = env as Record<string, unknown>;
+  const pools: Record<string, Pool> = {};
+  for (const [name, spec] of Object.entries(parseObject(raw))) pools[name] = parsePool(name, spec, table, secrets);
+  cache.set(env, { raw, table, pools });
+  return pools;
+}
+
+function parseObject(raw: unknown): Record<string, unknown> {
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.trim() === "") return {};
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigError("POOLS is not valid JSON");
+    }
+  }
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError("POOLS must be a JSON object of pools");
+  return value as Record<string, unknown>;
+}
+
+function parsePool(name: string, spec: unknown, table: Record<string, Provider>, secrets: Record<string, unknown>): Pool {
+  const at = `POOLS.${name}`;
+  if (!NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
+  const { provider, members } = spec as { provider?: unknown; members?: unknown };
+  if (typeof provider !== "string" || !Object.hasOwn(table, provider)) throw new ConfigError(`${at}.provider must name a provider`);
+  if (!Array.isArray(members) || members.length === 0) throw new ConfigError(`${at}.members must be a non-empty array`);
+  const pool: Pool = { name, provider, members: [] };
+  const seen = new Set<string>();
+  members.forEach((m, i) => {
+    const member = parseMember(`${at}.members[${i}]`, m, table[provider]!, table, secrets);
+    if (seen.has(member.name)) throw new ConfigError(`${at}.members[${i}].name ${JSON.stringify(member.name)} is used twice`);
+    seen.add(member.name);
+    pool.members.push(member);
+  });
+  return pool;
+}
+
+function parseMember(at: string, spec: unknown, poolProvider: Provider, table: Record<string, Provider>, secrets: Record<string, unknown>): Member {
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
+  const m = spec as Record<string, unknown>;
+  if (typeof m.name !== "string" || !NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
+  if (typeof m.secret !== "string" || !SECRET_NAME.test(m.secret) || RESERVED.has(m.secret))
+    throw new ConfigError(`${at}.secret must name a Worker secret (letters, digits, _), not one of the gateway's own`);
+  const providerName = m.provider ?? poolProvider.name;
+  if (typeof providerName !== "string" || !Object.hasOwn(table, providerName)) throw new ConfigError(`${at}.provider must name a provider`);
+  let provider = table[providerName]!;
+  if (!(COMPATIBLE[poolProvider.flavour] ?? [poolProvider.flavour]).includes(provider.flavour))
+    throw new ConfigError(`${at}.provider ${providerName} does not speak the pool's wire format (${poolProvider.name})`);
+  if (m.baseUrl !== undefined) provider = { ...provider, baseUrl: memberBase(at, m.baseUrl) };
+  const credential = secrets[m.secret];
+  if (typeof credential !== "string" || credential === "")
+    throw new ConfigError(`the secret ${m.secret} (${at}, member ${m.name}) is not set: wrangler secret put ${m.secret}`);
+  const member: Member = { name: m.name, provider, secret: m.secret, credential };
+  if (provider.flavour === "azure") {
+    if (m.baseUrl === undefined) {
+      if (typeof m.resource !== "string" || !RESOURCE.test(m.resource)) throw new ConfigError(`${at}.resource must be the Azure resource's name`);
+      provider = member.provider = { ...provider, baseUrl: provider.baseUrl.replace("{resource}", m.resource.toLowerCase()) };
+    }
+    const deployments = m.deployments;
+    if (typeof deployments !== "object" || deployments === null || Array.isArray(deployments) || Object.keys(deployments).length === 0)
+      throw new ConfigError(`${at}.deployments must map model names to deployment names`);
+    for (const [model, dep] of Object.entries(deployments))
+      if (typeof dep !== "string" || !NAME.test(dep)) throw new ConfigError(`${at}.deployments.${model} must be a deployment name`);
+    const apiVersion = m.apiVersion ?? AZURE_API_VERSION;
+    if (typeof apiVersion !== "string" || !/^[0-9a-z.-]{1,32}$/i.test(apiVersion)) throw new ConfigError(`${at}.apiVersion must be an api-version`);
+    member.azure = { deployments: deployments as Record<string, string>, apiVersion };
+  }
+  return member;
+}
+
+function memberBase(at: string, raw: unknown): string {
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    throw new ConfigError(`${at}.baseUrl is not a URL`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.username || url.password)
+    throw new ConfigError(`${at}.baseUrl must be an http(s) URL without query or credentials`);
+  return url.href.replace(/\/+$/, "");
+}
+
+/** Whether the pool's members can serve a request sent to route `provider`. */
+export function serves(pool: Pool, provider: Provider): boolean {
+  return pool.provider === provider.name;
+}
+

@@ -1,0 +1,97 @@
+// A pooled request's members, as the retry loop (proxy/run.ts) sees them: which to try next, by
+// what this isolate has heard from each member's limiter (choose.ts). Each member's limiter still
+// decides admission itself; this only picks which one to ask.
+import type { MemberView } from "../limiter/types";
+import type { Route, Target } from "../proxy/target";
+import { type Candidate, choose, earliestReturn, outUntil, predictedWait, type Seen } from "./choose";
+
+/** Members this isolate keeps a view of; past it the least recently heard goes. */
+const KEPT = 4_096;
+const views = new Map<string, Seen>();
+
+function remember(key: string, seen: Seen): void {
+  views.delete(key);
+  if (views.size >= KEPT) views.delete(views.keys().next().value as string);
+  views.set(key, seen);
+}
+
+export interface PoolMember {
+  name: string;
+  target: Target;
+  credential: string;
+}
+
+/** Masked keys as providers echo them in errors (`sk-abc***...wxyz`): cut out whole. */
+const MASKED = /[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g;
+
+export class PoolRoute implements Route {
+  readonly pool: string;
+  readonly outMs: number;
+  readonly cap?: number;
+  private members: PoolMember[];
+  private random: () => number;
+
+  constructor(pool: string, members: PoolMember[], outMs: number, cap: number | undefined, random: () => number = Math.random) {
+    this.pool = pool;
+    this.members = members;
+    this.outMs = outMs;
+    if (cap !== undefined) this.cap = cap;
+    this.random = random;
+  }
+
+  /** The member named, for the caller's answer and the admin view. */
+  memberOf(t: Target): string | undefined {
+    return this.members.find((m) => m.target === t)?.name;
+  }
+
+  pick(now: number, avoid?: Target): Target | { backAt: number } {
+    let list = this.members;
+    if (avoid) {
+      const others = list.filter((m) => m.target !== avoid);
+      if (others.some((m) => outUntil(views.get(m.target.key.key)) <= now)) list = others;
+    }
+    const candidates: Candidate[] = list.map((m) => ({ seen: views.get(m.target.key.key) }));
+    const i = choose(candidates, now, this.random);
+    if (i === null) return { backAt: earliestReturn(candidates) ?? now + this.outMs };
+    const chosen = list[i]!;
+    const key = chosen.target.key.key;
+    const seen = views.get(key);
+    if (seen) seen.sent++;
+    else remember(key, { view: { waitMs: 0 }, at: now, sent: 1 });
+    return chosen.target;
+  }
+
+  heard(t: Target, view: MemberView | undefined, now: number): void {
+    if (view) remember(t.key.key, { view, at: now, sent: 0 });
+  }
+
+  out(t: Target, reason: string, now: number): void {
+    // The member's limiter knows the real length (it doubles per strike); its next answer says so.
+    remember(t.key.key, { view: { waitMs: 0, outMs: this.outMs, outReason: reason }, at: now, sent: 0 });
+  }
+
+  waitElsewhere(t: Target, now: number): number | null {
+    let best: number | null = null;
+    for (const m of this.members) {
+      if (m.target === t) continue;
+      const seen = views.get(m.target.key.key);
+      if (outUntil(seen) > now) continue;
+      const w = predictedWait(seen, now, seen?.view.perMin ?? 600);
+      if (best === null || w < best) best = w;
+    }
+    return best;
+  }
+
+  scrub(body: Uint8Array): Uint8Array {
+    let text = new TextDecoder().decode(body);
+    const before = text;
+    for (const m of this.members) if (m.credential.length >= 8) text = text.split(m.credential).join("[redacted]");
+    text = text.replace(MASKED, "[redacted]");
+    return text === before ? body : new TextEncoder().encode(text);
+  }
+}
+
+/** Forgets every view (tests). */
+export function forgetViews(): void {
+  views.clear();
+}

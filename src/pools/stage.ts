@@ -1,0 +1,68 @@
+// The virtual key stage of the request path: a caller presenting an `sgk-` key is sent through its
+// key's pool, under its key's name and lane; anyone else passes through untouched.
+import { ConfigError } from "../config/env";
+import type { Env } from "../env";
+import { resolveKey } from "../keys/lookup";
+import type { VirtualKey } from "../keys/object";
+import { LANES, type Lane } from "../limiter/lanes";
+import type { LimiterCalls } from "../proxy/limiter-client";
+import type { Who } from "../proxy/caller";
+import { gatewayError } from "../proxy/errors";
+import type { KeyMeta } from "../limiter/types";
+import type { Provider } from "../providers/table";
+import { type Pool, poolsOf, serves } from "./config";
+import { memberRequest, virtualKeyIn } from "./member";
+import { PoolRoute } from "./route";
+
+export type KeyStage = { kind: "none" } | { kind: "refused"; res: Response } | { kind: "pool"; vk: VirtualKey; pool: Pool; hash: string };
+
+/** Looks the presented virtual key up: unknown or revoked is 401 and goes nowhere. */
+export async function virtualKeyStage(env: Env, headers: Headers, url: URL, provider: Provider, table: Record<string, Provider>): Promise<KeyStage> {
+  const presented = virtualKeyIn(headers, url);
+  if (!presented) return { kind: "none" };
+  try {
+    const { vk, hash } = await resolveKey(env, presented);
+    if (!vk) return { kind: "refused", res: gatewayError("unauthorized", "this virtual key is unknown or revoked") };
+    const pools = poolsOf(env.POOLS, table, env);
+    const pool = Object.hasOwn(pools, vk.pool) ? pools[vk.pool] : undefined;
+    if (!pool) return { kind: "refused", res: gatewayError("config_error", `virtual key ${vk.name} names pool ${vk.pool}, which POOLS does not define`) };
+    if (!serves(pool, provider))
+      return { kind: "refused", res: gatewayError("invalid_request", `virtual key ${vk.name} is for pool ${pool.name} (${pool.provider}); this route is ${provider.name}`) };
+    return { kind: "pool", vk, pool, hash };
+  } catch (err) {
+    if (err instanceof ConfigError) return { kind: "refused", res: gatewayError("config_error", err.message) };
+    throw err;
+  }
+}
+
+const rank = (l: Lane) => LANES.indexOf(l);
+
+/** The virtual key is the caller; its lane is the highest a request may ask for (a header may only lower it). */
+export function whoFor(vk: VirtualKey, asked: Who): Who {
+  const wanted = asked.priority ?? "normal";
+  const priority = vk.lane && rank(vk.lane) > rank(wanted) ? vk.lane : wanted;
+  return { caller: vk.name, priority };
+}
+
+export interface RouteInput {
+  pool: Pool;
+  vk: VirtualKey;
+  rest: string;
+  search: string;
+  headers: Headers;
+  body: unknown;
+  label: string | null;
+  outMs: number;
+  limiterFor: (meta: KeyMeta) => LimiterCalls;
+}
+
+/** The pool's members that can serve this request, as targets; a 400 when none can. */
+export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
+  const built = await Promise.all(r.pool.members.map((m) => memberRequest(m, r.rest, r.search, r.headers, r.body, r.label)));
+  const members = r.pool.members.flatMap((m, i) => {
+    const req = built[i];
+    return req ? [{ name: m.name, credential: m.credential, target: { url: req.url, headers: req.headers, key: req.key, limiter: r.limiterFor(req.key) } }] : [];
+  });
+  if (members.length === 0) return gatewayError("invalid_request", `no member of pool ${r.pool.name} serves this request (model or path)`);
+  return new PoolRoute(r.pool.name, members, r.outMs, r.vk.maxConcurrency ?? undefined);
+}

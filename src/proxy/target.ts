@@ -1,0 +1,30 @@
+// Where an attempt goes. A caller's own key has one target for every attempt; a pool (a virtual
+// key) has one per member, and a retry may move to another (src/pools/route.ts).
+import type { KeyMeta, MemberView } from "../limiter/types";
+import type { LimiterCalls } from "./limiter-client";
+
+export interface Target {
+  url: URL;
+  headers: Headers;
+  key: KeyMeta;
+  limiter: LimiterCalls;
+}
+
+export interface Route {
+  /** The member to try now (not `avoid` if another is in); else when the first one out comes back. */
+  pick(now: number, avoid?: Target): Target | { backAt: number };
+  /** What a member's limiter said of itself with its answer. */
+  heard(t: Target, view: MemberView | undefined, now: number): void;
+  /** The member answered that its key cannot be used (hard quota, 401, 403): out for now. */
+  out(t: Target, reason: string, now: number): void;
+  /** How long a request would wait at the best member but `t`; null: there is none. */
+  waitElsewhere(t: Target, now: number): number | null;
+  /** The first out's length (POOL_OUT_MS): the member's limiter doubles it per strike. */
+  outMs: number;
+  /** The virtual key's cap on its requests in flight at each member. */
+  cap?: number;
+  /** An error body given back with every member credential cut out. */
+  scrub(body: Uint8Array): Uint8Array;
+  /** Names the pool in the error given when no member is in. */
+  pool: string;
+}
