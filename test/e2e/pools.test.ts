@@ -149,6 +149,9 @@ describe("virtual keys", () => {
 
 describe("revocation", () => {
   it("a request queued behind the member's only slot is refused with 401 while the slot is still held, and never reaches the provider", async () => {
+    // The slot is held by another virtual key of the same pool, which is not revoked: the queued
+    // request's refusal can then be ordered against the holder's answer.
+    const holder = openaiVia(stack, (await mint("slot-holder", "solo")).key);
     const vk = await mint("revoke-me", "solo");
     const client = openaiVia(stack, vk.key);
     const warm = await client.chat.completions.create(chat("warm")).withResponse();
@@ -158,24 +161,24 @@ describe("revocation", () => {
     expect(cap.status, await cap.clone().text()).toBe(200);
     stack.standin.configure({ latencyMs: 8_000 });
     try {
-      let firstDone = false;
-      const first = client.chat.completions.create(chat("holds the slot")).withResponse().finally(() => (firstDone = true));
-      first.catch(() => {});
-      await eventually("the first request at the provider", async () => attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO).length === 2);
+      let holderDone = false;
+      const held = holder.chat.completions.create(chat("holds the slot")).withResponse().finally(() => (holderDone = true));
+      held.catch(() => {});
+      await eventually("the holder's request at the provider", async () => attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO).length === 2);
       const queued = apiError(client.chat.completions.create(chat("queued")));
-      await eventually("the second request to queue", async () => (await admin().member("solo", "only")).queued >= 1);
+      await eventually("the revoked key's request to queue", async () => (await admin().member("solo", "only")).queued >= 1);
       const del = await admin().revoke("revoke-me");
       expect(del.status).toBe(204);
       const refused = await queued;
-      // Refused while the first still holds the slot: not when it would have reached the head.
-      expect(firstDone).toBe(false);
+      // Refused while the holder still has the slot: not when it would have reached the head.
+      expect(holderDone).toBe(false);
       expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
       expect(refused.headers?.get("x-slotgate-error")).toBe("unauthorized");
       const after = await apiError(client.chat.completions.create(chat("after")));
       expect(after.status).toBe(401);
-      expect(firstDone).toBe(false);
-      await first.catch(() => {});
-      expect(attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO)).toHaveLength(2); // warm and first only
+      expect(holderDone).toBe(false);
+      expect((await held).response.status).toBe(200); // another key of the pool is untouched
+      expect(attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO)).toHaveLength(2); // warm and the holder's only
       expect((await admin().list()).keys.map((k) => k.name)).not.toContain("revoke-me");
     } finally {
       stack.standin.configure({ latencyMs: LATENCY_MS });
