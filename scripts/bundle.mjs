@@ -11,11 +11,13 @@ import { Script } from "node:vm";
 import { transformSync } from "esbuild";
 
 /**
- * The minified bundle's budget in bytes (160 KB): a Worker this size starts in a few ms. It was
- * 150 KB until the response cache and the hardening added 19 KB; about 20 KB of it is the
- * dashboard's client script, shipped as unminified strings, the first place to win it back.
+ * The minified bundle's budget in bytes (200 KB): a Worker this size starts in a few ms (V8
+ * compiled the 172 KB bundle in 8 ms here). It was 150 KB until the response cache and the
+ * hardening (160 KB), then pools and virtual keys, usage and spend. The dashboard's client is
+ * minified at build time already (scripts/dashboard.mjs); the next place to look is the error
+ * messages and the admin JSON shapes.
  */
-const BUDGET_BYTES = 160_000;
+const BUDGET_BYTES = 200_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

@@ -31,7 +31,7 @@ export class SimObject {
 }
 
 /** The Worker's side: the same calls LimiterClient makes, each a round trip of 2 x rpcMs. */
-class SimLimiter implements LimiterCalls {
+export class SimLimiter implements LimiterCalls {
   constructor(private clock: Clock, private obj: SimObject, private rpcMs: number) {}
 
   /** One call into the object: a leg there, the object's work, a leg back. */
@@ -44,7 +44,7 @@ class SimLimiter implements LimiterCalls {
   }
 
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
-    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority }));
+    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, cap: req.cap, pooled: req.pooled }));
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {

@@ -4,6 +4,22 @@ import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, GATEWAY_RULES, type Gate
 /** A var the operator set to something unusable: the gateway says which, rather than guessing. */
 export class ConfigError extends Error {}
 
+/** A JSON-object variable (`PROVIDERS`, `POOLS`): the object, a string holding one, or unset/empty. */
+export function jsonObjectVar(raw: unknown, name: string): Record<string, unknown> {
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.trim() === "") return {};
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigError(`${name} is not valid JSON`);
+    }
+  }
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError(`${name} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
 /** The variable each setting is read from: `minConcurrency` comes from MIN_CONCURRENCY. */
 function toVar(field: string): string {
   return field.replace(/[A-Z]/g, (ch) => `_${ch}`).toUpperCase();

@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import { raw } from "hono/html";
-import { SCRIPT } from "./script";
+import { SCRIPT } from "./client.gen";
 import { REASON_COLOURS, STYLE } from "./style";
 
 /** A row per pool member (GET /admin/pools). */

@@ -5,7 +5,7 @@ import {
 import { comeBackAfter, memberView, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
-import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState } from "./membership";
+import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState, PROBE_WAIT_MS } from "./membership";
 import { CLAIM_GRACE_MS, learningLimit, nextLearningStep, readingDate, SEND_JITTER_MS } from "./timing";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { type Metrics, emptyMetrics, record } from "./metrics";
@@ -45,6 +45,8 @@ export class LimiterCore {
   pace: PaceState;
   /** In or out of a pool, for pooled requests (membership.ts). */
   member: OutState;
+  /** The member has just gone out: the next pump turns its pooled waiters away. */
+  private ousting = false;
   /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
   private grants = 0;
   /** When a never-answered key sent its first request. */
@@ -128,12 +130,13 @@ export class LimiterCore {
 
   /** What a pooled request learns of this member, for the Worker's next choice (advice.ts). */
   view(cost: number, now: number): MemberView {
-    const m = this.metrics;
     const v = memberView({
       openInMs: this.openAt(cost, now) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
-      avgLatencyMs: m.latencyCount ? m.latencySum / m.latencyCount : null, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1),
+      avgLatencyMs: this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : null, ratePerMs: paceRate(this.quota, this.pace.cost ?? 1),
     });
-    if (isOut(this.member)) Object.assign(v, { outMs: Math.max(0, this.member.until - now), outReason: this.member.reason });
+    // While its probe is out, the others stay away a moment: its answer decides.
+    const m = this.member;
+    if (isOut(m)) Object.assign(v, { outMs: Math.max(m.until - now, m.probe !== null ? PROBE_WAIT_MS : 0), outReason: m.reason });
     return v;
   }
 
@@ -160,7 +163,11 @@ export class LimiterCore {
    * their deadline (or whose deadline the send gate outlasts). The head the queue chooses holds
    * the line when it does not fit its quota, so large requests never starve.
    */
-  pump(now: number): { granted: Waiter[]; expired: Waiter[] } {
+  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[] } {
+    // A member just gone out of its pool sends its pooled waiters to the other members.
+    const ousted = this.ousting ? [...this.queue].filter((w) => w.pooled && w.id !== this.member.probe) : [];
+    for (const w of ousted) this.cancel(w.id);
+    this.ousting = false;
     // A waiter whose deadline falls before the send gate opens can never go: it hears so now,
     // with the gate's retry-after, rather than at its deadline.
     const hopeless = this.cooldownUntil > now ? this.cooldownUntil - 1 : now;
@@ -192,7 +199,7 @@ export class LimiterCore {
       this.queue.shift();
       go(head);
     }
-    return { granted, expired };
+    return { granted, expired, ousted };
   }
 
   /** When a head of `cost` may go: after the gate, and after what every open claim needs. */
@@ -276,7 +283,7 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
-    if (o.pooled) noteAnswer(this.member, id, o.out, now, o.outMs ?? 0);
+    if (o.pooled && noteAnswer(this.member, id, o.out, now, o.outMs ?? 0)) this.ousting = isOut(this.member);
     const lease = this.leases.get(id);
     // The provider counted at admission, after the Worker's send (timing.ts).
     const readAt = readingDate(o, lease?.grantedAt, now);

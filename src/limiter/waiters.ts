@@ -125,7 +125,8 @@ export class Waiters {
   /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
   pump(): number {
     const now = this.now();
-    const { granted, expired } = this.core.pump(now);
+    const { granted, expired, ousted } = this.core.pump(now);
+    for (const w of ousted) this.answer(w.id, { granted: false, reason: "out", retryAfterMs: Math.max(0, this.core.member.until - now), ...this.viewFor(w, now) });
     for (const w of granted) {
       this.onGrant(w, now - w.enqueuedAt);
       this.answer(w.id, { ...this.granted(w.id, now - w.enqueuedAt), ...this.viewFor(w, now) });

@@ -1,6 +1,6 @@
 // POOLS: named pools of provider keys, each key held in a Worker secret named by its member.
 // A malformed pool is refused whole, naming the field or the secret, never a secret's value.
-import { ConfigError } from "../config/env";
+import { ConfigError, jsonObjectVar } from "../config/env";
 import type { Provider } from "../providers/table";
 
 export interface AzureTarget {
@@ -46,24 +46,9 @@ export function poolsOf(raw: unknown, table: Record<string, Provider>, env: obje
   if (hit && hit.raw === raw && hit.table === table) return hit.pools;
   const secrets = env as Record<string, unknown>;
   const pools: Record<string, Pool> = {};
-  for (const [name, spec] of Object.entries(parseObject(raw))) pools[name] = parsePool(name, spec, table, secrets);
+  for (const [name, spec] of Object.entries(jsonObjectVar(raw, "POOLS"))) pools[name] = parsePool(name, spec, table, secrets);
   cache.set(env, { raw, table, pools });
   return pools;
-}
-
-function parseObject(raw: unknown): Record<string, unknown> {
-  let value = raw;
-  if (typeof raw === "string") {
-    if (raw.trim() === "") return {};
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw new ConfigError("POOLS is not valid JSON");
-    }
-  }
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError("POOLS must be a JSON object of pools");
-  return value as Record<string, unknown>;
 }
 
 function parsePool(name: string, spec: unknown, table: Record<string, Provider>, secrets: Record<string, unknown>): Pool {

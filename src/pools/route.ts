@@ -7,13 +7,8 @@ import { type Candidate, choose, earliestReturn, outUntil, predictedWait, type S
 
 /** Members this isolate keeps a view of; past it the least recently heard goes. */
 const KEPT = 4_096;
-const views = new Map<string, Seen>();
-
-function remember(key: string, seen: Seen): void {
-  views.delete(key);
-  if (views.size >= KEPT) views.delete(views.keys().next().value as string);
-  views.set(key, seen);
-}
+/** This isolate's views; the simulator gives each simulated isolate its own. */
+const isolateViews = new Map<string, Seen>();
 
 export interface PoolMember {
   name: string;
@@ -30,13 +25,21 @@ export class PoolRoute implements Route {
   readonly cap?: number;
   private members: PoolMember[];
   private random: () => number;
+  private views: Map<string, Seen>;
 
-  constructor(pool: string, members: PoolMember[], outMs: number, cap: number | undefined, random: () => number = Math.random) {
+  constructor(pool: string, members: PoolMember[], outMs: number, cap: number | undefined, random: () => number = Math.random, views = isolateViews) {
     this.pool = pool;
     this.members = members;
     this.outMs = outMs;
     if (cap !== undefined) this.cap = cap;
     this.random = random;
+    this.views = views;
+  }
+
+  private remember(key: string, seen: Seen): void {
+    this.views.delete(key);
+    if (this.views.size >= KEPT) this.views.delete(this.views.keys().next().value as string);
+    this.views.set(key, seen);
   }
 
   /** The member named, for the caller's answer and the admin view. */
@@ -48,33 +51,40 @@ export class PoolRoute implements Route {
     let list = this.members;
     if (avoid) {
       const others = list.filter((m) => m.target !== avoid);
-      if (others.some((m) => outUntil(views.get(m.target.key.key)) <= now)) list = others;
+      if (others.some((m) => outUntil(this.views.get(m.target.key.key)) <= now)) list = others;
     }
-    const candidates: Candidate[] = list.map((m) => ({ seen: views.get(m.target.key.key) }));
+    const candidates: Candidate[] = list.map((m) => ({ seen: this.views.get(m.target.key.key) }));
     const i = choose(candidates, now, this.random);
     if (i === null) return { backAt: earliestReturn(candidates) ?? now + this.outMs };
     const chosen = list[i]!;
     const key = chosen.target.key.key;
-    const seen = views.get(key);
+    const seen = this.views.get(key);
     if (seen) seen.sent++;
-    else remember(key, { view: { waitMs: 0 }, at: now, sent: 1 });
+    else this.remember(key, { view: { waitMs: 0 }, at: now, sent: 1 });
     return chosen.target;
   }
 
   heard(t: Target, view: MemberView | undefined, now: number): void {
-    if (view) remember(t.key.key, { view, at: now, sent: 0 });
+    if (view) this.remember(t.key.key, { view, at: now, sent: 0 });
+  }
+
+  answered(t: Target): void {
+    const seen = this.views.get(t.key.key);
+    if (seen?.view.outMs === undefined) return;
+    delete seen.view.outMs;
+    delete seen.view.outReason;
   }
 
   out(t: Target, reason: string, now: number): void {
     // The member's limiter knows the real length (it doubles per strike); its next answer says so.
-    remember(t.key.key, { view: { waitMs: 0, outMs: this.outMs, outReason: reason }, at: now, sent: 0 });
+    this.remember(t.key.key, { view: { waitMs: 0, outMs: this.outMs, outReason: reason }, at: now, sent: 0 });
   }
 
   waitElsewhere(t: Target, now: number): number | null {
     let best: number | null = null;
     for (const m of this.members) {
       if (m.target === t) continue;
-      const seen = views.get(m.target.key.key);
+      const seen = this.views.get(m.target.key.key);
       if (outUntil(seen) > now) continue;
       const w = predictedWait(seen, now, seen?.view.perMin ?? 600);
       if (best === null || w < best) best = w;
@@ -93,5 +103,5 @@ export class PoolRoute implements Route {
 
 /** Forgets every view (tests). */
 export function forgetViews(): void {
-  views.clear();
+  isolateViews.clear();
 }

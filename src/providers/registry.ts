@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/env";
+import { ConfigError, jsonObjectVar } from "../config/env";
 import { BUILT_IN, FLAVOURS, type FlavourName, type Provider } from "./table";
 
 const cache = new Map<string, Record<string, Provider>>();
@@ -14,7 +14,7 @@ export function providers(raw: unknown): Record<string, Provider> {
   if (hit) return hit;
   const table: Record<string, Provider> = {};
   for (const [name, p] of Object.entries(BUILT_IN)) table[name] = { name, ...p };
-  for (const [name, spec] of Object.entries(parseOverrides(raw))) {
+  for (const [name, spec] of Object.entries(jsonObjectVar(raw, "PROVIDERS"))) {
     if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError("PROVIDERS: a provider name must be 1-63 lowercase letters, digits, - or _");
     if (name === "admin" || name === "healthz") throw new ConfigError(`PROVIDERS: ${name} is a reserved route`);
     if (typeof spec !== "object" || spec === null) throw new ConfigError(`PROVIDERS.${name} must be an object`);
@@ -29,21 +29,6 @@ export function providers(raw: unknown): Record<string, Provider> {
   if (cache.size > 16) cache.clear();
   cache.set(text, table);
   return table;
-}
-
-function parseOverrides(raw: unknown): Record<string, unknown> {
-  let value = raw;
-  if (typeof raw === "string") {
-    if (raw.trim() === "") return {};
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw new ConfigError("PROVIDERS is not valid JSON");
-    }
-  }
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError("PROVIDERS must be a JSON object");
-  return value as Record<string, unknown>;
 }
 
 function checkBase(name: string, base: string): string {

@@ -153,6 +153,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     timer.answered();
 
     if (res.status < 400) {
+      route?.answered(at);
       const info = parseRateLimitHeaders(res.headers, deps.now());
       const streaming = isStreamed(res.headers, plan.stream);
       const success = { ...outcome("success", res.status, info, latency, attempt, true), ...pooled };
@@ -203,6 +204,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     const settled = { ...outcome(cls, res.status, info, latency, attempt, !d.retry), next, ...pooled, ...(out && { out, outMs: route!.outMs }) };
     await at.limiter.settleNow(leaseId, settled);
     if (out) route!.out(at, out, deps.now());
+    else route?.answered(at);
     last = new Response(route ? route.scrub(bytes) : bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
     if (!d.retry) return stamp(last);
     if (move) {

@@ -15,6 +15,8 @@ export interface Route {
   pick(now: number, avoid?: Target): Target | { backAt: number };
   /** What a member's limiter said of itself with its answer. */
   heard(t: Target, view: MemberView | undefined, now: number): void;
+  /** The member answered, and not to say it is out: its key works (a probe that came back good). */
+  answered(t: Target): void;
   /** The member answered that its key cannot be used (hard quota, 401, 403): out for now. */
   out(t: Target, reason: string, now: number): void;
   /** How long a request would wait at the best member but `t`; null: there is none. */

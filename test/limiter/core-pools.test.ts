@@ -31,10 +31,27 @@ describe("LimiterCore for a pool member", () => {
     // Its time up, one probe goes; its good answer puts the member back in.
     expect(core.enqueue(w("probe", { pooled: true }), 10_100)).toEqual({ kind: "queued" });
     expect(core.enqueue(w("other", { pooled: true }), 10_100)).toMatchObject({ kind: "rejected", out: true });
+    // Its time is up, but while the probe is out the others are told to stay away a moment (not 0 ms: no spinning).
+    expect(core.view(10, 10_100).outMs).toBe(1_000);
     core.pump(10_100);
     core.settle("probe", out({ pooled: true }), 10_200);
     expect(core.enqueue(w("after", { pooled: true }), 10_300)).toEqual({ kind: "queued" });
     expect(core.view(10, 10_300).outMs).toBeUndefined();
+  });
+
+  it("going out sends its queued pooled waiters to the other members at once; others stay in line", () => {
+    const core = known();
+    for (let i = 0; i < 4; i++) core.enqueue(w(`g${i}`, { pooled: true }), 0);
+    core.pump(0);
+    core.enqueue(w("p1", { pooled: true }), 1);
+    core.enqueue(w("own"), 1);
+    expect(core.pump(1).granted).toEqual([]);
+    core.settle("g0", out({ cls: "hard_quota", status: 429, pooled: true, out: "insufficient_quota", outMs: 10_000 }), 2);
+    core.release("g0", 2);
+    const { granted, ousted } = core.pump(2);
+    expect(ousted.map((x) => x.id)).toEqual(["p1"]);
+    expect(granted.map((x) => x.id)).toEqual(["own"]);
+    expect(core.pump(3).ousted).toEqual([]);
   });
 
   it("survives a restart while out (the probe in flight does not)", () => {

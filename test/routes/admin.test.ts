@@ -242,7 +242,7 @@ describe("dashboard", () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("connect-src 'self'");
     // The script keeps the token client-side and sends it as a header, never in a URL.
-    expect(html).toContain('"Bearer " + token');
+    expect(html).toMatch(/authorization:\s*"Bearer "\s*\+\s*\w+/);
     expect(html).toMatch(/sessionStorage/);
     expect(html).not.toMatch(/[?&]token=/);
   });

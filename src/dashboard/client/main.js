@@ -1,13 +1,8 @@
-import { CALLERS } from "./callers";
-import { CHART } from "./chart";
-import { SERIES } from "./series";
-
 /**
  * The dashboard's client JS, inlined into the page. The admin token is asked for once, kept in
  * sessionStorage (or localStorage with "remember"), and sent only as a Bearer header; it never
  * enters a URL. Every value from the API is set with textContent, never as markup.
  */
-const MAIN = String.raw`
 var STORE = "slotgate.adminToken";
 var REFRESH_MS = 3000;
 var token = readToken();
@@ -266,6 +261,3 @@ document.addEventListener("visibilitychange", function () { if (!document.hidden
 setInterval(function () { if (!document.hidden) refresh(); }, REFRESH_MS);
 setInterval(tick, 1000);
 refresh();
-`;
-
-export const SCRIPT = `(function () {\n"use strict";\n${CHART}\n${SERIES}\n${CALLERS}\n${MAIN}\n})();\n`;

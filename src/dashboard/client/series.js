@@ -4,7 +4,6 @@
  * a run. Each line's path carries data-points (how many samples it drew), for the browser test.
  * Uses svgEl, niceCeil, fmtNum and clock from the other scripts. Values are set as text only.
  */
-export const SERIES = String.raw`
 var SERIES_CHARTS = [
   { id: "s-answers", title: "Answers per second", unit: "answers / s", lines: [
     { name: "answers / s", cls: "s-answers", pick: function (p) { return p.answersPerSec; } },
@@ -102,4 +101,3 @@ function renderSeries(samples) {
   var now = Date.now();
   SERIES_CHARTS.forEach(function (c) { drawSeries($(c.id), c, samples, now); });
 }
-`;

@@ -4,7 +4,6 @@
  * Labels and token hashes only: the API never returns a token. Uses el, fmtNum and the
  * data-seen ticker from the main script. Values are set as text only.
  */
-export const CALLERS = String.raw`
 function renderCallers(list) {
   var body = $("d-callers").tBodies[0];
   body.textContent = "";
@@ -24,4 +23,3 @@ function renderCallers(list) {
   });
   tick();
 }
-`;

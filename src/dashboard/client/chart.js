@@ -5,7 +5,6 @@
  * against it. The SVG namespace is taken from that element, so the page carries no URL at all.
  * Data is only ever set as text, never parsed as markup.
  */
-export const CHART = String.raw`
 /** An SVG element in svg's namespace, attributes and text set as plain strings. */
 function svgEl(svg, tag, attrs, text) {
   var e = document.createElementNS(svg.namespaceURI, tag);
@@ -75,4 +74,3 @@ function niceCeil(v) {
   for (var i = 0; i < steps.length; i++) if (steps[i] * p >= v) return steps[i] * p;
   return 10 * p;
 }
-`;
