@@ -2,8 +2,9 @@
 // openai SDK holding a virtual key, beside one raw key of 1,200 RPM (the pooled limit as a single
 // key). 1 s buckets as real providers refill them; 300 ms answers. The pooled ideal: every request
 // beyond the buckets' starting content at the combined 1,200 RPM, plus one answer.
-import { configure, type Ctx, type Side, side } from "../context.ts";
+import { configure, type Ctx, PROMPT, type Side, side } from "../context.ts";
 import { raw } from "../rows.ts";
+import { type PoolSimResult, simulatePoolShape } from "../simulated.ts";
 import { goal, pct, type Row, secs, share, times } from "../stats.ts";
 import { limitsOf, type Member, MEMBERS, mintFor, type PoolName } from "./config.ts";
 
@@ -32,6 +33,22 @@ const answered = (s: Side) => `${s.fleet.ok}/${s.fleet.requests}${s.fleet.failed
 const makespan = (s: Side, ideal: number) => `${secs(s.fleet.makespan)} = ${times(s.fleet.makespan / ideal)}`;
 const shareText = (s: Side, ms: readonly Member[]) => shares(s, ms).map((x, i) => `${ms[i]!.name} ${pct(x)}`).join(" / ");
 
+/** The simulator's figure for the same pool and fleet, against the same ideal. */
+export function simText(r: PoolSimResult, ideal: number): string {
+  const all = Object.values(r.served).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(r.served).map(([name, n]) => `${name} ${pct(share(n, all))}`).join(" / ");
+  return `${secs(r.makespanMs)} = ${times(r.makespanMs / ideal)}, ${pct(share(r.upstream429, r.attempts))} 429, ${parts}, ${r.failed} failed`;
+}
+
+const simulated = (ctx: Ctx, members: readonly Member[], rpms: number[]) => {
+  const { k, m, c } = fleetOf(ctx);
+  return simulatePoolShape({
+    members: members.map((x, i) => ({ name: x.name, rpm: rpms[i]! })),
+    shape: { latencyMs: LATENCY_MS, burst: SECOND },
+    fleet: { k, c, n: k * m, maxTokens: MAX_TOKENS, promptChars: PROMPT.length },
+  });
+};
+
 async function pooled(ctx: Ctx, pool: PoolName): Promise<Side> {
   const { k, m, c } = fleetOf(ctx);
   const vk = await mintFor(ctx, pool);
@@ -52,6 +69,8 @@ export async function runShares(ctx: Ctx) {
   const skew = await pooled(ctx, "skew");
   const baseline = { makespan: makespan(base, ideal), upstream: `${base.upstream.attempts}, ${pct(share429(base))} 429`, answered: answered(base) };
 
+  const simEven = simulated(ctx, MEMBERS.even, [600, 600]);
+  const simSkew = simulated(ctx, MEMBERS.skew, [900, 300]);
   const evenShares = shares(even, MEMBERS.even);
   const skewShares = shares(skew, MEMBERS.skew);
   const within = (xs: number[], want: number[]) => xs.every((x, i) => Math.abs(x - want[i]!) <= 0.1);
@@ -62,10 +81,12 @@ export async function runShares(ctx: Ctx) {
     goal({ scenario: s1, metric: "upstream attempts, 429 share", baseline: baseline.upstream, value: `${even.upstream.attempts}, ${pct(share429(even))} 429` }, "<= 2%", share429(even) <= 0.02),
     goal({ scenario: s1, metric: "members' shares of the successes", baseline: "one key: 100%", value: shareText(even, MEMBERS.even) }, "each 50% ± 10 points", within(evenShares, [0.5, 0.5])),
     goal({ scenario: s1, metric: "answered", baseline: baseline.answered, value: answered(even) }, "all", even.fleet.ok === even.fleet.requests),
+    { scenario: s1, metric: "simulator, same pool and fleet, one isolate (makespan, 429s, shares)", baseline: "", value: simText(simEven, ideal) },
     goal({ scenario: s2, metric: "members' shares of the successes", baseline: "one key: 100%", value: shareText(skew, MEMBERS.skew) }, "75% / 25% ± 10 points", within(skewShares, [0.75, 0.25])),
     { scenario: s2, metric: `makespan / pooled ideal ${secs(ideal)}`, baseline: baseline.makespan, value: makespan(skew, ideal) },
     { scenario: s2, metric: "upstream attempts, 429 share", baseline: baseline.upstream, value: `${skew.upstream.attempts}, ${pct(share429(skew))} 429` },
     goal({ scenario: s2, metric: "answered", baseline: baseline.answered, value: answered(skew) }, "all", skew.fleet.ok === skew.fleet.requests),
+    { scenario: s2, metric: "simulator, same pool and fleet, one isolate (makespan, 429s, shares)", baseline: "", value: simText(simSkew, ideal) },
   ];
-  return { rows, data: { n, idealMs: ideal, single: raw(base), even: { ...raw(even), shares: evenShares }, skew: { ...raw(skew), shares: skewShares } } };
+  return { rows, data: { n, idealMs: ideal, single: raw(base), even: { ...raw(even), shares: evenShares, sim: simEven }, skew: { ...raw(skew), shares: skewShares, sim: simSkew } } };
 }
