@@ -42,9 +42,8 @@ export async function runOverhead(ctx: Ctx) {
   const scenario = "pools: overhead, a virtual key on a pool of 1 and of 2 beside a raw key (stand-in latency 0, no limits; alternating runs)";
   const rows: Row[] = [
     { scenario, metric: "1 in flight: p50 / p99, pool of 1; pool of 2", baseline: `raw key: ${ms(r.p50)} / ${ms(r.p99)}`, value: `${ms(p1.p50)} / ${ms(p1.p99)}; ${ms(p2.p50)} / ${ms(p2.p99)}` },
-    goal({ scenario, metric: "1 in flight: added p50, pool of 1; pool of 2 (judged)", baseline: "0", value: `${ms(p1.p50 - r.p50)}; ${ms(p2.p50 - r.p50)}` }, "<= +1 ms", p2.p50 - r.p50 <= 1),
-    // A pool of 2 spreads its requests over two limiters: its throughput is not the pooled path's cost alone.
-    goal({ scenario, metric: "throughput at 32 in flight, pool of 1 (judged: one limiter, like the raw key); pool of 2", baseline: `raw key: ${perSec(rate(high.raw!))}`, value: `${perSec(rate(high.pool1!))} = ${times(ratio1)}; ${perSec(rate(high.pool2!))} = ${times(ratio2)}` }, ">= 0.9x", ratio1 >= 0.9),
+    goal({ scenario, metric: "1 in flight: added p50, pool of 1; pool of 2", baseline: "0", value: `${ms(p1.p50 - r.p50)}; ${ms(p2.p50 - r.p50)}` }, "<= +1 ms, both", p1.p50 - r.p50 <= 1 && p2.p50 - r.p50 <= 1),
+    goal({ scenario, metric: "throughput at 32 in flight, pool of 1; pool of 2 (its requests spread over two limiters)", baseline: `raw key: ${perSec(rate(high.raw!))}`, value: `${perSec(rate(high.pool1!))} = ${times(ratio1)}; ${perSec(rate(high.pool2!))} = ${times(ratio2)}` }, ">= 0.9x, both", ratio1 >= 0.9 && ratio2 >= 0.9),
   ];
   return { rows, data: { low: { raw: r, pool1: p1, pool2: p2 }, throughput: { raw: rate(high.raw!), pool1: rate(high.pool1!), pool2: rate(high.pool2!), ratio1, ratio2 } } };
 }
