@@ -1,6 +1,6 @@
 // A caller's request as one pool member sends it: the member's URL, its credential in its header,
 // nothing of the caller's own credential or org scoping.
-import { limitKey } from "../providers/key";
+import { credentialHash, keyFor } from "../providers/key";
 import { upstreamUrl } from "../providers/url";
 import type { KeyMeta } from "../limiter/types";
 import type { Member } from "./config";
@@ -18,9 +18,31 @@ export interface MemberRequest {
   credentialHash: string;
 }
 
+/** Each member's credential hash, computed once per isolate (its secret does not change in one). */
+const hashes = new WeakMap<Member, string>();
+
+/** The hash a member's key goes by in its limiter keys (`provider:model:hash`). */
+export async function memberHash(m: Member): Promise<string> {
+  let hash = hashes.get(m);
+  if (hash === undefined) {
+    hash = await credentialHash(m.provider, withCredential(m, new Headers()), new URL("https://member.invalid/"));
+    hashes.set(m, hash);
+  }
+  return hash;
+}
+
+/** `headers` without any caller credential or scope, with the member's credential in its flavour's header. */
+function withCredential(m: Member, headers: Headers): Headers {
+  for (const h of CREDENTIALS) headers.delete(h);
+  const header = HEADER_OF[m.provider.flavour];
+  headers.set(header, header === "authorization" ? `Bearer ${m.credential}` : m.credential);
+  return headers;
+}
+
 /**
  * The request for `m`, or null when `m` cannot serve it (an Azure member with no deployment for
  * the model, or a path that would leave its base URL). `rest` is the path after `/<provider>`.
+ * The headers are copied only when asked for: of a pool's members, only the chosen one's are.
  */
 export async function memberRequest(m: Member, rest: string, search: string, caller: Headers, body: unknown, label: string | null): Promise<MemberRequest | null> {
   const query = new URLSearchParams(search);
@@ -37,12 +59,17 @@ export async function memberRequest(m: Member, rest: string, search: string, cal
   const qs = query.toString();
   const url = upstreamUrl(m.provider, path, qs ? `?${qs}` : "");
   if (!url) return null;
-  const headers = new Headers(caller);
-  for (const h of CREDENTIALS) headers.delete(h);
-  const header = HEADER_OF[m.provider.flavour];
-  headers.set(header, header === "authorization" ? `Bearer ${m.credential}` : m.credential);
-  const k = await limitKey(m.provider, headers, url, path, body, label);
-  return { url, headers, key: { key: k.key, provider: m.provider.name, model: k.model }, credentialHash: k.credentialHash };
+  const hash = await memberHash(m);
+  const k = keyFor(m.provider, hash, path, body, label);
+  let headers: Headers | undefined;
+  return {
+    url,
+    get headers() {
+      return (headers ??= withCredential(m, new Headers(caller)));
+    },
+    key: { key: k.key, provider: m.provider.name, model: k.model },
+    credentialHash: hash,
+  };
 }
 
 /** A virtual key, wherever the caller's SDK puts a provider key (or Gemini's `?key=`); null: none. */

@@ -61,7 +61,20 @@ export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
   const built = await Promise.all(r.pool.members.map((m) => memberRequest(m, r.rest, r.search, r.headers, r.body, r.label)));
   const members = r.pool.members.flatMap((m, i) => {
     const req = built[i];
-    return req ? [{ name: m.name, credential: m.credential, target: { url: req.url, headers: req.headers, key: req.key, limiter: r.limiterFor(req.key) } }] : [];
+    if (!req) return [];
+    // Only the member chosen pays for its headers and its limiter's stub.
+    let limiter: LimiterCalls | undefined;
+    const target = {
+      url: req.url,
+      key: req.key,
+      get headers() {
+        return req.headers;
+      },
+      get limiter() {
+        return (limiter ??= r.limiterFor(req.key));
+      },
+    };
+    return [{ name: m.name, credential: m.credential, target }];
   });
   if (members.length === 0) return gatewayError("invalid_request", `no member of pool ${r.pool.name} serves this request (model or path)`);
   return new PoolRoute(r.pool.name, members, r.outMs, r.vk.maxConcurrency ?? undefined);

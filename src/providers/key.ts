@@ -22,15 +22,24 @@ export async function sha256Hex16(text: string): Promise<string> {
  * reach another tenant's limiter.
  */
 export async function limitKey(p: Provider, headers: Headers, url: URL, rest: string, body: unknown, label: string | null): Promise<KeyParts> {
+  return keyFor(p, await credentialHash(p, headers, url), rest, body, label);
+}
+
+/** The hash of the credential and its org/project scope, as the key carries it. */
+export function credentialHash(p: Provider, headers: Headers, url: URL): Promise<string> {
   const f = FLAVOURS[p.flavour];
   const parts = [
     ...f.credentialHeaders.map((h) => headers.get(h) ?? ""),
     ...f.credentialParams.map((q) => url.searchParams.get(q) ?? ""),
     ...f.scopeHeaders.map((h) => headers.get(h) ?? ""),
   ];
-  const credentialHash = await sha256Hex16(parts.join("\n"));
+  return sha256Hex16(parts.join("\n"));
+}
+
+/** The key for a credential already hashed: the label, else the model the body or path names, else `*`. */
+export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
   let model: string | null = label;
-  if (!model) model = f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  if (!model) model = FLAVOURS[p.flavour].model === "body" ? bodyModel(body) : modelFromPath(p, FLAVOURS[p.flavour].model as "gemini-path" | "azure-path", rest);
   model = model && model.length <= 128 ? model : "*";
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }

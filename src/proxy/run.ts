@@ -34,6 +34,8 @@ export interface Plan {
   waitUntil: (p: Promise<unknown>) => void;
   /** A pool's members (a virtual key): each attempt goes to the one that can start it soonest. */
   route?: Route;
+  /** Stops the request while it waits, never mid-attempt (its virtual key was revoked). */
+  stop?: AbortSignal;
 }
 
 export interface Deps {
@@ -56,6 +58,9 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
   const pause = deps.sleep ?? sleep;
   const requestId = crypto.randomUUID();
   const route = plan.route;
+  // While it waits (queued or between attempts), a request also stops for `plan.stop`; an attempt
+  // under way runs to its answer.
+  const waiting = plan.stop ? AbortSignal.any([plan.signal, plan.stop]) : plan.signal;
   const own: Target = { url: plan.url, headers: plan.headers, key: plan.key, limiter };
   let target: Target | undefined = route ? undefined : own;
   let avoid: Target | undefined;
@@ -74,7 +79,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
 
   for (;;) {
     // An abort listener never fires on a signal already aborted: a caller gone during a pause stops here.
-    if (plan.signal.aborted) return GONE();
+    if (waiting.aborted) return GONE();
     if (!target) {
       const to = route!.pick(deps.now(), avoid);
       avoid = undefined;
@@ -82,7 +87,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
         // Every member is out: wait for the first back if the deadline allows, else say when.
         const waitMs = to.backAt - deps.now();
         if (to.backAt > plan.deadline) return stamp(withRetryAfter(last ?? noMember(route!.pool, waitMs), waitMs));
-        await pause(waitMs, plan.signal);
+        await pause(waitMs, waiting);
         continue;
       }
       target = to;
@@ -91,7 +96,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
     const leaseId = `${requestId}:${++asks}`;
     const asked = deps.now();
     const leave = () => at.limiter.cancel(leaseId);
-    plan.signal.addEventListener("abort", leave);
+    waiting.addEventListener("abort", leave);
     try {
       grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: attempts > 0, ...(route && { pooled: true, cap: route.cap }) }, plan.deadline);
     } catch (err) {
@@ -100,11 +105,11 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       at.limiter.cancel(leaseId);
       return stamp(last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
     } finally {
-      plan.signal.removeEventListener("abort", leave);
+      waiting.removeEventListener("abort", leave);
     }
     queueMs += deps.now() - asked;
     route?.heard(at, grant.view, deps.now());
-    if (plan.signal.aborted) {
+    if (waiting.aborted) {
       if (grant.granted) at.limiter.release(leaseId);
       return GONE();
     }
@@ -138,7 +143,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       await at.limiter.settleNow(leaseId, { ...outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry), ...pooled });
       const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
       if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", why));
-      await pause(d.delayMs, plan.signal);
+      await pause(d.delayMs, waiting);
       return null;
     };
     let res: Response;
@@ -213,8 +218,8 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
       avoid = at;
       continue;
     }
-    await pause(d.delayMs, plan.signal);
-    if (plan.signal.aborted) {
+    await pause(d.delayMs, waiting);
+    if (waiting.aborted) {
       if (next) at.limiter.cancel(next);
       return GONE();
     }

@@ -5,7 +5,7 @@ import { directoryOf } from "../directory/object";
 import type { Env } from "../env";
 import type { LimiterSnapshot } from "../limiter/types";
 import { type Member, poolsOf } from "../pools/config";
-import { memberRequest } from "../pools/member";
+import { memberHash } from "../pools/member";
 import { providers } from "../providers/registry";
 import { gatewayError } from "../proxy/errors";
 
@@ -49,12 +49,6 @@ export async function poolsView(env: Env): Promise<Response> {
     }),
   );
   return new Response(JSON.stringify({ pools: out }), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
-}
-
-/** The hash a member's key goes by in its limiter keys (`provider:model:hash`). */
-export async function memberHash(m: Member): Promise<string | null> {
-  const model = m.azure ? Object.keys(m.azure.deployments)[0] : "*";
-  return (await memberRequest(m, "/v1/chat/completions", "", new Headers(), { model }, null))?.credentialHash ?? null;
 }
 
 /** Every member's `provider:hash`, to its pool and member names (for the metrics' labels); {} when POOLS is unusable. */

@@ -107,7 +107,6 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   if (route instanceof Response) return route;
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.hash) : null;
-  const signal = watch ? AbortSignal.any([c.req.raw.signal, watch.revoked]) : c.req.raw.signal;
 
   let res: Response;
   try {
@@ -142,9 +141,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             deadline,
             maxAttempts,
             gateway: gw,
-            signal,
+            signal: c.req.raw.signal,
             waitUntil,
             route,
+            stop: watch?.revoked,
           },
           limiterFor(meta),
           { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
@@ -153,7 +153,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   } finally {
     watch?.stop();
   }
-  if (watch?.revoked.aborted) return gatewayError("unauthorized", "this virtual key was revoked");
+  // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
+  if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   logGatewayError(c.env, key.key, res);
   return res;
 }

@@ -227,4 +227,20 @@ describe("pools", () => {
     await first;
     expect(calls).toHaveLength(1);
   });
+
+  it("revoking a key does not cut its request already at the provider: that answer is the caller's", async () => {
+    const vk = await mint("claude");
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const { calls } = mockUpstream(async () => {
+      await held;
+      return json({ id: "msg_2", type: "message", role: "assistant", content: [], model: "m", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } });
+    });
+    const sent = call(vk.key, { path: "/anthropic/v1/messages", header: "x-api-key", model: "claude-inflight", headers: { "anthropic-version": "2023-06-01" } });
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    expect((await exports.default.fetch(`http://gateway/admin/virtual-keys/${vk.name}`, { method: "DELETE", headers: ADMIN })).status).toBe(204);
+    await sleep(600); // past the re-check interval: the watch has seen the revocation
+    release();
+    expect((await sent).status).toBe(200);
+  });
 });
