@@ -148,37 +148,43 @@ describe("virtual keys", () => {
 });
 
 describe("revocation", () => {
-  it("a request queued behind the member's only slot is refused with 401 while the slot is still held, and never reaches the provider", async () => {
-    // The slot is held by another virtual key of the same pool, which is not revoked: the queued
-    // request's refusal can then be ordered against the holder's answer.
+  it("a queued request is refused with 401 while the slots are still held, never reaching the provider; one already at the provider finishes", async () => {
+    // The member's two slots are held by another virtual key of the same pool (not revoked) and by
+    // the revoked key's own request already at the provider: the queued request's refusal is ordered
+    // against both answers.
     const holder = openaiVia(stack, (await mint("slot-holder", "solo")).key);
     const vk = await mint("revoke-me", "solo");
     const client = openaiVia(stack, vk.key);
     const warm = await client.chat.completions.create(chat("warm")).withResponse();
     const key = warm.response.headers.get("x-slotgate-key")!;
-    // One slot on the member's limiter (an ordinary key): a second request has to queue.
-    const cap = await admin().fetch("PUT", `/admin/keys/${encodeURIComponent(key)}/config`, { maxConcurrency: 1 });
+    // Two slots on the member's limiter (an ordinary key): a third request has to queue.
+    const cap = await admin().fetch("PUT", `/admin/keys/${encodeURIComponent(key)}/config`, { maxConcurrency: 2 });
     expect(cap.status, await cap.clone().text()).toBe(200);
     stack.standin.configure({ latencyMs: 8_000 });
     try {
       let holderDone = false;
       const held = holder.chat.completions.create(chat("holds the slot")).withResponse().finally(() => (holderDone = true));
       held.catch(() => {});
-      await eventually("the holder's request at the provider", async () => attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO).length === 2);
+      let ownDone = false;
+      const own = client.chat.completions.create(chat("at the provider")).withResponse().finally(() => (ownDone = true));
+      own.catch(() => {});
+      await eventually("both requests at the provider", async () => attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO).length === 3);
       const queued = apiError(client.chat.completions.create(chat("queued")));
       await eventually("the revoked key's request to queue", async () => (await admin().member("solo", "only")).queued >= 1);
       const del = await admin().revoke("revoke-me");
       expect(del.status).toBe(204);
       const refused = await queued;
-      // Refused while the holder still has the slot: not when it would have reached the head.
+      // Refused while both slots are still held: not when it would have reached the head.
       expect(holderDone).toBe(false);
+      expect(ownDone).toBe(false);
       expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
       expect(refused.headers?.get("x-slotgate-error")).toBe("unauthorized");
       const after = await apiError(client.chat.completions.create(chat("after")));
       expect(after.status).toBe(401);
       expect(holderDone).toBe(false);
       expect((await held).response.status).toBe(200); // another key of the pool is untouched
-      expect(attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO)).toHaveLength(2); // warm and the holder's only
+      expect((await own).response.status).toBe(200); // sent before the DELETE: it runs to its answer
+      expect(attemptsBy(stack, SECRETS.OPENAI_KEY_SOLO)).toHaveLength(3); // warm, the holder's and its own only
       expect((await admin().list()).keys.map((k) => k.name)).not.toContain("revoke-me");
     } finally {
       stack.standin.configure({ latencyMs: LATENCY_MS });
