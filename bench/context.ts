@@ -16,6 +16,8 @@ export interface BenchOptions {
   /** In flight per client process. */
   concurrency: number;
   quick: boolean;
+  /** Length of the pool rows' long run (a member without quota), seconds; default 120. */
+  poolSeconds?: number;
 }
 
 export interface Ctx {
@@ -33,6 +35,8 @@ export interface Scenario {
   passthrough?: boolean;
   /** One shape of the real-client matrix (bench/real): selected together by `--only real`. */
   real?: boolean;
+  /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's. */
+  vars?: () => Record<string, string>;
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 
@@ -147,7 +151,7 @@ export async function side(ctx: Ctx, s: SideSpec): Promise<Side> {
 export function configure(ctx: Ctx, o: Partial<StandinOptions>): void {
   ctx.standin.configure({
     rpm: 0, tpm: 0, burst: 1, maxConcurrent: 0, headers: true, retryAfter: "exact",
-    latencyMs: 0, jitterMs: 0, faults: {}, ...o,
+    latencyMs: 0, jitterMs: 0, faults: {}, keyLimits: {}, quotaExhaustedKeys: [], ...o,
   });
   ctx.standin.reset();
 }

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,real,...] [--verbose]
+// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,real,pools,...] [--pool-seconds N] [--verbose]
 // (or BENCH_QUICK=1, BENCH_K, BENCH_M, BENCH_CONCURRENCY, BENCH_SCENARIOS). One stand-in provider
 // in this process, one gateway under wrangler dev from a snapshot of the tree (plus a plain Worker
 // when a scenario needs it), K client processes per run. Prints a markdown table and writes bench/results.json.
@@ -17,15 +17,16 @@ import { ceiling } from "./scenarios/ceiling.ts";
 import { fair } from "./scenarios/fair.ts";
 import { faults } from "./scenarios/faults.ts";
 import { overhead } from "./scenarios/overhead.ts";
+import { pools } from "./scenarios/pools.ts";
 import { real } from "./scenarios/real.ts";
 import { type MatrixLine, matrixTable } from "./real/report.ts";
 import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, cache, ...real];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, cache, ...real, ...pools];
 /** Names that select several scenarios. */
-const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name) };
+const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
 
 function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
@@ -36,6 +37,7 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
       m: { type: "string", default: process.env.BENCH_M },
       concurrency: { type: "string", default: process.env.BENCH_CONCURRENCY },
       only: { type: "string", default: process.env.BENCH_SCENARIOS },
+      "pool-seconds": { type: "string", default: process.env.BENCH_POOL_SECONDS },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -47,6 +49,9 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
                  (openai SDK, @anthropic-ai/sdk, the promptfoo CLI installed on first use into
                  ~/.cache/slotgate-bench), the simulator's figure beside each; one shape: --only real-cap.
                  Fleets are fixed per shape (--k/--m/--concurrency do not apply; --quick shrinks them)
+  --only pools   key pools and virtual keys (issue 19): pools-share (600+600 and 900+300 RPM beside one key
+                 of 1,200), pools-quota (a member without quota; --pool-seconds N, default 120, quick 20;
+                 BENCH_POOL_SECONDS), pools-revoke, pools-overhead. Fleets fixed per row
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output`);
@@ -57,7 +62,8 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   const names = (values.only?.split(",").map((s) => s.trim()).filter(Boolean) ?? ALL.map((s) => s.name)).flatMap((n) => GROUPS[n] ?? [n]);
   const unknown = names.filter((n) => !ALL.some((s) => s.name === n));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${[...ALL.map((s) => s.name), ...Object.keys(GROUPS)].join(", ")}`);
-  const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick };
+  const poolSeconds = values["pool-seconds"] === undefined ? undefined : int(values["pool-seconds"], 120);
+  const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick, poolSeconds };
   return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose! };
 }
 
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
   const { opts, only, verbose } = options();
   const started = Date.now();
   const before = machine();
-  const fleet = only.every((s) => s.real) ? "fleets fixed per shape" : `K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}`;
+  const fleet = only.every((s) => s.real || s.vars) ? "fleets fixed per shape" : `K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}`;
   console.error(`bench: ${only.map((s) => s.name).join(", ")} with ${fleet}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
   const standin = await startStandin({ logLimit: 200_000 });
   const tree = snapshot();
@@ -116,7 +122,7 @@ async function main(): Promise<void> {
   try {
     const needPlain = only.some((s) => s.passthrough);
     const [gateway, passthrough] = await Promise.all([
-      start({ root: tree.root, providers: { openai: { baseUrl: standin.url }, anthropic: { baseUrl: standin.url } }, vars: { ADMIN_TOKEN }, verbose }),
+      start({ root: tree.root, providers: { openai: { baseUrl: standin.url }, anthropic: { baseUrl: standin.url } }, vars: { ...Object.assign({}, ...only.map((s) => s.vars?.() ?? {})), ADMIN_TOKEN }, verbose }),
       needPlain ? start({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose }) : null,
     ]);
     gateways.push(gateway, ...(passthrough ? [passthrough] : []));

@@ -33,6 +33,28 @@ export function simulateShape(spec: { shape: Record<string, unknown>; fleet: Rec
   return JSON.parse(out) as SimResult;
 }
 
+/** What sim/pool.ts answers for a pool: makespan, ideal, attempts, 429s, and per member successes and attempts. */
+export interface PoolSimResult {
+  makespanMs: number;
+  idealMs: number;
+  failed: number;
+  attempts: number;
+  upstream429: number;
+  served: Record<string, number>;
+  tried: Record<string, number>;
+}
+
+/**
+ * The simulator's run of a pool (sim/pool.ts: the real router, retry loop and a limiter per member),
+ * one isolate as under wrangler dev, with the local network's delay.
+ */
+export function simulatePoolShape(pool: { members: { name: string; rpm: number; exhausted?: boolean }[]; shape: Record<string, unknown>; fleet: Record<string, unknown>; outMs?: number }): PoolSimResult {
+  const root = resolve(import.meta.dirname, "..");
+  const spec = { pool: { isolates: 1, ...pool, shape: { flavour: "openai", netMs: LOCAL.netMs, ...pool.shape } } };
+  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(spec)], { cwd: root, encoding: "utf8" });
+  return JSON.parse(out) as PoolSimResult;
+}
+
 /** The simulator's run of a fair-share shape (sim/fair.ts), with the local network's delays. */
 export function simulateFair<R>(fair: Record<string, unknown>): R {
   const root = resolve(import.meta.dirname, "..");

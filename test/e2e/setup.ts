@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect } from "vitest";
-import { type Gateway, startGateway } from "../support/gateway.ts";
+import { type Gateway, type GatewayOptions, startGateway } from "../support/gateway.ts";
 import { type Attempt, type Standin, type StandinOptions, type Stats, startStandin } from "../support/standin/index.ts";
 import type { ClientResult, ClientSpec } from "./client.ts";
 
@@ -23,10 +23,12 @@ export interface Stack {
 
 export interface StackOptions {
   standin?: Partial<StandinOptions>;
-  /** Gateway vars (DEADLINE_MS, BASE_BACKOFF_MS, START_CONCURRENCY, ...). */
-  vars?: Record<string, string>;
+  /** Gateway vars (DEADLINE_MS, BASE_BACKOFF_MS, START_CONCURRENCY, ...); a function gets the stand-in's URL (POOLS with a member's baseUrl). */
+  vars?: Record<string, string> | ((standinUrl: string) => Record<string, string>);
   /** Starts the gateway with ADMIN_TOKEN set, so the admin routes answer. */
   admin?: boolean;
+  /** wrangler's log level; `log` keeps the Worker's info event lines in gateway.output(). */
+  logLevel?: GatewayOptions["logLevel"];
 }
 
 /**
@@ -40,8 +42,9 @@ export function useStack(opts: StackOptions = {}): Stack {
     const baseUrl = stack.standin.url;
     stack.gateway = await startGateway({
       providers: { openai: { baseUrl }, anthropic: { baseUrl } },
-      vars: { ...opts.vars, ...(opts.admin ? { ADMIN_TOKEN } : {}) },
+      vars: { ...(typeof opts.vars === "function" ? opts.vars(baseUrl) : opts.vars), ...(opts.admin ? { ADMIN_TOKEN } : {}) },
       verbose: !!process.env.E2E_VERBOSE,
+      logLevel: opts.logLevel,
     });
   });
   afterAll(async () => {

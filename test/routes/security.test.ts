@@ -198,25 +198,63 @@ describe("configuration", () => {
   });
 });
 
+/** Every row of every table of one Durable Object's SQLite storage (the KV API's _cf_KV too), as text. */
+function dumpStorage(stub: DurableObjectStub): Promise<string> {
+  return runInDurableObject(stub, (_obj, state) => {
+    const sql = state.storage.sql;
+    const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").toArray();
+    return tables.map((t) => JSON.stringify(sql.exec(`SELECT * FROM "${t.name}"`).toArray())).join("\n");
+  });
+}
+
+function captureLogs(): string[] {
+  const logs: string[] = [];
+  for (const level of ["log", "info", "warn", "error", "debug"] as const)
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(" ")));
+  return logs;
+}
+
 describe("secrets", () => {
   it("a planted credential appears nowhere: not in the Limiter's storage, the answer's headers, or the logs", async () => {
     const secret = "sk-planted-secret-123";
-    const logs: string[] = [];
-    for (const level of ["log", "info", "warn", "error", "debug"] as const)
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(" ")));
+    const logs = captureLogs();
     mockUpstream((_, n) => (n === 1 ? json(RATE_LIMITED, 429, { "retry-after-ms": "5" }) : json(CHAT)));
     const res = await chat({ key: secret });
     const key = res.headers.get("x-slotgate-key")!;
     expect([...res.headers].flat().join("\n")).not.toContain(secret);
     const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
-    const dump = await runInDurableObject(stub, (_obj, state) => {
-      const sql = state.storage.sql;
-      const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray();
-      return tables.map((t) => JSON.stringify(sql.exec(`SELECT * FROM "${t.name}"`).toArray())).join("\n");
-    });
+    const dump = await dumpStorage(stub);
     expect(dump).toContain(key.split(":")[2]); // the hash is there: the dump is real
     expect(dump).not.toContain(secret);
     expect(JSON.stringify(await stub.state())).not.toContain(secret);
     expect(logs.join("\n")).not.toContain(secret);
+  });
+
+  it("pooled: the members' keys and the virtual key appear nowhere: the member's limiter, the key store, answers, admin answers, logs", async () => {
+    const members = [env.POOL_KEY_A, env.POOL_KEY_B];
+    const logs = captureLogs();
+    const admin = { authorization: "Bearer test-admin-token", "content-type": "application/json" };
+    const name = `secret-scan-${Math.random().toString(36).slice(2, 8)}`;
+    const minted = await app.fetch(new Request("http://gateway/admin/virtual-keys", { method: "POST", headers: admin, body: JSON.stringify({ name, pool: "duo" }) }), env, createExecutionContext());
+    expect(minted.status).toBe(201);
+    const vk = (await minted.json()) as { key: string };
+    const secrets = [...members, vk.key, vk.key.slice(4)];
+    const { calls } = mockUpstream((_, n) => (n === 1 ? json(RATE_LIMITED, 429, { "retry-after-ms": "5" }) : json(CHAT)));
+    const res = await chat({ key: vk.key });
+    expect(res.status).toBe(200);
+    expect(members).toContain(calls.at(-1)!.headers.get("authorization")!.slice("Bearer ".length)); // a member's key did go upstream
+    const key = res.headers.get("x-slotgate-key")!;
+    const seen = [[...res.headers].flat().join("\n"), await res.text()];
+    for (const path of ["/admin/pools", "/admin/virtual-keys", "/admin/keys", `/admin/keys/${encodeURIComponent(key)}`, "/admin/metrics", "/admin"]) {
+      const r = await app.fetch(new Request(`http://gateway${path}`, { headers: admin }), env, createExecutionContext());
+      expect(r.status, path).toBe(200);
+      seen.push(await r.text());
+    }
+    const limiterDump = await dumpStorage(env.LIMITER.get(env.LIMITER.idFromName(key)));
+    const keysDump = await dumpStorage(env.VIRTUAL_KEYS.get(env.VIRTUAL_KEYS.idFromName("virtual-keys")));
+    expect(limiterDump).toContain(key.split(":")[2]);
+    expect(keysDump).toContain(name); // the store is really read
+    for (const [where, text] of Object.entries({ answers: seen.join("\n"), limiter: limiterDump, store: keysDump, logs: logs.join("\n") }))
+      for (const s of secrets) expect(text.includes(s), `${s.slice(0, 8)}... in ${where}`).toBe(false);
   });
 });

@@ -22,6 +22,8 @@ export interface GatewayOptions {
 export interface Gateway {
   url: string;
   port: number;
+  /** wrangler's --persist-to directory: the Durable Objects' storage, for tests that scan it. Removed on close. */
+  persistDir: string;
   close(): Promise<void>;
   /** Everything wrangler printed, for assertions on logs. */
   output(): string;
@@ -119,5 +121,5 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, port, close, output: () => log, rss: () => groupRss(child.pid!) };
+  return { url, port, persistDir: persist, close, output: () => log, rss: () => groupRss(child.pid!) };
 }

@@ -3,7 +3,7 @@
 import { DEFAULT_OPTIONS, startStandin } from "./index.ts";
 import type { StandinOptions } from "./index.ts";
 
-const HELP = `stand-in LLM provider (OpenAI + Anthropic shapes, rate limits, faults)
+const HELP = `stand-in LLM provider (OpenAI, Azure OpenAI and Anthropic shapes, rate limits, faults)
 
   --port N              0 = any free port (default 0)      --host H (default 127.0.0.1)
   --rpm N --tpm N       per-credential limits per minute; 0 = unlimited (defaults 500, 200000)
@@ -15,6 +15,7 @@ const HELP = `stand-in LLM provider (OpenAI + Anthropic shapes, rate limits, fau
   --latency MS --jitter MS --stream-chunks N --output-tokens N
   --fault STATUS=RATE   repeatable; STATUS is 500, 503, 524 or 529
   --seed N              PRNG seed for faults and jitter
+  --key-limits JSON     limits of one credential's own: '{"sk-a":{"rpm":900},"sk-b":{"rpm":300}}'
   --quota-key KEY       repeatable; that credential gets insufficient_quota
   --api-key KEY         repeatable; only these credentials are valid
   --echo                reply with the last user message
@@ -63,6 +64,8 @@ export function parseCli(argv: string[]): Partial<StandinOptions> {
       out.faults = { ...(out.faults as object), [status!]: Number(rate) };
     } else if (key === "quotaExhaustedKeys" || key === "apiKeys") {
       out[key] = [...((out[key] as string[] | undefined) ?? []), ...value.split(",")];
+    } else if (key === "keyLimits") {
+      out.keyLimits = JSON.parse(value);
     } else if (key === "burst") {
       out.burst = value.trim().startsWith("{") ? JSON.parse(value) : Number(value);
     } else {

@@ -27,12 +27,12 @@ export type Endpoint = (req: ParsedRequest, reply: Reply) => EndpointResult;
 export type Refusal = Exclude<Admission, { ok: true }>;
 
 export interface Dialect {
-  name: "openai" | "anthropic";
+  name: "openai" | "anthropic" | "azure";
   /** Path suffix (after any prefix such as /v1) to endpoint. */
   endpoints: Record<string, Endpoint>;
   credential(h: IncomingHttpHeaders): string | undefined;
-  /** Request checks the real API makes before anything else (required fields, headers). */
-  check(h: IncomingHttpHeaders, req: ParsedRequest, endpoint: string): ErrorReply | null;
+  /** Request checks the real API makes before anything else (required fields, headers, query). */
+  check(h: IncomingHttpHeaders, req: ParsedRequest, endpoint: string, query?: URLSearchParams): ErrorReply | null;
   /** The request-id header(s) of every answer. */
   requestId(): Record<string, string>;
   /** An error body as sent, given the request-id headers (Anthropic repeats the id in it). */
@@ -42,7 +42,7 @@ export interface Dialect {
   unauthorized(credential: string | undefined): ErrorReply;
   invalid(message: string): ErrorReply;
   notFound(method: string, path: string): ErrorReply;
-  rateLimited(r: Refusal, model: string, org: string): ErrorReply;
+  rateLimited(r: Refusal, model: string, org: string, endpoint?: string): ErrorReply;
   tooManyConcurrent(model: string, org: string): ErrorReply;
   quotaExhausted(): ErrorReply;
   /** Provider-made faults (524 is Cloudflare's, see faults.ts). */

@@ -2,6 +2,7 @@
 // credential -> body -> provider checks -> quota -> concurrency -> buckets -> fault roll -> latency -> answer.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { anthropic } from "./anthropic.ts";
+import { azure, azurePath } from "./azure.ts";
 import type { Dialect, ErrorReply, StreamPlan } from "./dialect.ts";
 import { encodeSse } from "./dialect.ts";
 import { cloudflare524 } from "./faults.ts";
@@ -9,6 +10,7 @@ import type { Dice } from "./faults.ts";
 import { Account } from "./limits.ts";
 import type { LimitKind } from "./limits.ts";
 import { openai } from "./openai.ts";
+import { forCredential } from "./options.ts";
 import type { StandinOptions } from "./options.ts";
 import { makeReply } from "./reply.ts";
 import { parseRequest } from "./request.ts";
@@ -23,8 +25,17 @@ export interface State {
 
 type Headers = Record<string, string>;
 
+export interface Target {
+  dialect: Dialect;
+  endpoint: string;
+  /** Azure: the deployment in the path, which is the model. */
+  deployment?: string;
+}
+
 /** The provider and endpoint of a path: suffix match, so /v1/... and /openai/v1/... both work. */
-export function route(path: string): { dialect: Dialect; endpoint: string } | null {
+export function route(path: string): Target | null {
+  const az = azurePath(path);
+  if (az) return { dialect: azure, ...az };
   const p = path.replace(/\/+$/, "");
   for (const dialect of [anthropic, openai]) {
     for (const endpoint of Object.keys(dialect.endpoints)) if (p.endsWith(endpoint)) return { dialect, endpoint };
@@ -81,20 +92,35 @@ async function writeStream(res: ServerResponse, plan: StreamPlan, totalMs: numbe
   res.end(plan.tail.map(encodeSse).join(""));
 }
 
+/** Which header carried the credential, and any other credential sent beside it, for tests of how a gateway sent them. */
+function credentialHeaders(h: IncomingHttpHeaders, credential: string | undefined): { credentialHeader: string | null; extraCredentials: string[] } {
+  const bearer = /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() ?? h.authorization;
+  const sent = [bearer, h["api-key"], h["x-api-key"], h["x-goog-api-key"]].filter((v): v is string => typeof v === "string" && v !== "");
+  const extraCredentials = [...new Set(sent.filter((v) => v !== credential))];
+  if (credential === undefined) return { credentialHeader: null, extraCredentials };
+  const header = ["api-key", "x-api-key"].find((name) => h[name] === credential) ?? "authorization";
+  return { credentialHeader: header, extraCredentials };
+}
+
+const HOSTS: Record<Dialect["name"], string> = { openai: "api.openai.com", anthropic: "api.anthropic.com", azure: "myresource.openai.azure.com" };
+
 export async function handleApi(
-  state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, raw: string,
-  target: { dialect: Dialect; endpoint: string },
+  state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, raw: string, target: Target, query = "",
 ): Promise<void> {
   const { dialect, endpoint } = target;
-  const o = state.options;
   const credential = dialect.credential(h);
+  // A credential's own limits (keyLimits) over the global ones; everything else is global.
+  const o = credential === undefined ? state.options : forCredential(state.options, credential);
   const parsed = parseRequest(raw);
-  const req = typeof parsed === "string" ? null : parsed;
+  const req = typeof parsed === "string" ? null : target.deployment === undefined ? parsed : { ...parsed, model: target.deployment };
   const model = req?.model ?? "";
   const at = Date.now();
   const record = (status: number, outcome: Outcome, limitedBy?: LimitKind | "concurrency") =>
     state.stats.record(
-      { at, credential: credential ?? null, provider: dialect.name, path, model, stream: req?.stream ?? false, status, outcome },
+      {
+        at, credential: credential ?? null, ...credentialHeaders(h, credential), provider: dialect.name, path, query,
+        model, stream: req?.stream ?? false, status, outcome,
+      },
       o.logLimit, limitedBy,
     );
   let account: Account | null = null;
@@ -110,7 +136,7 @@ export async function handleApi(
 
   if (!credential || (o.apiKeys && !o.apiKeys.includes(credential))) return refuse(dialect.unauthorized(credential), "unauthorized");
   if (!req) return refuse(dialect.invalid(parsed as string), "invalid");
-  const bad = dialect.check(h, req, endpoint);
+  const bad = dialect.check(h, req, endpoint, new URLSearchParams(query));
   if (bad) return refuse(bad, "invalid");
   if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(), "quota");
   account = state.accounts.get(credential) ?? new Account();
@@ -121,7 +147,7 @@ export async function handleApi(
   const cost = { input: req.promptTokens, output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
-    const err = dialect.rateLimited(admission, model, o.organization);
+    const err = dialect.rateLimited(admission, model, o.organization, endpoint);
     return refuse(err, "rate_limited", retryAfter(o, admission.waitMs), admission.kind);
   }
 
@@ -135,7 +161,7 @@ export async function handleApi(
     if (fault === "524") {
       await sleep(totalMs, res);
       if (res.destroyed) return;
-      const page = cloudflare524(dialect.name === "openai" ? "api.openai.com" : "api.anthropic.com");
+      const page = cloudflare524(HOSTS[dialect.name]);
       res.writeHead(524, "A Timeout Occurred", { ...page.headers, "content-length": Buffer.byteLength(page.body) });
       res.end(page.body);
     } else if (fault) {

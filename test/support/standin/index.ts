@@ -2,5 +2,6 @@
 export { startStandin } from "./server.ts";
 export type { Standin } from "./server.ts";
 export { DEFAULT_OPTIONS } from "./options.ts";
-export type { FaultStatus, RetryAfterMode, StandinOptions } from "./options.ts";
-export type { Attempt, Outcome, Stats } from "./stats.ts";
+export type { FaultStatus, KeyLimits, RetryAfterMode, StandinOptions } from "./options.ts";
+export { byCredentialIn } from "./stats.ts";
+export type { Attempt, CredentialStats, Outcome, Stats } from "./stats.ts";

@@ -11,6 +11,10 @@ export type RetryAfterMode =
 
 export type FaultStatus = "500" | "503" | "524" | "529";
 
+/** The limits one credential may have of its own (a pool member with a bigger or smaller plan). */
+export const KEY_LIMIT_FIELDS = ["rpm", "tpm", "itpm", "otpm", "maxConcurrent", "burst"] as const;
+export type KeyLimits = Partial<Pick<StandinOptions, (typeof KEY_LIMIT_FIELDS)[number]>>;
+
 export interface StandinOptions {
   /** 0 lets the OS pick. */
   port: number;
@@ -46,6 +50,11 @@ export interface StandinOptions {
   faults: Partial<Record<FaultStatus, number>>;
   /** Seed of the PRNG behind faults and jitter; the same seed and request order give the same run. */
   seed: number;
+  /**
+   * Limits per credential, over the global ones for that credential only, e.g.
+   * {"sk-a": {"rpm": 900}, "sk-b": {"rpm": 300}}. A change through configure replaces the whole map.
+   */
+  keyLimits: Record<string, KeyLimits>;
   /** Credentials that always get insufficient_quota (OpenAI 429) / credit balance too low (Anthropic 400). */
   quotaExhaustedKeys: string[];
   /** When set, any other credential gets 401 invalid key. */
@@ -76,6 +85,7 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   outputTokens: 12,
   faults: {},
   seed: 1,
+  keyLimits: {},
   quotaExhaustedKeys: [],
   apiKeys: null,
   echo: false,
@@ -118,6 +128,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
     fail(`retryAfter must be one of ${RETRY_MODES.join(", ")}`);
   }
   if ("burst" in o) validateBurst(o.burst);
+  if ("keyLimits" in o) validateKeyLimits(o.keyLimits);
   if ("faults" in o) validateFaults(o.faults);
   if ("quotaExhaustedKeys" in o && !isStrings(o.quotaExhaustedKeys)) fail("quotaExhaustedKeys must be strings");
   if ("apiKeys" in o && o.apiKeys !== null && !isStrings(o.apiKeys)) fail("apiKeys must be strings or null");
@@ -140,6 +151,29 @@ function validateBurst(b: unknown): void {
   }
 }
 
+function validateKeyLimits(k: unknown): void {
+  if (typeof k !== "object" || k === null || Array.isArray(k)) fail("keyLimits must be an object of credential to limits");
+  for (const [credential, limits] of Object.entries(k)) {
+    if (typeof limits !== "object" || limits === null || Array.isArray(limits)) fail(`keyLimits["${credential}"] must be an object`);
+    for (const field of Object.keys(limits)) {
+      if (!(KEY_LIMIT_FIELDS as readonly string[]).includes(field)) {
+        fail(`keyLimits["${credential}"]: unknown field "${field}" (use ${KEY_LIMIT_FIELDS.join(", ")})`);
+      }
+    }
+    try {
+      validateOptions(limits);
+    } catch (e) {
+      fail(`keyLimits["${credential}"]: ${(e as Error).message.replace(/^standin options: /, "")}`);
+    }
+  }
+}
+
+/** The options as one credential sees them: the global ones with its keyLimits over them. */
+export function forCredential(o: StandinOptions, credential: string): StandinOptions {
+  const own = o.keyLimits[credential];
+  return own ? { ...o, ...own } : o;
+}
+
 function validateFaults(f: unknown): void {
   if (typeof f !== "object" || f === null || Array.isArray(f)) fail("faults must be an object");
   let sum = 0;
@@ -153,7 +187,7 @@ function validateFaults(f: unknown): void {
 
 /** Defaults, then each partial in order; every partial is validated. */
 export function mergeOptions(...partials: (Partial<StandinOptions> | undefined)[]): StandinOptions {
-  let out: StandinOptions = { ...DEFAULT_OPTIONS, faults: {}, quotaExhaustedKeys: [] };
+  let out: StandinOptions = { ...DEFAULT_OPTIONS, faults: {}, keyLimits: {}, quotaExhaustedKeys: [] };
   for (const p of partials) if (p) out = { ...out, ...validateOptions(p) };
   return out;
 }

@@ -76,7 +76,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   }
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0]!;
+    const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
     const target = req.method === "POST" ? route(path) : null;
     const raw = await readBody(req);
@@ -85,7 +85,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
       sendJson(res, err.status, err.body);
       return;
     }
-    await handleApi(state, res, req.headers, path, raw, target);
+    await handleApi(state, res, req.headers, path, raw, target, query);
   }
 
   const server = createServer((req, res) => {

@@ -13,8 +13,14 @@ export interface Attempt {
   /** Epoch ms when the request arrived. */
   at: number;
   credential: string | null;
-  provider: "openai" | "anthropic";
+  /** The header the credential came in: authorization (Bearer), api-key or x-api-key. */
+  credentialHeader: string | null;
+  /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
+  extraCredentials: string[];
+  provider: "openai" | "anthropic" | "azure";
   path: string;
+  /** The query string as sent, without "?" ("" for none): Azure's api-version. */
+  query: string;
   model: string;
   stream: boolean;
   status: number;
@@ -43,6 +49,8 @@ export interface Stats {
   aborted: number;
   /** Attempts per credential ("" for none). */
   perCredential: Record<string, number>;
+  /** Outcomes per credential ("" for none): what a pool's members each served and refused. */
+  byCredential: Record<string, CredentialStats>;
   /** Epoch ms of each attempt, in arrival order (bounded by logLimit). */
   attemptTimes: number[];
   firstAttemptAt: number | null;
@@ -51,12 +59,46 @@ export interface Stats {
   log: Attempt[];
 }
 
+export interface CredentialStats {
+  attempts: number;
+  successes: number;
+  /** 429s from its limits (buckets or concurrency cap). */
+  rateLimited: number;
+  quotaErrors: number;
+  /** Everything else: faults, 401s, 400s and 404s. */
+  other: number;
+}
+
+const emptyCredential = (): CredentialStats => ({ attempts: 0, successes: 0, rateLimited: 0, quotaErrors: 0, other: 0 });
+
+/** Adds one outcome to a credential's counters. */
+function tally(c: CredentialStats, outcome: Outcome): void {
+  c.attempts++;
+  if (outcome === "success") c.successes++;
+  else if (outcome === "rate_limited") c.rateLimited++;
+  else if (outcome === "quota") c.quotaErrors++;
+  else c.other++;
+}
+
+/**
+ * Outcomes per credential of the logged attempts that arrived in [from, to) (epoch ms): a pool's
+ * shares over one window of a run, e.g. the last minute. Bounded by the log (logLimit).
+ */
+export function byCredentialIn(log: readonly Attempt[], from = -Infinity, to = Infinity): Record<string, CredentialStats> {
+  const out: Record<string, CredentialStats> = {};
+  for (const a of log) {
+    if (a.at < from || a.at >= to) continue;
+    tally((out[a.credential ?? ""] ??= emptyCredential()), a.outcome);
+  }
+  return out;
+}
+
 function empty(): Stats {
   return {
     attempts: 0, successes: 0, rateLimited: 0,
     rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0,
-    usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
+    usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
   };
 }
 
@@ -71,6 +113,7 @@ export class StatsRecorder {
     s.lastAttemptAt = a.at;
     const key = a.credential ?? "";
     s.perCredential[key] = (s.perCredential[key] ?? 0) + 1;
+    tally((s.byCredential[key] ??= emptyCredential()), a.outcome);
     s.log.push(a);
     if (s.log.length > logLimit) s.log.splice(0, s.log.length - logLimit);
     if (a.outcome === "success") s.successes++;
