@@ -228,7 +228,7 @@ describe("dashboard", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
     expect(html.startsWith("<!doctype html>")).toBe(true);
-    for (const id of ["login", "token", "keys", "detail", "chart", "legend"]) expect(html).toContain(`id="${id}"`);
+    for (const id of ["login", "token", "keys", "pools", "detail", "chart", "legend"]) expect(html).toContain(`id="${id}"`);
     for (const reason of ["slow_start", "steady_up", "rate_limit", "quota", "manual"]) expect(html).toContain(`r-${reason}`);
     expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
     expect(html).not.toMatch(/https?:\/\//i);
