@@ -42,7 +42,13 @@ beforeAll(async () => {
   gateway = await startGateway({
     providers: { openai: { baseUrl: standin.url } },
     // A short cut debounce, so that a few seconds of traffic make more than one episode.
-    vars: { ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50", USAGE_FLUSH_MS: "300" },
+    vars: {
+      ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50", USAGE_FLUSH_MS: "300",
+      // A pool of two, for the pools table.
+      POOLS: JSON.stringify({ dash: { provider: "openai", members: [{ name: "m1", secret: "DASH_KEY_1" }, { name: "m2", secret: "DASH_KEY_2" }] } }),
+      DASH_KEY_1: "sk-e2e-dashboard-member-1",
+      DASH_KEY_2: "sk-e2e-dashboard-member-2",
+    },
     verbose: !!process.env.E2E_VERBOSE,
   });
 });
@@ -124,6 +130,24 @@ it("shows the key, its limit history and its state in a real browser", async () 
   await expect.poll(async () => (await admin<{ entries: number }>("/admin/cache")).entries).toBe(1);
   expect(await cached()).toBe("hit");
 
+  // A virtual key's traffic through the pool, so the pools table has both members.
+  const minted = await fetch(`${gateway.url}/admin/virtual-keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "dash-vk", pool: "dash" }),
+  });
+  expect(minted.status).toBe(201);
+  const vk = ((await minted.json()) as { key: string }).key;
+  for (let i = 0; i < 8; i++) {
+    const r = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${vk}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-pool", max_tokens: 16, messages: [{ role: "user", content: `pool ${i}` }] }),
+    });
+    await r.arrayBuffer();
+    expect(r.status).toBe(200);
+  }
+
   // The usage ledger has the traffic's minutes before the page loads (limiters write every 300 ms here).
   await expect.poll(async () => (await admin<{ totals: { requests: number } }>("/admin/usage")).totals.requests, { timeout: 15_000 }).toBeGreaterThan(0);
 
@@ -179,6 +203,13 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect((await cells.nth(2).textContent())?.trim()).toBe(String(state.concurrency.limit));
   expect(await page.locator("#empty").isHidden()).toBe(true);
   await expect.poll(() => page.locator("#cache").textContent()).toMatch(/^Response cache: hit ratio 50% \(1 hits, 0 collapsed, 1 misses\), 1 entries, [\d,]+B$/);
+
+  // The pools table: a row per member, both in.
+  const poolRows = page.locator("#pools tbody tr");
+  await expect.poll(() => poolRows.count()).toBe(2);
+  const poolCells = await poolRows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  expect(poolCells.map((c) => [c[0], c[1], c[2]])).toEqual([["dash", "m1", "in"], ["dash", "m2", "in"]]);
+  expect(await page.locator("#pools").textContent()).not.toContain("sk-e2e-dashboard-member");
 
   // Its detail: the chart has one point per limit change, coloured by reason.
   await row.click();
