@@ -60,15 +60,15 @@ const GONE = () => new Response(null, { status: 499 });
  * Acquire, send, settle, and retry what policy says to retry, until an answer the caller should
  * see. The slot of a successful attempt is held until its body has been streamed out.
  */
-export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promise<Response> {
+/** `limiter`: the key's; null only with `plan.route`, whose members bring their own. */
+export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps): Promise<Response> {
   const pause = deps.sleep ?? sleep;
   const requestId = crypto.randomUUID();
   const route = plan.route;
   // While it waits (queued or between attempts), a request also stops for `plan.stop`; an attempt
   // under way runs to its answer.
   const waiting = plan.stop ? AbortSignal.any([plan.signal, plan.stop]) : plan.signal;
-  const own: Target = { url: plan.url, headers: plan.headers, key: plan.key, limiter };
-  let target: Target | undefined = route ? undefined : own;
+  let target: Target | undefined = route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter! };
   let avoid: Target | undefined;
   let asks = 0;
   let attempts = 0;
@@ -77,7 +77,7 @@ export async function run(plan: Plan, limiter: LimiterCalls, deps: Deps): Promis
   let grant: AcquireResult | undefined;
   const stamp = (res: Response) => {
     stampPacing(res, grant);
-    res.headers.set("x-slotgate-key", (target ?? own).key.key);
+    res.headers.set("x-slotgate-key", (target?.key ?? plan.key).key);
     res.headers.set("x-slotgate-attempts", String(attempts));
     res.headers.set("x-slotgate-queue-ms", String(Math.round(queueMs)));
     return res;

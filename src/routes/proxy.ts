@@ -104,9 +104,10 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   const deadline = start + deadlineMs;
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, waitUntil, Date.now, undefined, location);
 
+  const headers = upstreamHeaders(c.req.raw.headers);
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers: upstreamHeaders(c.req.raw.headers), body, label, outMs: gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers, body, label, outMs: gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
@@ -140,7 +141,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
           {
             url,
             method: c.req.method,
-            headers: upstreamHeaders(c.req.raw.headers),
+            headers,
             body: hasBody ? sent.bytes : null,
             key: meta,
             who,
@@ -156,7 +157,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
             meter,
           },
-          limiterFor(meta),
+          // A pooled request's limiters are its members': no client for the virtual key's own key.
+          route ? null : limiterFor(meta),
           { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
         ),
     );
