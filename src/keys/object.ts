@@ -2,23 +2,19 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { Period } from "../budget/period";
 import type { Lane } from "../limiter/lanes";
+import { DEFAULT_SCOPES, type Scope } from "../providers/endpoints";
+import type { CacheScope, KeySpec } from "./spec";
 
 /** A virtual key as stored and listed: everything but the key, which is kept only as its HMAC. */
-export interface VirtualKey {
-  name: string;
-  pool: string;
-  /** The highest lane its requests may use; null: any. */
-  lane: Lane | null;
-  /** The most of its requests in flight at once at each member's limiter; null: no cap. */
-  maxConcurrency: number | null;
-  /** USD the key may spend per budgetPeriod; null: no budget (and no budget call on its requests). */
-  budget: number | null;
-  budgetPeriod: Period | null;
+export interface VirtualKey extends KeySpec {
   createdAt: string;
   lastUsed: string | null;
 }
 
-type Row = { name: string; pool: string; lane: string | null; max_concurrency: number | null; budget: number | null; budget_period: string | null; created_at: number; last_used: number | null };
+type Row = {
+  name: string; pool: string; lane: string | null; max_concurrency: number | null; budget: number | null; budget_period: string | null;
+  scopes: string | null; cache: string | null; created_at: number; last_used: number | null;
+};
 
 const toKey = (r: Row): VirtualKey => ({
   name: r.name,
@@ -27,6 +23,9 @@ const toKey = (r: Row): VirtualKey => ({
   maxConcurrency: r.max_concurrency,
   budget: r.budget ?? null,
   budgetPeriod: (r.budget_period as Period | null) ?? null,
+  // A key minted before scopes existed has the default ones.
+  scopes: r.scopes ? (JSON.parse(r.scopes) as Scope[]) : [...DEFAULT_SCOPES],
+  cache: (r.cache as CacheScope | null) ?? null,
   createdAt: new Date(r.created_at).toISOString(),
   lastUsed: r.last_used === null ? null : new Date(r.last_used).toISOString(),
 });
@@ -50,18 +49,19 @@ export class VirtualKeys extends DurableObject<Env> {
         name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, pool TEXT NOT NULL, lane TEXT,
         max_concurrency INTEGER, created_at INTEGER NOT NULL, last_used INTEGER)`,
     );
-    // Budgets came later: a store made before them gets their columns.
+    // Budgets, scopes and the cache's scope came later: a store made before them gets their columns.
     const cols = ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(vkeys)").toArray().map((c) => c.name);
     if (!cols.includes("budget")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN budget REAL; ALTER TABLE vkeys ADD COLUMN budget_period TEXT");
+    if (!cols.includes("scopes")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN scopes TEXT; ALTER TABLE vkeys ADD COLUMN cache TEXT");
   }
 
   /** false: the name is taken. */
-  async create(k: Omit<VirtualKey, "createdAt" | "lastUsed">, hash: string, now: number = Date.now()): Promise<VirtualKey | false> {
+  async create(k: KeySpec, hash: string, now: number = Date.now()): Promise<VirtualKey | false> {
     const sql = this.ctx.storage.sql;
     if (sql.exec("SELECT 1 FROM vkeys WHERE name = ?", k.name).toArray().length > 0) return false;
     sql.exec(
-      "INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, budget, budget_period, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      k.name, hash, k.pool, k.lane, k.maxConcurrency, k.budget, k.budgetPeriod, now,
+      "INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, budget, budget_period, scopes, cache, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      k.name, hash, k.pool, k.lane, k.maxConcurrency, k.budget, k.budgetPeriod, JSON.stringify(k.scopes), k.cache, now,
     );
     return { ...k, createdAt: new Date(now).toISOString(), lastUsed: null };
   }

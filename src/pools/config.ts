@@ -23,6 +23,8 @@ export interface Pool {
   name: string;
   provider: string;
   members: Member[];
+  /** Its virtual keys read each other's cache entries (a key's own `cache` setting still wins). Default: each key its own. */
+  sharedCache: boolean;
 }
 
 export const AZURE_API_VERSION = "2024-10-21";
@@ -55,10 +57,11 @@ function parsePool(name: string, spec: unknown, table: Record<string, Provider>,
   const at = `POOLS.${name}`;
   if (!NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
-  const { provider, members } = spec as { provider?: unknown; members?: unknown };
+  const { provider, members, sharedCache } = spec as { provider?: unknown; members?: unknown; sharedCache?: unknown };
   if (typeof provider !== "string" || !Object.hasOwn(table, provider)) throw new ConfigError(`${at}.provider must name a provider`);
   if (!Array.isArray(members) || members.length === 0) throw new ConfigError(`${at}.members must be a non-empty array`);
-  const pool: Pool = { name, provider, members: [] };
+  if (sharedCache !== undefined && typeof sharedCache !== "boolean") throw new ConfigError(`${at}.sharedCache must be true or false`);
+  const pool: Pool = { name, provider, members: [], sharedCache: sharedCache === true };
   const seen = new Set<string>();
   members.forEach((m, i) => {
     const member = parseMember(`${at}.members[${i}]`, m, table[provider]!, table, secrets);

@@ -5,10 +5,8 @@ import { keyHash, mintKey } from "../keys/keys";
 import { forgetKeys } from "../keys/lookup";
 import { type VirtualKey, virtualKeysOf } from "../keys/object";
 import { budgetOf, type Spend } from "../budget/object";
-import { isPeriod, PERIODS } from "../budget/period";
-import { isLane } from "../limiter/lanes";
+import { parseSpec } from "../keys/spec";
 import { poolsOf } from "../pools/config";
-import { LABEL } from "../providers/key";
 import { providers } from "../providers/registry";
 import { gatewayError } from "../proxy/errors";
 
@@ -21,35 +19,27 @@ export const virtualKeys = new Hono<{ Bindings: Env }>();
 
 /** Mints a key for a pool. The key is in this answer only; the store keeps its HMAC. */
 virtualKeys.post("/", async (c) => {
-  let body: Record<string, unknown>;
+  let body: unknown;
   try {
     body = await c.req.json();
   } catch {
     return bad("body: must be a JSON object");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return bad("body: must be a JSON object");
-  const { name, pool, lane, maxConcurrency, budget, budgetPeriod } = body;
-  if (typeof name !== "string" || !LABEL.test(name) || name.length > 64) return bad("name: 1-64 of A-Z a-z 0-9 . _ @ + / -");
-  if (typeof pool !== "string") return bad("pool: must name a pool in POOLS");
-  if (lane !== undefined && lane !== null && !isLane(lane)) return bad("lane: high, normal or low");
-  if (maxConcurrency !== undefined && maxConcurrency !== null && !(Number.isSafeInteger(maxConcurrency) && (maxConcurrency as number) >= 1 && (maxConcurrency as number) <= 100_000))
-    return bad("maxConcurrency: a whole number from 1 to 100000");
-  if (budget !== undefined && budget !== null && !(typeof budget === "number" && Number.isFinite(budget) && budget > 0)) return bad("budget: USD, a number above 0");
-  if (budgetPeriod !== undefined && budgetPeriod !== null && !isPeriod(budgetPeriod)) return bad(`budgetPeriod: ${PERIODS.join(", ")}`);
-  if (budgetPeriod && typeof budget !== "number") return bad("budgetPeriod: needs a budget");
-  const budgeted = typeof budget === "number" ? { budget, budgetPeriod: isPeriod(budgetPeriod) ? budgetPeriod : "total" as const } : { budget: null, budgetPeriod: null };
+  const spec = parseSpec(body);
+  if (typeof spec === "string") return bad(spec);
   let key: string, hash: string;
   try {
-    if (!Object.hasOwn(poolsOf(c.env.POOLS, providers(c.env.PROVIDERS), c.env), pool)) return bad(`pool: POOLS has no pool named ${JSON.stringify(pool.slice(0, 64))}`);
+    if (!Object.hasOwn(poolsOf(c.env.POOLS, providers(c.env.PROVIDERS), c.env), spec.pool)) return bad(`pool: POOLS has no pool named ${JSON.stringify(spec.pool.slice(0, 64))}`);
     key = mintKey();
     hash = await keyHash(c.env, key);
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message, NO_STORE);
     throw err;
   }
-  const made = await virtualKeysOf(c.env.VIRTUAL_KEYS).create({ name, pool, lane: (lane as never) ?? null, maxConcurrency: (maxConcurrency as number) ?? null, ...budgeted }, hash);
-  if (!made) return gatewayError("conflict", `a virtual key named ${JSON.stringify(name)} exists; delete it first`, NO_STORE);
-  return json({ name, key, pool, lane: made.lane, maxConcurrency: made.maxConcurrency, ...budgeted, createdAt: made.createdAt }, 201);
+  const made = await virtualKeysOf(c.env.VIRTUAL_KEYS).create(spec, hash);
+  if (!made) return gatewayError("conflict", `a virtual key named ${JSON.stringify(spec.name)} exists; delete it first`, NO_STORE);
+  const { lastUsed: _, ...shown } = made;
+  return json({ ...shown, key }, 201);
 });
 
 /** Every key's name, pool, lane, cap, budget, createdAt and lastUsed, and its spend this period: never the key. */
