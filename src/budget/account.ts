@@ -13,8 +13,6 @@ const EXPIRED_KEPT = 1_000;
 export interface Reservation {
   usd: number;
   at: number;
-  /** The start of the period it was made in: a cost settled after its period ended is not charged to the next. */
-  period: number;
 }
 
 export interface Account {
@@ -42,40 +40,46 @@ export function roll(a: Account, period: Period, now: number): void {
   for (const [id, r] of Object.entries(a.reservations)) {
     if (now - r.at < RESERVATION_TTL_MS) continue;
     delete a.reservations[id];
-    if (r.period === a.period) a.spend += r.usd;
-    a.expired[id] = [r.usd, r.period];
+    // Charged now, to this period, whichever it was made in: spend is never forgotten, only known late.
+    a.spend += r.usd;
+    a.expired[id] = [r.usd, a.period];
     const ids = Object.keys(a.expired);
     if (ids.length > EXPIRED_KEPT) delete a.expired[ids[0]!];
   }
 }
 
 /**
- * Admits a request while the key's spend and what requests in flight have reserved are under the
- * budget, and reserves its estimate. So spend can pass the budget only by what the requests in
- * flight when it ran out cost beyond their estimates. The same id twice is admitted once.
+ * Admits a request when the key's spend, what requests in flight have reserved and its own
+ * estimate fit in the budget, and reserves its estimate. So spend can pass the budget only by what
+ * the requests in flight cost beyond their estimates. The same id twice is admitted once.
  */
 export function reserve(a: Account, id: string, estimateUsd: number, budget: number, period: Period, now: number): Verdict {
   roll(a, period, now);
   if (a.reservations[id]) return { ok: true };
   const reserved = reservedUsd(a);
-  if (a.spend + reserved >= budget) return { ok: false, spend: a.spend, reserved };
-  a.reservations[id] = { usd: Math.max(0, estimateUsd), at: now, period: a.period };
+  const usd = Math.max(0, estimateUsd);
+  if (a.spend + reserved >= budget || a.spend + reserved + usd > budget) return { ok: false, spend: a.spend, reserved };
+  a.reservations[id] = { usd, at: now };
   return { ok: true };
 }
 
-/** The true cost replaces the reservation; a repeated or unknown settle changes nothing. */
+/**
+ * The true cost replaces the reservation; a repeated or unknown settle changes nothing. A cost
+ * known only after its period ended (a stream that ran past midnight) is charged to the period it
+ * became known in: the money was spent, and the old period's spend is no longer kept.
+ */
 export function settle(a: Account, id: string, costUsd: number, period: Period, now: number): void {
   roll(a, period, now);
   const cost = Math.max(0, costUsd);
   const r = a.reservations[id];
   if (r) {
     delete a.reservations[id];
-    if (r.period === a.period) a.spend += cost;
+    a.spend += cost;
     return;
   }
   const e = a.expired[id];
   if (!e) return;
   delete a.expired[id];
-  // Charged at its estimate when it expired: now the difference.
+  // Charged at its estimate when it expired: now the difference, if that charge is still in this period.
   if (e[1] === a.period) a.spend = Math.max(0, a.spend + cost - e[0]);
 }

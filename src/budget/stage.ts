@@ -32,13 +32,25 @@ export function estimateUsd(bodyBytes: number, tokens: number, price: Price | nu
 const usd = (n: number) => `$${n.toFixed(4)}`;
 const WORD = { day: "daily", month: "monthly", total: "total" } as const;
 
+/** What the stage knows of a request's price. */
+export interface Priced {
+  /** The model the request names; `*` when it names none (a models list: it costs nothing). */
+  model: string;
+  price: Price | null;
+  /** Its estimated cost, computed only for budgeted keys. */
+  estimate: () => number;
+}
+
 /**
- * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402 budget_exceeded (or 503 when
- * the budget could not be checked: fail closed); the request is never forwarded. Else the handle.
+ * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402
+ * budget_exceeded, 403 forbidden for a model with no price (it would cost the budget nothing), or
+ * 503 when the budget could not be checked (fail closed); the request is never forwarded. Else the handle.
  */
-export async function budgetStage(env: Env, vk: Budgeted | undefined, estimateOf: () => number, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
+export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Priced, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
-  const estimate = estimateOf();
+  if (!priced.price && priced.model !== "*")
+    return gatewayError("forbidden", `virtual key ${vk.name} has a budget, and model ${JSON.stringify(priced.model.slice(0, 128))} has no price: add it to PRICES`);
+  const estimate = priced.estimate();
   const { budget } = vk;
   const period = vk.budgetPeriod ?? "total";
   const stub = budgetOf(env, vk);
@@ -51,7 +63,7 @@ export async function budgetStage(env: Env, vk: Budgeted | undefined, estimateOf
   }
   if (!verdict.ok) {
     const held = verdict.reserved > 0 ? ` (${usd(verdict.reserved)} more is held by requests in flight)` : "";
-    return gatewayError("budget_exceeded", `virtual key ${vk.name} has spent ${usd(verdict.spend)} of its ${WORD[period]} budget of ${usd(budget)}${held}`);
+    return gatewayError("budget_exceeded", `virtual key ${vk.name} has spent ${usd(verdict.spend)} of its ${WORD[period]} budget of ${usd(budget)}${held}; this request may cost up to ${usd(estimate)}`);
   }
   let done = false;
   const settle = (cost: number) => {

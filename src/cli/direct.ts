@@ -71,7 +71,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
 
     const now = ctx.now();
     const info = parseRateLimitHeaders(ex.headers, now, ex.status >= 400 ? ex.body : undefined);
-    const cls = classify(ex.status, ex.body, ex.statusText);
+    const cls = classify(ex.status, ex.body);
     const d = cls === "success" ? null : decide(ctx, cls, attempt, info.retryAfterMs, deadline);
     // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
     // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).

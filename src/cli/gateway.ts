@@ -43,6 +43,6 @@ export async function runGateway(ctx: SendContext, item: Item): Promise<OutputLi
       await sleep(hint * (1 + 0.1 * ctx.random()), ctx.stop);
       continue;
     }
-    return answerLine(item, ex, classify(ex.status, ex.body, ex.statusText));
+    return answerLine(item, ex, classify(ex.status, ex.body));
   }
 }

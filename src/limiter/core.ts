@@ -283,7 +283,7 @@ export class LimiterCore {
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
 
     record(this.metrics, o);
-    if (o.pooled && noteAnswer(this.member, id, o.out, now, o.outMs ?? 0)) this.ousting = isOut(this.member);
+    if (o.pooled && noteAnswer(this.member, id, o.out, now, o.outMs ?? 0, o.confirmOnly)) this.ousting = isOut(this.member);
     const lease = this.leases.get(id);
     // The provider counted at admission, after the Worker's send (timing.ts).
     const readAt = readingDate(o, lease?.grantedAt, now);

@@ -46,12 +46,14 @@ export function admitPooled(s: OutState, id: string, now: number): { go: true } 
 
 /**
  * An answer to lease `id`. `out` names the reason when it says the key cannot be used (hard quota,
- * 401, 403). While the member is out only the probe's answer counts: anything else the provider
- * says to it shows the key works again; answers to requests sent before the out change nothing.
- * Returns whether the member's state changed.
+ * a refused key). While the member is out only the probe's answer counts: anything else the
+ * provider says to it shows the key works again; answers to requests sent before the out change
+ * nothing. `confirmOnly`: the evidence may keep a member out (its probe failed) but not take one
+ * in the pool out. Returns whether the member's state changed.
  */
-export function noteAnswer(s: OutState, id: string, out: OutReason | undefined, now: number, firstMs: number): boolean {
+export function noteAnswer(s: OutState, id: string, out: OutReason | undefined, now: number, firstMs: number, confirmOnly = false): boolean {
   if (isOut(s) && s.probe !== id) return false;
+  if (out !== undefined && confirmOnly && !isOut(s)) return false;
   if (out === undefined) {
     if (!isOut(s)) return false;
     Object.assign(s, inState());

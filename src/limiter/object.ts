@@ -76,8 +76,9 @@ export class Limiter extends DurableObject<Env> {
       timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
       settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
       answered: (o, now) => {
-        // A pool member is the operator's own key: it is listed even while it has never answered 2xx.
-        if ((o.status >= 200 && o.status < 300) || o.pooled) this.prove(now);
+        // A pool member that goes out is listed (GET /admin/pools) even if it never answered 2xx;
+        // any other answer (a holder's 404 for a made-up model) keeps nothing.
+        if ((o.status >= 200 && o.status < 300) || (o.pooled && o.out !== undefined)) this.prove(now);
       },
       // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
       takenBack: (lease) => {
@@ -153,6 +154,11 @@ export class Limiter extends DurableObject<Env> {
   async cancel(leaseId: string): Promise<boolean> {
     this.counted(1);
     return this.driver.cancel(leaseId);
+  }
+
+  /** Whether this key keeps state (it was proven): the admin API's fallback when the Directory has dropped it. */
+  async kept(): Promise<boolean> {
+    return this.store.proven;
   }
 
   async state(): Promise<LimiterSnapshot> {

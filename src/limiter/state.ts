@@ -38,10 +38,12 @@ export interface Outcome {
   next?: string;
   /** How long before it reached the limiter the Worker saw this answer (it waited for a batch). */
   ageMs?: number;
-  /** A pooled request's answer: the reason it takes the member out (hard quota, 401, 403), if it does. */
+  /** A pooled request's answer: the reason it takes the member out (hard quota, a refused key), if it does. */
   out?: string;
   /** With `out`: the first out's length in ms (POOL_OUT_MS); it doubles with each strike. */
   outMs?: number;
+  /** With `out`: the request already took another member out, so this answer may keep a member out (a probe's) but not take one out. */
+  confirmOnly?: boolean;
   /** A pooled request's answer: while the member is out only the probe's answer counts. */
   pooled?: boolean;
 }

@@ -44,7 +44,7 @@ function withCredential(m: Member, headers: Headers): Headers {
  * the model, or a path that would leave its base URL). `rest` is the path after `/<provider>`.
  * The headers are copied only when asked for: of a pool's members, only the chosen one's are.
  */
-export async function memberRequest(m: Member, rest: string, search: string, caller: Headers, body: unknown, label: string | null): Promise<MemberRequest | null> {
+export async function memberRequest(m: Member, rest: string, search: string, caller: Headers, body: unknown): Promise<MemberRequest | null> {
   const query = new URLSearchParams(search);
   query.delete("key");
   let path = rest;
@@ -60,7 +60,8 @@ export async function memberRequest(m: Member, rest: string, search: string, cal
   const url = upstreamUrl(m.provider, path, qs ? `?${qs}` : "");
   if (!url) return null;
   const hash = await memberHash(m);
-  const k = keyFor(m.provider, hash, path, body, label);
+  // No label: a pooled request cannot name its members' limiters (pools/stage.ts refuses it).
+  const k = keyFor(m.provider, hash, path, body, null);
   let headers: Headers | undefined;
   return {
     url,

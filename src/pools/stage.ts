@@ -9,6 +9,7 @@ import type { LimiterCalls } from "../proxy/limiter-client";
 import type { Who } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import type { KeyMeta } from "../limiter/types";
+import { allowed, scopeOf } from "../providers/endpoints";
 import type { Provider } from "../providers/table";
 import { type Pool, poolsOf, serves } from "./config";
 import { memberRequest, virtualKeyIn } from "./member";
@@ -16,9 +17,24 @@ import { PoolRoute } from "./route";
 
 export type KeyStage = { kind: "none" } | { kind: "refused"; res: Response } | { kind: "pool"; vk: VirtualKey; pool: Pool; hash: string };
 
-/** Looks the presented virtual key up: unknown or revoked is 401 and goes nowhere. */
-export async function virtualKeyStage(env: Env, headers: Headers, url: URL, provider: Provider, table: Record<string, Provider>): Promise<KeyStage> {
-  const presented = virtualKeyIn(headers, url);
+/** What the stage reads of a request. */
+export interface Asked {
+  method: string;
+  headers: Headers;
+  url: URL;
+  /** The path after `/<provider>`, as sent. */
+  rest: string;
+  /** `x-slotgate-limit-key`, if sent. */
+  label: string | null;
+}
+
+/**
+ * Looks the presented virtual key up: unknown or revoked is 401 and goes nowhere; an endpoint its
+ * scopes do not grant is 403, and a label (which would pick the member's limiter) 400, before
+ * anything is read or sent.
+ */
+export async function virtualKeyStage(env: Env, asked: Asked, provider: Provider, table: Record<string, Provider>): Promise<KeyStage> {
+  const presented = virtualKeyIn(asked.headers, asked.url);
   if (!presented) return { kind: "none" };
   try {
     const { vk, hash } = await resolveKey(env, presented);
@@ -28,6 +44,13 @@ export async function virtualKeyStage(env: Env, headers: Headers, url: URL, prov
     if (!pool) return { kind: "refused", res: gatewayError("config_error", `virtual key ${vk.name} names pool ${vk.pool}, which POOLS does not define`) };
     if (!serves(pool, provider))
       return { kind: "refused", res: gatewayError("invalid_request", `virtual key ${vk.name} is for pool ${pool.name} (${pool.provider}); this route is ${provider.name}`) };
+    if (!allowed(vk.scopes, provider.flavour, asked.method, asked.rest)) {
+      const group = scopeOf(provider.flavour, asked.method, asked.rest);
+      const needs = group ? `the scope ${group}` : "the scope all";
+      return { kind: "refused", res: gatewayError("forbidden", `virtual key ${vk.name} may not call ${asked.method} ${asked.rest.slice(0, 200)}: it needs ${needs} (it has ${vk.scopes.join(", ")})`) };
+    }
+    // Members' limiters are the operator's: a holder does not choose which one (or how many) it uses.
+    if (asked.label !== null) return { kind: "refused", res: gatewayError("invalid_request", "x-slotgate-limit-key cannot be used with a virtual key: its pool's keys are grouped by the operator") };
     return { kind: "pool", vk, pool, hash };
   } catch (err) {
     if (err instanceof ConfigError) return { kind: "refused", res: gatewayError("config_error", err.message) };
@@ -36,6 +59,15 @@ export async function virtualKeyStage(env: Env, headers: Headers, url: URL, prov
 }
 
 const rank = (l: Lane) => LANES.indexOf(l);
+
+/**
+ * Whose cache entries a virtual key's requests read and write: its own by default (a key made
+ * again under an old name starts empty), its pool's only where the key or its pool opts in.
+ */
+export function cacheTenant(vk: VirtualKey, pool: Pool): string {
+  const shared = vk.cache ? vk.cache === "pool" : pool.sharedCache;
+  return shared ? `pool:${pool.name}` : `vk:${vk.name}:${vk.createdAt}`;
+}
 
 /** The virtual key is the caller; its lane is the highest a request may ask for (a header may only lower it). */
 export function whoFor(vk: VirtualKey, asked: Who): Who {
@@ -51,14 +83,13 @@ export interface RouteInput {
   search: string;
   headers: Headers;
   body: unknown;
-  label: string | null;
   outMs: number;
   limiterFor: (meta: KeyMeta) => LimiterCalls;
 }
 
 /** The pool's members that can serve this request, as targets; a 400 when none can. */
 export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
-  const built = await Promise.all(r.pool.members.map((m) => memberRequest(m, r.rest, r.search, r.headers, r.body, r.label)));
+  const built = await Promise.all(r.pool.members.map((m) => memberRequest(m, r.rest, r.search, r.headers, r.body)));
   const members = r.pool.members.flatMap((m, i) => {
     const req = built[i];
     if (!req) return [];

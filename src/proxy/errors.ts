@@ -15,6 +15,7 @@ export type GatewayErrorType =
   | "cache_miss"
   | "budget_exceeded"
   | "pool_unavailable"
+  | "forbidden"
   | "conflict";
 
 const STATUS: Record<GatewayErrorType, number> = {
@@ -33,6 +34,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   cache_miss: 504,
   budget_exceeded: 402,
   pool_unavailable: 503,
+  forbidden: 403,
   conflict: 409,
 };
 

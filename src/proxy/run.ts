@@ -1,7 +1,7 @@
 import type { GatewayConfig } from "../config/limits";
 import type { AcquireResult, KeyMeta, SettleRequest } from "../limiter/types";
 import { decideRetry } from "../policy/backoff";
-import { classify } from "../policy/classify";
+import { classify, keyUnusable } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/headers";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
@@ -11,7 +11,7 @@ import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, read
 import { AttemptTimer } from "./attempt-timer";
 import { callerHeaders, parseJson } from "./forward";
 import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
-import { noMember, outReason, withRetryAfter } from "./pooled";
+import { hideMember, noMember, withRetryAfter } from "./pooled";
 import { stampPacing } from "./pacing";
 import type { Meter } from "../usage/meter";
 import type { Tags } from "../usage/types";
@@ -75,7 +75,10 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
   let queueMs = 0;
   let last: Response | null = null;
   let grant: AcquireResult | undefined;
+  /** A request takes at most one member out (see below). */
+  let tookOut = false;
   const stamp = (res: Response) => {
+    if (route) hideMember(res.headers);
     stampPacing(res, grant);
     res.headers.set("x-slotgate-key", (target?.key ?? plan.key).key);
     res.headers.set("x-slotgate-attempts", String(attempts));
@@ -199,12 +202,17 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
     stopRenewing();
     const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
     const info = parseRateLimitHeaders(res.headers, deps.now(), body);
-    const cls = classify(res.status, body, res.statusText);
+    const cls = classify(res.status, body);
     let d = decide(cls, attempt, info.retryAfterMs, plan, deps);
     // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
-    const out = route ? outReason(cls, res.status, body) : undefined;
+    // Once: an answer that would take a second member out for the same request says more about
+    // what the request asks than about the keys, so it is the caller's answer, and it may only
+    // keep out a member already out (a failed probe), never take one out.
+    const evidence = route ? (keyUnusable(res.status, body) ?? undefined) : undefined;
+    const out = tookOut ? undefined : evidence;
     let move = false;
     if (out) {
+      tookOut = true;
       d = attempt < plan.maxAttempts && deps.now() < plan.deadline ? { retry: true, delayMs: 0 } : { retry: false, reason: "attempts_exhausted" };
       move = true;
     } else if (route && d.retry) {
@@ -213,10 +221,13 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
     }
     // A refused request that will be back here keeps its claim on the refill it waits for.
     const next = cls === "rate_limit" && d.retry && !move ? `${requestId}:${asks + 1}` : undefined;
-    const settled = { ...outcome(cls, res.status, info, latency, attempt, !d.retry), next, ...pooled, ...(out && { out, outMs: route!.outMs }) };
+    const settled = {
+      ...outcome(cls, res.status, info, latency, attempt, !d.retry), next, ...pooled,
+      ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
+    };
     await at.limiter.settleNow(leaseId, settled);
     if (out) route!.out(at, out, deps.now());
-    else route?.answered(at);
+    else if (!evidence) route?.answered(at);
     last = new Response(route ? route.scrub(bytes) : bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
     if (!d.retry) return stamp(last);
     if (move) {

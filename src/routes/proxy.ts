@@ -22,7 +22,7 @@ import { type PriceTable, priceOf, priceTable } from "../usage/prices";
 import { budgetStage, estimateUsd } from "../budget/stage";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
-import { type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
+import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
@@ -67,7 +67,7 @@ proxy.all("/:provider/*", async (c) => {
   const asked = await whoIsAsking(c.req.raw.headers, c.env.GATEWAY_TOKENS);
   if (typeof asked === "string") return gatewayError("invalid_request", asked);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
-  const keyed = await virtualKeyStage(c.env, c.req.raw.headers, incoming, provider, table);
+  const keyed = await virtualKeyStage(c.env, { method: c.req.method, headers: c.req.raw.headers, url: incoming, rest, label }, provider, table);
   if (keyed.kind === "refused") return keyed.res;
   const pooled = keyed.kind === "pool" ? keyed : null;
   const who = pooled ? whoFor(pooled.vk, asked) : asked;
@@ -107,11 +107,12 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   const headers = upstreamHeaders(c.req.raw.headers);
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers, body, label, outMs: gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest, search: incoming.search, headers, body, outMs: gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
-  const budget = await budgetStage(c.env, pooled?.vk, () => estimateUsd(bytes.byteLength, cost, priceOf(prices, provider.name, model)), waitUntil);
+  const price = pooled?.vk.budget ? priceOf(prices, provider.name, model) : null;
+  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
   if (budget instanceof Response) return budget;
   const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   // While it waits, a pooled request hears of its key's revocation.
@@ -128,8 +129,8 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
         headers: c.req.raw.headers,
         provider: provider.name,
         path: `${rest}${incoming.search}`,
-        // A pool's callers share its answers; anyone else shares only with the same credential.
-        tenant: pooled ? `pool:${pooled.pool.name}` : key.credentialHash,
+        // A virtual key reads its own answers (its pool's where it opts in); anyone else only the same credential's.
+        tenant: pooled ? cacheTenant(pooled.vk, pooled.pool) : key.credentialHash,
         body: bytes,
         limitKey: key.key,
         deadline,

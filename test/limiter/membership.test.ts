@@ -12,6 +12,16 @@ describe("a pool member's in/out state", () => {
     expect(s.until).toBe(11_000);
   });
 
+  it("evidence from a request that already took a member out keeps a failed probe out, but takes no member in the pool out", () => {
+    const s = inState();
+    expect(noteAnswer(s, "r1", "insufficient_quota", 1_000, 10_000, true)).toBe(false);
+    expect(isOut(s)).toBe(false);
+    noteAnswer(s, "r2", "insufficient_quota", 1_000, 10_000);
+    admitPooled(s, "probe", 11_000);
+    expect(noteAnswer(s, "probe", "insufficient_quota", 11_500, 10_000, true)).toBe(true);
+    expect(s).toMatchObject({ strikes: 2, until: 31_500 });
+  });
+
   it("refuses pooled requests until then, lets exactly one through as the probe, and tells the rest to wait for it", () => {
     const s = inState();
     noteAnswer(s, "r1", "401", 0, 10_000);

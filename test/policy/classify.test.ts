@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify } from "../../src/policy/classify";
+import { classify, keyUnusable } from "../../src/policy/classify";
 
 type Case = [name: string, status: number, body: unknown];
 
@@ -50,15 +50,13 @@ describe("classify", () => {
   it.each<Case>([
     ["OpenAI 429 insufficient_quota", 429, OPENAI_QUOTA],
     ["OpenAI insufficient_quota as raw JSON text", 429, JSON.stringify(OPENAI_QUOTA)],
-    ["insufficient_quota in non-JSON text", 429, "error: insufficient_quota"],
-    ["OpenAI billing_hard_limit_reached", 400, openai("billing_hard_limit_reached", "invalid_request_error", "Billing hard limit has been reached")],
+    ["OpenAI billing_hard_limit_reached (a 400)", 400, openai("billing_hard_limit_reached", "invalid_request_error", "Billing hard limit has been reached")],
     ["OpenAI credit_balance_exhausted code", 429, openai("credit_balance_exhausted", "insufficient_quota", "Your credit balance is exhausted.")],
-    ["credit_balance_exhausted only in the message", 429, openai(null, "requests", "Request failed: credit_balance_exhausted")],
     ["OpenAI access_terminated", 403, openai("access_terminated", "invalid_request_error", "Your access was terminated due to violation of our policies.")],
+    ["a 402 with a quota code", 402, openai("insufficient_quota", "billing", "Payment required")],
     ["Anthropic spend limit (details.error_code)", 429, anthropic("rate_limit_error", "You have reached your API usage limits.", { error_code: "enforced_spend_limit_reached" })],
     ["Anthropic enforced_spend_limit_reached as error.type", 429, anthropic("enforced_spend_limit_reached", "Spend limit reached")],
-    ["Anthropic enforced_spend_limit_reached in message", 400, anthropic("invalid_request_error", "enforced_spend_limit_reached: monthly limit")],
-    ["Anthropic credit balance too low", 400, anthropic("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.")],
+    ["Anthropic credit balance too low: the fixed sentence, whole (it has no code)", 400, anthropic("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.")],
     ["Gemini PerDay QuotaFailure", 429, GEMINI_DAY],
     ["Gemini PerDay wrapped in an array", 429, [GEMINI_DAY]],
     ["Gemini daily token quota id", 429, gemini("GenerateContentInputTokensPerModelPerDay-FreeTier")],
@@ -83,12 +81,51 @@ describe("classify", () => {
     ...[501, 505, 525, 526, 530, 599, 0, 100, Number.NaN].map((s): Case => [String(s), s, null]),
   ])("fatal: %s", (_, status, body) => expect(classify(status, body)).toBe("fatal"));
 
-  it("reads statusText as one more place a provider may name the quota", () => {
-    expect(classify(429, null, "Too Many Requests")).toBe("rate_limit");
-    expect(classify(429, null, "insufficient_quota")).toBe("hard_quota");
-  });
+  // What a caller sends may come back in a message (a 404 names the model it was asked for): a
+  // message, a status text or a raw body never makes hard quota, or a caller could take a pool's
+  // members out. Only the codes the provider sets do, on the statuses quota comes with.
+  it.each<[string, number, unknown, string]>([
+    ["a 404 naming the model the caller sent", 404, openai("model_not_found", "invalid_request_error", "The model `insufficient_quota` does not exist or you do not have access to it."), "fatal"],
+    ["a 400 echoing the caller's text", 400, anthropic("invalid_request_error", "messages.0.content: credit_balance_exhausted enforced_spend_limit_reached"), "fatal"],
+    ["credit_balance_exhausted only in the message of a 429", 429, openai(null, "requests", "Request failed: credit_balance_exhausted"), "rate_limit"],
+    ["insufficient_quota in non-JSON text", 429, "error: insufficient_quota", "rate_limit"],
+    ["Anthropic's low-credit sentence inside a longer message", 400, anthropic("invalid_request_error", "model: Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."), "fatal"],
+    ["Anthropic's low-credit sentence with more after it", 400, anthropic("invalid_request_error", "Your credit balance is too low to access the Anthropic API. x"), "fatal"],
+    ["a quota code on a 404", 404, openai("insufficient_quota", "insufficient_quota", "x"), "fatal"],
+    ["a quota code on a 500", 500, openai("insufficient_quota", "insufficient_quota", "x"), "transient"],
+  ])("never from a message or an unlikely status: %s", (_, status, body, cls) => expect(classify(status, body)).toBe(cls));
 
   it("does not mistake a longer code for a quota code", () => {
-    expect(classify(429, openai("not_insufficient_quota_test", "x", "x"), undefined)).toBe("rate_limit");
+    expect(classify(429, openai("not_insufficient_quota_test", "x", "x"))).toBe("rate_limit");
   });
+});
+
+describe("keyUnusable: the evidence that takes a pool member out", () => {
+  const googleKey = (status: number, reason: string) => ({
+    error: { code: status, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT",
+      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason, domain: "googleapis.com" }] },
+  });
+
+  it.each<[string, number, unknown, string]>([
+    ["OpenAI insufficient_quota", 429, OPENAI_QUOTA, "insufficient_quota"],
+    ["OpenAI invalid key", 401, openai("invalid_api_key", "invalid_request_error", "Incorrect API key provided: sk-abc***."), "invalid_api_key"],
+    ["Anthropic invalid key", 401, anthropic("authentication_error", "invalid x-api-key"), "authentication_error"],
+    ["Azure invalid key", 401, { error: { code: "401", message: "Access denied due to invalid subscription key or wrong API endpoint." } }, "401"],
+    ["Anthropic out of credit", 400, anthropic("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."), "credit_balance_too_low"],
+    ["Gemini daily quota", 429, GEMINI_DAY, "daily_quota"],
+    ["Gemini invalid key (a 400 with ErrorInfo)", 400, googleKey(400, "API_KEY_INVALID"), "api_key_invalid"],
+    ["OpenAI access terminated (403)", 403, openai("access_terminated", "invalid_request_error", "Your access was terminated."), "access_terminated"],
+  ])("out: %s", (_, status, body, reason) => expect(keyUnusable(status, body)).toBe(reason));
+
+  it.each<[string, number, unknown]>([
+    // A restricted key without one endpoint's permission: the next request may be fine.
+    ["OpenAI 401 missing scopes", 401, openai(null, "invalid_request_error", "You have insufficient permissions for this operation. Missing scopes: api.model.embeddings.request.")],
+    ["Anthropic 403 permission_error", 403, anthropic("permission_error", "Your API key does not have permission to use the specified resource.")],
+    ["OpenAI 403 model access", 403, openai("model_not_found", "invalid_request_error", "Project proj_x does not have access to model gpt-5")],
+    ["a 404 naming insufficient_quota", 404, openai("model_not_found", "invalid_request_error", "The model `insufficient_quota` does not exist")],
+    ["a 401 with nothing to say why", 401, null],
+    ["a bare 403", 403, "Forbidden"],
+    ["a rate limit", 429, OPENAI_RATE],
+    ["invalid_api_key on a 400", 400, openai("invalid_api_key", "invalid_request_error", "x")],
+  ])("not out: %s", (_, status, body) => expect(keyUnusable(status, body)).toBeNull());
 });
