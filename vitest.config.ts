@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 
 /**
  * ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one. The pools and their
- * members' secrets are what test/pools drives: two OpenAI keys, an Azure deployment, an Anthropic key.
+ * members' secrets are what test/pools drives: two OpenAI keys, an Azure deployment, an Anthropic key,
+ * a Gemini key, and a pool whose keys share their cache.
  */
 const POOL_BINDINGS = {
   ADMIN_TOKEN: "test-admin-token",
@@ -17,11 +18,15 @@ const POOL_BINDINGS = {
       ],
     },
     claude: { provider: "anthropic", members: [{ name: "main", secret: "POOL_KEY_ANT" }] },
+    gem: { provider: "gemini", members: [{ name: "g", secret: "POOL_KEY_GEM" }] },
+    // Its keys read each other's cache entries (the default is each key its own).
+    shared: { provider: "openai", sharedCache: true, members: [{ name: "s", secret: "POOL_KEY_A" }] },
   }),
   POOL_KEY_A: "sk-pool-member-aaaaaaaaaaaa",
   POOL_KEY_B: "sk-pool-member-bbbbbbbbbbbb",
   POOL_KEY_AZ: "azure-member-secret-cccccccc",
   POOL_KEY_ANT: "sk-ant-member-dddddddddddd",
+  POOL_KEY_GEM: "AIza-member-eeeeeeeeeeee",
 };
 
 export default defineConfig({

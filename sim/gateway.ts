@@ -44,7 +44,7 @@ export class SimLimiter implements LimiterCalls {
   }
 
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
-    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, cap: req.cap, pooled: req.pooled }));
+    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled }));
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {

@@ -89,7 +89,7 @@ export async function simulatePool(sc: PoolScenario): Promise<PoolResult> {
       },
     }));
     return (req: SimRequest) => {
-      const route = new PoolRoute("sim", targets, sc.outMs ?? 10_000, undefined, random, views);
+      const route = new PoolRoute("sim", targets, sc.outMs ?? 10_000, random, views);
       return run(
         {
           url: targets[0]!.target.url, method: "POST", headers: targets[0]!.target.headers, body: req.body, key: targets[0]!.target.key,

@@ -2,6 +2,7 @@ import type { Budget } from "./budget/object";
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
 import type { VirtualKeys } from "./keys/object";
+import type { KeySlots } from "./keys/slots-object";
 import type { Limiter } from "./limiter/object";
 
 /** Bindings, vars and secrets as wrangler.toml and `wrangler secret put` declare them. */
@@ -23,6 +24,8 @@ export interface Env {
   USAGE_FLUSH_MS?: string;
   /** One instance (`virtual-keys`): the virtual keys, by their HMAC. */
   VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
+  /** One per virtual key with a maxConcurrency: its slots across the whole pool. */
+  KEY_SLOTS: DurableObjectNamespace<KeySlots>;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;

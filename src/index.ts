@@ -8,6 +8,7 @@ export { Budget } from "./budget/object";
 export { CacheShard } from "./cache/object";
 export { Directory } from "./directory/object";
 export { Limiter } from "./limiter/object";
+export { KeySlots } from "./keys/slots-object";
 export { VirtualKeys } from "./keys/object";
 
 const app = new Hono<{ Bindings: Env }>();

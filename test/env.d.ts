@@ -12,5 +12,6 @@ declare namespace Cloudflare {
     POOL_KEY_B: string;
     POOL_KEY_AZ: string;
     POOL_KEY_ANT: string;
+    POOL_KEY_GEM: string;
   }
 }

@@ -81,10 +81,6 @@ export class CallerBook {
     e.ring[e.step % STEPS]! += Number.isFinite(cost) && cost > 0 ? cost : 1;
   }
 
-  inFlightOf(caller: string): number {
-    return this.book.get(caller)?.inFlight ?? 0;
-  }
-
   released(caller: string, now: number): void {
     const e = this.book.get(caller);
     if (!e) return;

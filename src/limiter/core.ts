@@ -65,7 +65,6 @@ export class LimiterCore {
     this.pace = { ...emptyPace(), ...saved?.pace };
     this.cooldownUntil = saved?.cooldownUntil ?? 0;
     this.member = { ...inState(), ...saved?.member, probe: null };
-    this.queue.blocked = (w) => w.cap !== undefined && this.callers.inFlightOf(w.caller ?? DEFAULT_CALLER) >= w.cap;
     this.metrics = saved?.metrics ?? emptyMetrics();
     rebound(this.aimd, this.config, 0, 0);
   }

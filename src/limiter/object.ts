@@ -125,7 +125,7 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.counted(1);
     this.touch(req, now, true);
-    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, cap: req.cap, pooled: req.pooled });
+    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled });
     this.telemetry.moved(now);
     return answer;
   }

@@ -14,8 +14,6 @@ export interface Waiter {
   caller?: string;
   /** Absent: normal. */
   lane?: Lane;
-  /** The most slots its caller may hold at once; while it holds that many, its line is passed over. */
-  cap?: number;
   /** A pooled request (see membership.ts). */
   pooled?: boolean;
 }
@@ -70,8 +68,6 @@ const units = (cost: number) => (Number.isFinite(cost) && cost > 1 ? cost : 1);
  */
 export class WaitQueue<W extends Waiter = Waiter> {
   weights: LaneWeights;
-  /** Heads that may not go now (a caller at its cap); null: none ever blocked. */
-  blocked: ((w: W) => boolean) | null = null;
   private clock = 0;
   private lanes: Record<Lane, LaneState<W>>;
   private byId = new Map<string, Entry<W>>();
@@ -230,7 +226,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
 
   /**
    * The lane, then the line within it, with the smallest start; ties go to the earlier lane, then
-   * the earlier arrival. A line whose head is `blocked` (its caller at its cap) is passed over.
+   * the earlier arrival.
    */
   private choose(): Choice<W> | null {
     let best: Choice<W> | null = null;
@@ -244,7 +240,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
       let first = Number.POSITIVE_INFINITY;
       for (const x of lane.lines.values()) {
         const head = x.retries[0] ?? x.fresh[0];
-        if (!head || (this.blocked !== null && this.blocked(head))) continue;
+        if (!head) continue;
         const s = Math.max(lane.clock, x.finish);
         const seq = this.byId.get(head.id)!.seq;
         if (s < lineStart || (s === lineStart && seq < first)) [line, lineStart, first] = [x, s, seq];

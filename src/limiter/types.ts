@@ -26,8 +26,6 @@ export interface AcquireRequest extends KeyMeta {
   priority?: Lane;
   /** Sent for a pool (a virtual key): the member's in/out state applies, and the answer carries its view. */
   pooled?: boolean;
-  /** The most slots this caller may hold at this key at once (a virtual key's maxConcurrency). */
-  cap?: number;
 }
 
 /** What a pooled request learns of the member it asked, for the Worker's choice of the next member. */

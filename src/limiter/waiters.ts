@@ -11,7 +11,6 @@ export interface WaiterRequest {
   deadline: number;
   caller?: string;
   lane?: Lane;
-  cap?: number;
   pooled?: boolean;
 }
 

@@ -22,16 +22,14 @@ const MASKED = /[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g;
 export class PoolRoute implements Route {
   readonly pool: string;
   readonly outMs: number;
-  readonly cap?: number;
   private members: PoolMember[];
   private random: () => number;
   private views: Map<string, Seen>;
 
-  constructor(pool: string, members: PoolMember[], outMs: number, cap: number | undefined, random: () => number = Math.random, views = isolateViews) {
+  constructor(pool: string, members: PoolMember[], outMs: number, random: () => number = Math.random, views = isolateViews) {
     this.pool = pool;
     this.members = members;
     this.outMs = outMs;
-    if (cap !== undefined) this.cap = cap;
     this.random = random;
     this.views = views;
   }

@@ -108,5 +108,5 @@ export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
     return [{ name: m.name, credential: m.credential, target }];
   });
   if (members.length === 0) return gatewayError("invalid_request", `no member of pool ${r.pool.name} serves this request (model or path)`);
-  return new PoolRoute(r.pool.name, members, r.outMs, r.vk.maxConcurrency ?? undefined);
+  return new PoolRoute(r.pool.name, members, r.outMs);
 }

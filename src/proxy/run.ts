@@ -107,7 +107,7 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
     const leave = () => at.limiter.cancel(leaseId);
     waiting.addEventListener("abort", leave);
     try {
-      grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: attempts > 0, ...(route && { pooled: true, cap: route.cap }) }, plan.deadline);
+      grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: attempts > 0, ...(route && { pooled: true }) }, plan.deadline);
     } catch (err) {
       if (!(err instanceof LimiterUnavailable)) throw err;
       // The object may have granted it after all: never leave that slot to its lease's expiry.

@@ -23,8 +23,6 @@ export interface Route {
   waitElsewhere(t: Target, now: number): number | null;
   /** The first out's length (POOL_OUT_MS): the member's limiter doubles it per strike. */
   outMs: number;
-  /** The virtual key's cap on its requests in flight at each member. */
-  cap?: number;
   /** An error body given back with every member credential cut out. */
   scrub(body: Uint8Array): Uint8Array;
   /** Names the pool in the error given when no member is in. */

@@ -20,6 +20,7 @@ import { run } from "../proxy/run";
 import { Meter } from "../usage/meter";
 import { type PriceTable, priceOf, priceTable } from "../usage/prices";
 import { budgetStage, estimateUsd } from "../budget/stage";
+import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
@@ -138,7 +139,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
         waitUntil,
       },
       () =>
-        run(
+        gateStage({ env: c.env, vk: pooled?.vk, deadline, signal: watch ? AbortSignal.any([c.req.raw.signal, watch.revoked]) : c.req.raw.signal, waitUntil, now: Date.now }, () => run(
           {
             url,
             method: c.req.method,
@@ -161,7 +162,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
           { fetch: (input, init) => fetch(input, init), now: Date.now, random: Math.random },
-        ),
+        )),
     );
   } finally {
     watch?.stop();

@@ -1,5 +1,5 @@
 // LimiterCore for a pool member: pooled requests see its in/out state (membership.ts) and learn its
-// view; a caller's cap (a virtual key's maxConcurrency) holds its line, not the others'.
+// view.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { LimiterCore, type Outcome } from "../../src/limiter/core";
@@ -61,19 +61,6 @@ describe("LimiterCore for a pool member", () => {
     core.settle("r1", out({ cls: "fatal", status: 401, pooled: true, out: "401", outMs: 5_000 }), 0);
     const again = new LimiterCore(cfg, JSON.parse(JSON.stringify(core.persisted())));
     expect(again.enqueue(w("r2", { pooled: true }), 1_000)).toMatchObject({ kind: "rejected", out: true });
-  });
-
-  it("a caller at its cap waits while others go", () => {
-    const core = known();
-    for (let i = 0; i < 3; i++) core.enqueue(w(`vk${i}`, { caller: "vk", cap: 1 }), 0);
-    core.enqueue(w("other", { caller: "someone" }), 0);
-    expect(core.pump(0).granted.map((x) => x.id).sort()).toEqual(["other", "vk0"]);
-    core.release("vk0", 10);
-    expect(core.pump(10).granted.map((x) => x.id)).toEqual(["vk1"]);
-    // Its waiters still time out at their deadline while held by the cap.
-    core.enqueue(w("late", { caller: "vk", cap: 1, deadline: 50 }), 20);
-    expect(core.wakeAt(20)).not.toBeNull();
-    expect(core.pump(60).expired.map((x) => x.id)).toContain("late");
   });
 
   it("tells a pooled request how long one more would wait, and the pace its quota allows", () => {

@@ -57,7 +57,8 @@ describe("virtual keys", () => {
     expect(text).not.toContain(KEY_A);
     const row = (JSON.parse(text) as { virtualKeys: Record<string, unknown>[] }).virtualKeys.find((k) => k.name === vk.name);
     expect(row).toMatchObject({ name: vk.name, pool: "duo", lane: "normal", maxConcurrency: 4, createdAt: vk.createdAt, lastUsed: null });
-    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "spend"]);
+    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "cache", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "scopes", "spend"]);
+    expect(row).toMatchObject({ scopes: ["inference", "models"], cache: null });
 
     mockUpstream(() => json(CHAT));
     expect((await call(vk.key)).status).toBe(200);
@@ -174,14 +175,21 @@ describe("pools", () => {
     const vk = await mint("duo");
     const masked = (k: string) => ({ error: { message: `Incorrect API key provided: ${k.slice(0, 6)}************${k.slice(-4)}. You can find your API key at https://platform.openai.com.`, type: "invalid_request_error", code: "invalid_api_key" } });
     const { calls } = mockUpstream((req) => json(masked(memberOf(req.headers) === "a" ? KEY_A : KEY_B), 401));
+    // One request takes at most one member out: the first goes out, the second's refusal is this caller's answer.
+    const first = await call(vk.key, { model: "gpt-all-out", headers: { "x-slotgate-deadline-ms": "300" } });
+    expect(first.status).toBe(401);
+    expect(first.headers.get("retry-after")).toBeNull();
+    expect(calls).toHaveLength(2);
+    // The next request takes the second out too: now every member is out.
     const res = await call(vk.key, { model: "gpt-all-out", headers: { "x-slotgate-deadline-ms": "300" } });
     expect(res.status).toBe(401);
     expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
-    const text = await res.text();
-    expect(text).toContain("Incorrect API key provided");
-    expect(text).not.toContain(KEY_A.slice(-4));
-    expect(text).not.toContain(KEY_B.slice(-4));
-    expect(calls).toHaveLength(2);
+    for (const text of [await first.text(), await res.text()]) {
+      expect(text).toContain("Incorrect API key provided");
+      expect(text).not.toContain(KEY_A.slice(-4));
+      expect(text).not.toContain(KEY_B.slice(-4));
+    }
+    expect(calls).toHaveLength(3);
   });
 
   it("rewrites a request for an Azure member: its deployment, api-version and api-key", async () => {
