@@ -100,6 +100,8 @@ export const anthropic: Dialect = {
   invalid: (message) => error(400, "invalid_request_error", message),
 
   notFound: () => error(404, "not_found_error", "Not Found"),
+  unknownModel: (model) => error(404, "not_found_error", `model: ${model}`),
+  identity: (org) => ({ "anthropic-organization-id": `${org}-0000-4000-8000-000000000000` }),
 
   rateLimited(r: Refusal, _model, org) {
     const unit = { requests: "requests", tokens: "tokens", input: "input tokens", output: "output tokens" }[r.kind];

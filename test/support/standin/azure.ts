@@ -54,6 +54,8 @@ export const azure: Dialect = {
   invalid: openai.invalid,
 
   notFound: () => error(404, "404", "Resource not found"),
+  unknownModel: () => error(404, "DeploymentNotFound", "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."),
+  identity: () => ({}),
 
   rateLimited(r: Refusal, _model, _org, endpoint = "/chat/completions") {
     const what = r.kind === "requests" ? "call rate limit" : "token rate limit";

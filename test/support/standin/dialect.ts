@@ -45,6 +45,10 @@ export interface Dialect {
   rateLimited(r: Refusal, model: string, org: string, endpoint?: string): ErrorReply;
   tooManyConcurrent(model: string, org: string): ErrorReply;
   quotaExhausted(): ErrorReply;
+  /** A model the account does not have (options.models): the real APIs' 404, naming the model as sent. */
+  unknownModel(model: string): ErrorReply;
+  /** Headers naming the account on every answer (OpenAI's organization and project, Anthropic's organization id). */
+  identity(org: string): Record<string, string>;
   /** Provider-made faults (524 is Cloudflare's, see faults.ts). */
   fault(status: 500 | 503 | 529): ErrorReply;
 }

@@ -102,6 +102,22 @@ function credentialHeaders(h: IncomingHttpHeaders, credential: string | undefine
   return { credentialHeader: header, extraCredentials };
 }
 
+/**
+ * `GET /v1/files`: the account's files, as OpenAI lists them to any key of the organization. Only
+ * what a gateway must keep a virtual key away from; recorded like any request.
+ */
+export function handleFiles(state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, query: string): void {
+  const credential = openai.credential(h);
+  const ok = credential !== undefined && (!state.options.apiKeys || state.options.apiKeys.includes(credential));
+  state.stats.record(
+    { at: Date.now(), credential: credential ?? null, ...credentialHeaders(h, credential), provider: "openai", path, query, model: "", stream: false, status: ok ? 200 : 401, outcome: ok ? "success" : "unauthorized" },
+    state.options.logLimit,
+  );
+  if (!ok) return sendJson(res, 401, openai.unauthorized(credential).body);
+  const files = [{ id: "file-eval-answers", object: "file", bytes: 2_048, created_at: 1_764_000_000, filename: "answers.jsonl", purpose: "batch_output" }];
+  sendJson(res, 200, { object: "list", data: files, has_more: false }, { ...openai.requestId(), ...openai.identity(state.options.organization) });
+}
+
 const HOSTS: Record<Dialect["name"], string> = { openai: "api.openai.com", anthropic: "api.anthropic.com", azure: "myresource.openai.azure.com" };
 
 export async function handleApi(
@@ -127,6 +143,7 @@ export async function handleApi(
   const ids = dialect.requestId();
   const headers = (): Headers => ({
     ...ids,
+    ...dialect.identity(o.organization),
     ...(o.headers && account ? dialect.limitHeaders(account.snapshot(o, performance.now())) : {}),
   });
   const refuse = (err: ErrorReply, outcome: Outcome, extra: Headers = {}, limitedBy?: LimitKind | "concurrency") => {
@@ -138,6 +155,7 @@ export async function handleApi(
   if (!req) return refuse(dialect.invalid(parsed as string), "invalid");
   const bad = dialect.check(h, req, endpoint, new URLSearchParams(query));
   if (bad) return refuse(bad, "invalid");
+  if (o.models && !o.models.includes(model)) return refuse(dialect.unknownModel(model), "invalid");
   if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(), "quota");
   account = state.accounts.get(credential) ?? new Account();
   state.accounts.set(credential, account);

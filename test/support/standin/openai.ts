@@ -135,6 +135,10 @@ export const openai: Dialect = {
   tooManyConcurrent: (model, org) =>
     error(429, `Too many concurrent requests for ${model} in organization ${org}. Please try again later.`, "requests", "rate_limit_exceeded"),
 
+  unknownModel: (model) => error(404, `The model \`${model}\` does not exist or you do not have access to it.`, "invalid_request_error", "model_not_found"),
+
+  identity: (org) => ({ "openai-organization": org, "openai-project": `proj_${org}` }),
+
   quotaExhausted: () =>
     error(429, "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.", "insufficient_quota", "insufficient_quota"),
 

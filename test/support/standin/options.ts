@@ -61,6 +61,8 @@ export interface StandinOptions {
   apiKeys: string[] | null;
   /** Reply with the text of the last user message instead of filler words. */
   echo: boolean;
+  /** The models the account has; any other gets the API's 404 naming it. null: every model. */
+  models: string[] | null;
   /** Organisation id used in error messages and headers. */
   organization: string;
   /** Attempts kept in the stats log (oldest dropped first). */
@@ -89,6 +91,7 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   quotaExhaustedKeys: [],
   apiKeys: null,
   echo: false,
+  models: null,
   organization: "org-standin",
   logLimit: 100_000,
 });
@@ -132,6 +135,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   if ("faults" in o) validateFaults(o.faults);
   if ("quotaExhaustedKeys" in o && !isStrings(o.quotaExhaustedKeys)) fail("quotaExhaustedKeys must be strings");
   if ("apiKeys" in o && o.apiKeys !== null && !isStrings(o.apiKeys)) fail("apiKeys must be strings or null");
+  if ("models" in o && o.models !== null && !isStrings(o.models)) fail("models must be strings or null");
   return o as Partial<StandinOptions>;
 }
 

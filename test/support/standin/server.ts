@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Dice } from "./faults.ts";
-import { handleApi, route, sendJson } from "./handle.ts";
+import { handleApi, handleFiles, route, sendJson } from "./handle.ts";
 import type { State } from "./handle.ts";
 import { openai } from "./openai.ts";
 import { mergeOptions } from "./options.ts";
@@ -78,6 +78,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
+    if (req.method === "GET" && /\/v1\/files$/.test(path)) return handleFiles(state, res, req.headers, path, query);
     const target = req.method === "POST" ? route(path) : null;
     const raw = await readBody(req);
     if (!target) {

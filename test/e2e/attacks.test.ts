@@ -1,0 +1,129 @@
+// A virtual key held by someone you do not fully trust, tried as they would try it: through
+// `wrangler dev`, with the official openai SDK holding only the virtual key, against a stand-in
+// whose account has files, a model list, and identity headers like OpenAI's. Each attack here
+// worked on the gateway before the trust work (issue 26): three requests took a pool down, a key
+// listed the member's files, a second key replayed the first one's cached answers, labels made
+// new limiters and multiplied the cap, and a budget let an unpriced model or a too-large request through.
+import { randomBytes } from "node:crypto";
+import OpenAI from "openai";
+import { beforeEach, describe, expect, it } from "vitest";
+import { Admin, type MintedKey, type Pools, poolVars } from "../support/pools.ts";
+import { ADMIN_TOKEN, OPENAI_MODEL, openaiVia, rejection, useStack } from "./setup.ts";
+
+const secret = (label: string) => `sk-attack-${label}-${randomBytes(8).toString("hex")}`;
+const SECRETS = { TEAM_A: secret("team-a"), TEAM_B: secret("team-b"), CAP_A: secret("cap-a"), CAP_B: secret("cap-b") };
+const MODELS = ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "gpt-4.1-nano"];
+const POOLS: Pools = {
+  team: { provider: "openai", members: [{ name: "team-a", secret: "TEAM_A" }, { name: "team-b", secret: "TEAM_B" }] },
+  capped: { provider: "openai", members: [{ name: "cap-a", secret: "CAP_A" }, { name: "cap-b", secret: "CAP_B" }] },
+};
+
+const stack = useStack({
+  admin: true,
+  standin: { latencyMs: 150, echo: true, models: MODELS, organization: "org-member-account" },
+  vars: { ...poolVars(POOLS, SECRETS), POOL_OUT_MS: "60000" },
+});
+
+const admin = () => new Admin(stack.gateway.url, ADMIN_TOKEN);
+let n = 0;
+async function mint(pool: string, extra: Record<string, unknown> = {}): Promise<MintedKey> {
+  const res = await admin().fetch("POST", "/admin/virtual-keys", { name: `attack-${++n}-${randomBytes(3).toString("hex")}`, pool, ...extra });
+  expect(res.status).toBe(201);
+  return (await res.json()) as MintedKey;
+}
+const ask = (client: OpenAI, text: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}, headers: Record<string, string> = {}) =>
+  client.chat.completions.create({ model: OPENAI_MODEL, max_tokens: 16, messages: [{ role: "user", content: text }], ...extra }, { headers });
+const status = async (p: PromiseLike<unknown>) => (await rejection(p)) as InstanceType<typeof OpenAI.APIError>;
+
+beforeEach(() => stack.standin.resetStats());
+
+describe("attack 1: take a pool's members out for everyone", () => {
+  it("a model named insufficient_quota and a label picking the member limiter: the holder gets its 404s and 400s, the other team is served", async () => {
+    const holder = openaiVia(stack, (await mint("team")).key);
+    const victim = openaiVia(stack, (await mint("team")).key);
+    for (let i = 0; i < 3; i++) {
+      const e = await status(ask(holder, "take it down", { model: "insufficient_quota" }, { "x-slotgate-limit-key": `member-${i}` }));
+      expect([400, 404]).toContain(e.status);
+      expect((await status(ask(holder, "take it down", { model: "insufficient_quota" }))).status).toBe(404);
+    }
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => ask(victim, `victim ${i}`)));
+    expect(answers.every((a) => a.choices[0]?.message.content?.includes("victim"))).toBe(true);
+    const team = (await admin().pools()).pools.find((p) => p.name === "team")!;
+    expect(team.members.map((m) => m.state)).toEqual(["in", "in"]);
+  });
+});
+
+describe("attack 2: use the member's account with full power", () => {
+  it("listing the account's files or its stored completions is 403, and nothing reaches the provider", async () => {
+    const holder = openaiVia(stack, (await mint("team")).key);
+    const files = await status(holder.files.list());
+    expect(files.status).toBe(403);
+    expect(files.message).toMatch(/needs the scope files/);
+    expect((await status(holder.chat.completions.list())).status).toBe(403);
+    expect(stack.standin.stats().log.filter((a) => a.path.endsWith("/files") || a.path.endsWith("/chat/completions"))).toEqual([]);
+    // A key granted the files scope reaches them.
+    const granted = openaiVia(stack, (await mint("team", { scopes: ["inference", "files"] })).key);
+    const list = await granted.files.list();
+    expect(list.data.map((f) => f.id)).toEqual(["file-eval-answers"]);
+  });
+});
+
+describe("attack 3: read other virtual keys' cached answers", () => {
+  it("a second key of the pool asking `only` for the first key's prompt gets a miss, not its answer", async () => {
+    const a = openaiVia(stack, (await mint("team")).key);
+    const b = openaiVia(stack, (await mint("team")).key);
+    const ns = { "x-slotgate-cache": "on", "x-slotgate-cache-namespace": `oracle-${randomBytes(3).toString("hex")}` };
+    await ask(a, "what team A asked in private", {}, ns);
+    // Stored after the answer has gone out: wait until A itself can replay it.
+    for (let i = 0; i < 50; i++) {
+      const replay = await a.chat.completions.create({ model: OPENAI_MODEL, max_tokens: 16, messages: [{ role: "user", content: "what team A asked in private" }] }, { headers: { ...ns, "x-slotgate-cache": "only" } }).withResponse().catch(() => null);
+      if (replay?.response.headers.get("x-slotgate-cache") === "hit") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const oracle = await status(ask(b, "what team A asked in private", {}, { ...ns, "x-slotgate-cache": "only" }));
+    expect(oracle.status).toBe(504);
+  });
+});
+
+describe("attack 4: bypass its caps and fill storage", () => {
+  it("30 labels make no limiter; maxConcurrency 2 holds over two members and four models", async () => {
+    const keysBefore = ((await (await admin().fetch("GET", "/admin/keys")).json()) as { total: number }).total;
+    const holder = openaiVia(stack, (await mint("capped", { maxConcurrency: 2 })).key);
+    for (let i = 0; i < 30; i++) expect((await status(ask(holder, "label", {}, { "x-slotgate-limit-key": `flood-${i}` }))).status).toBe(400);
+    stack.standin.resetStats();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => ask(holder, `capped ${i}`, { model: MODELS[i % 4] })));
+    expect(answers).toHaveLength(12);
+    expect(stack.standin.stats().peakInFlight).toBe(2);
+    const keysAfter = ((await (await admin().fetch("GET", "/admin/keys")).json()) as { total: number; keys: { model: string }[] });
+    expect(keysAfter.keys.filter((k) => k.model.startsWith("flood-"))).toEqual([]);
+    // The capped pool's members each learned at most its four real models.
+    expect(keysAfter.total - keysBefore).toBeLessThanOrEqual(8);
+  });
+});
+
+describe("attack 5: spend without a budget", () => {
+  it("an unpriced model is refused on a budgeted key, and so is a request that may cost more than is left", async () => {
+    const holder = openaiVia(stack, (await mint("team", { budget: 0.01 })).key);
+    expect((await status(ask(holder, "unpriced", { model: "gpt-4.1-nano-unpriced" }))).status).toBe(403);
+    // gpt-4o-mini output is $0.60 per million: 100,000 tokens may cost $0.06, past the $0.01 budget.
+    const big = await status(ask(holder, "expensive", { max_tokens: 100_000 }));
+    expect(big.status).toBe(402);
+    expect(stack.standin.stats().attempts).toBe(0);
+    expect((await ask(holder, "cheap")).choices).toHaveLength(1);
+  });
+});
+
+describe("attack 7: learn who the member is", () => {
+  it("no member organization, project or cookie on the holder's answers", async () => {
+    const holder = openaiVia(stack, (await mint("team")).key);
+    const { response } = await holder.chat.completions.create({ model: OPENAI_MODEL, max_tokens: 8, messages: [{ role: "user", content: "who" }] }).withResponse();
+    expect(response.headers.get("openai-organization")).toBeNull();
+    expect(response.headers.get("openai-project")).toBeNull();
+    // The stand-in does send them: a key of its own sees its organization.
+    const own = await fetch(`${stack.standin.url}/v1/chat/completions`, {
+      method: "POST", headers: { authorization: `Bearer ${SECRETS.TEAM_A}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: OPENAI_MODEL, max_tokens: 8, messages: [{ role: "user", content: "who" }] }),
+    });
+    expect(own.headers.get("openai-organization")).toBe("org-member-account");
+  });
+});
