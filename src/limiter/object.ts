@@ -156,11 +156,6 @@ export class Limiter extends DurableObject<Env> {
     return this.driver.cancel(leaseId);
   }
 
-  /** Whether this key keeps state (it was proven): the admin API's fallback when the Directory has dropped it. */
-  async kept(): Promise<boolean> {
-    return this.store.proven;
-  }
-
   async state(): Promise<LimiterSnapshot> {
     return snapshot(this.core, this.meta, this.lastSeen, this.now());
   }

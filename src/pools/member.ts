@@ -5,8 +5,14 @@ import { upstreamUrl } from "../providers/url";
 import type { KeyMeta } from "../limiter/types";
 import type { Member } from "./config";
 
-/** Every header any flavour reads a credential or a scope from: a virtual key never goes upstream. */
-const CREDENTIALS = ["authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization", "openai-project", "x-goog-user-project"];
+/**
+ * Every header any flavour reads a credential or a scope from (a virtual key never goes upstream),
+ * and the method overrides some front ends honour (Google's): a scope is checked on the method sent.
+ */
+const CREDENTIALS = [
+  "authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization", "openai-project", "x-goog-user-project",
+  "x-http-method-override", "x-http-method", "x-method-override",
+];
 
 const HEADER_OF = { openai: "authorization", anthropic: "x-api-key", gemini: "x-goog-api-key", azure: "api-key" } as const;
 

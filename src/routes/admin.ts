@@ -1,7 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bearerOk } from "../auth";
 import { cacheStats, purgeCache } from "../cache/admin";
-import { limiterLocation } from "../config/env";
 import { parseOverride } from "../config/limits";
 import { dashboard } from "../dashboard/page";
 import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object";
@@ -118,25 +117,11 @@ admin.get("/admin/pools", async (c) => poolsView(c.env));
 // Anything else under /admin is ours too: never let the proxy read "admin" as a provider.
 admin.all("/admin/*", () => adminError("not_found", "no such admin route"));
 
-/** With the proxy's location hint, so a limiter an admin call reaches first is placed where traffic would place it. */
-function limiter(env: Env, key: string) {
-  let location;
-  try {
-    location = limiterLocation(env);
-  } catch {
-    location = undefined; // a malformed hint is the proxy's config_error; the admin still reaches its keys
-  }
-  return env.LIMITER.get(env.LIMITER.idFromName(key), location ? { locationHint: location } : undefined);
-}
+const limiter = (env: Env, key: string) => env.LIMITER.get(env.LIMITER.idFromName(key));
 
-/**
- * Keys the Directory lists, or whose limiter keeps state (the Directory keeps the 10,000 most
- * recently seen: a flood of new keys must not cut an operator off from an older one). A limiter
- * that keeps nothing writes nothing for being asked.
- */
+/** Only keys the Directory has seen: looking must not create an empty limiter. */
 async function known(env: Env, key: string): Promise<boolean> {
-  if ((await directoryOf(env.DIRECTORY).get(key)) !== null) return true;
-  return /^[a-z0-9][a-z0-9_-]{0,62}:/.test(key) && key.length <= 400 && (await limiter(env, key).kept());
+  return (await directoryOf(env.DIRECTORY).get(key)) !== null;
 }
 
 function unknownKey(key: string): Response {

@@ -147,7 +147,8 @@ describe("what a holder sees of the members", () => {
     const vk = await mint("gem");
     const res = await exports.default.fetch(`http://gateway/gemini/v1beta/models/gemini-2.0-flash:generateContent?key=${vk.key}&alt=json`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      // Google's front ends honour a method override: the scope was checked on POST, so none goes upstream.
+      headers: { "content-type": "application/json", "x-http-method-override": "DELETE" },
       body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }] }),
     });
     expect(res.status).toBe(200);
@@ -157,6 +158,7 @@ describe("what a holder sees of the members", () => {
     expect(url.searchParams.get("alt")).toBe("json");
     expect(calls[0]!.url).not.toContain(vk.key);
     expect(calls[0]!.headers.get("x-goog-api-key")).toBe(env.POOL_KEY_GEM);
+    expect(calls[0]!.headers.get("x-http-method-override")).toBeNull();
   });
 });
 
