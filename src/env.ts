@@ -22,7 +22,7 @@ export interface Env {
   PRICES?: string | Record<string, unknown>;
   /** ms a limiter gathers usage before writing it to the ledger (default 10000). */
   USAGE_FLUSH_MS?: string;
-  /** One instance (`virtual-keys`): the virtual keys, by their HMAC. */
+  /** The virtual keys, by their HMAC: 16 shards (`virtual-keys-0` to `-f`), and the old instance `virtual-keys` (keys/store.ts). */
   VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
   /** One per virtual key with a maxConcurrency: its slots across the whole pool. */
   KEY_SLOTS: DurableObjectNamespace<KeySlots>;

@@ -33,13 +33,16 @@ const toKey = (r: Row): VirtualKey => ({
 /** lastUsed is written at most this often per key: a lookup is not a write. */
 const TOUCH_MS = 5_000;
 
-export function virtualKeysOf(ns: DurableObjectNamespace<VirtualKeys>): DurableObjectStub<VirtualKeys> {
-  return ns.get(ns.idFromName("virtual-keys"));
+/** A lookup's answer: the key, or null; `empty` when this instance holds no key at all. */
+export interface Found {
+  key: VirtualKey | null;
+  empty: boolean;
 }
 
 /**
- * The one store of virtual keys: name, pool, lane, cap and the key's HMAC (keys.ts), never the
- * key. Workers look keys up by HMAC and cache the answer for a second (lookup.ts).
+ * One instance of the virtual key store (store.ts says which): name, pool, lane, cap and the key's
+ * HMAC (keys.ts), never the key. Workers look keys up by HMAC and cache the answer for a second
+ * (lookup.ts).
  */
 export class VirtualKeys extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -55,15 +58,24 @@ export class VirtualKeys extends DurableObject<Env> {
     if (!cols.includes("scopes")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN scopes TEXT; ALTER TABLE vkeys ADD COLUMN cache TEXT");
   }
 
-  /** false: the name is taken. */
+  /** false: the name is taken here. */
   async create(k: KeySpec, hash: string, now: number = Date.now()): Promise<VirtualKey | false> {
     const sql = this.ctx.storage.sql;
-    if (sql.exec("SELECT 1 FROM vkeys WHERE name = ?", k.name).toArray().length > 0) return false;
+    if (this.taken(k.name)) return false;
     sql.exec(
       "INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, budget, budget_period, scopes, cache, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       k.name, hash, k.pool, k.lane, k.maxConcurrency, k.budget, k.budgetPeriod, JSON.stringify(k.scopes), k.cache, now,
     );
     return { ...k, createdAt: new Date(now).toISOString(), lastUsed: null };
+  }
+
+  async has(name: string): Promise<boolean> {
+    return this.taken(name);
+  }
+
+  /** Synchronous, so that create's check and insert run with nothing between them. */
+  private taken(name: string): boolean {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM vkeys WHERE name = ?", name).toArray().length > 0;
   }
 
   async list(): Promise<VirtualKey[]> {
@@ -76,14 +88,14 @@ export class VirtualKeys extends DurableObject<Env> {
   }
 
   /** The key with this HMAC, or null; a hit counts as a use. */
-  async lookup(hash: string, now: number = Date.now()): Promise<VirtualKey | null> {
+  async lookup(hash: string, now: number = Date.now()): Promise<Found> {
     const sql = this.ctx.storage.sql;
     const row = sql.exec<Row>("SELECT * FROM vkeys WHERE hash = ?", hash).toArray()[0];
-    if (!row) return null;
+    if (!row) return { key: null, empty: sql.exec("SELECT 1 FROM vkeys LIMIT 1").toArray().length === 0 };
     if (row.last_used === null || now - row.last_used >= TOUCH_MS) {
       sql.exec("UPDATE vkeys SET last_used = ? WHERE name = ?", now, row.name);
       row.last_used = now;
     }
-    return toKey(row);
+    return { key: toKey(row), empty: false };
   }
 }

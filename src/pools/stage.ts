@@ -2,8 +2,9 @@
 // key's pool, under its key's name and lane; anyone else passes through untouched.
 import { ConfigError } from "../config/env";
 import type { Env } from "../env";
-import { resolveKey } from "../keys/lookup";
+import { type KeyRef, type Refusal, resolveKey } from "../keys/lookup";
 import type { VirtualKey } from "../keys/object";
+import { KeyStoreUnavailable, keyStoreUnavailable } from "../keys/store";
 import { LANES, type Lane } from "../limiter/lanes";
 import type { LimiterCalls } from "../proxy/limiter-client";
 import type { Who } from "../proxy/caller";
@@ -15,7 +16,13 @@ import { type Pool, poolsOf, serves } from "./config";
 import { memberRequest, virtualKeyIn } from "./member";
 import { PoolRoute } from "./route";
 
-export type KeyStage = { kind: "none" } | { kind: "refused"; res: Response } | { kind: "pool"; vk: VirtualKey; pool: Pool; hash: string };
+export type KeyStage = { kind: "none" } | { kind: "refused"; res: Response } | { kind: "pool"; vk: VirtualKey; pool: Pool; ref: KeyRef };
+
+const REFUSED: Record<Refusal, string> = {
+  forged: "this is not a virtual key this gateway minted (its check characters do not match)",
+  legacy: "this virtual key is unknown or revoked: the gateway holds no keys of this older format any more",
+  unknown: "this virtual key is unknown or revoked",
+};
 
 /** What the stage reads of a request. */
 export interface Asked {
@@ -29,16 +36,17 @@ export interface Asked {
 }
 
 /**
- * Looks the presented virtual key up: unknown or revoked is 401 and goes nowhere; an endpoint its
- * scopes do not grant is 403, and a label (which would pick the member's limiter) 400, before
- * anything is read or sent.
+ * Looks the presented virtual key up: forged, unknown or revoked is 401 and goes nowhere (a store
+ * that fails, 503); an endpoint its scopes do not grant is 403, and a label (which would pick the
+ * member's limiter) 400, before anything is read or sent.
  */
 export async function virtualKeyStage(env: Env, asked: Asked, provider: Provider, table: Record<string, Provider>): Promise<KeyStage> {
   const presented = virtualKeyIn(asked.headers, asked.url);
   if (!presented) return { kind: "none" };
   try {
-    const { vk, hash } = await resolveKey(env, presented);
-    if (!vk) return { kind: "refused", res: gatewayError("unauthorized", "this virtual key is unknown or revoked") };
+    const found = await resolveKey(env, presented);
+    if (found.kind === "refused") return { kind: "refused", res: gatewayError("unauthorized", REFUSED[found.why]) };
+    const { vk, ref } = found;
     const pools = poolsOf(env.POOLS, table, env);
     const pool = Object.hasOwn(pools, vk.pool) ? pools[vk.pool] : undefined;
     if (!pool) return { kind: "refused", res: gatewayError("config_error", `virtual key ${vk.name} names pool ${vk.pool}, which POOLS does not define`) };
@@ -51,9 +59,10 @@ export async function virtualKeyStage(env: Env, asked: Asked, provider: Provider
     }
     // Members' limiters are the operator's: a holder does not choose which one (or how many) it uses.
     if (asked.label !== null) return { kind: "refused", res: gatewayError("invalid_request", "x-slotgate-limit-key cannot be used with a virtual key: its pool's keys are grouped by the operator") };
-    return { kind: "pool", vk, pool, hash };
+    return { kind: "pool", vk, pool, ref };
   } catch (err) {
     if (err instanceof ConfigError) return { kind: "refused", res: gatewayError("config_error", err.message) };
+    if (err instanceof KeyStoreUnavailable) return { kind: "refused", res: keyStoreUnavailable(err) };
     throw err;
   }
 }

@@ -16,6 +16,7 @@ export type GatewayErrorType =
   | "budget_exceeded"
   | "pool_unavailable"
   | "forbidden"
+  | "key_store_unavailable"
   | "conflict";
 
 const STATUS: Record<GatewayErrorType, number> = {
@@ -35,6 +36,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   budget_exceeded: 402,
   pool_unavailable: 503,
   forbidden: 403,
+  key_store_unavailable: 503,
   conflict: 409,
 };
 

@@ -117,7 +117,7 @@ async function send(c: Context<{ Bindings: Env }>, r: Resolved): Promise<Respons
   if (budget instanceof Response) return budget;
   const meter = new Meter(provider.name, model, prices, sent.strip, budget?.counted);
   // While it waits, a pooled request hears of its key's revocation.
-  const watch = pooled ? watchKey(c.env, pooled.hash) : null;
+  const watch = pooled ? watchKey(c.env, pooled.ref) : null;
 
   let res: Response;
   try {

@@ -46,7 +46,7 @@ afterEach(() => vi.restoreAllMocks());
 describe("virtual keys", () => {
   it("mints an sgk- key shown once, lists without key material, refuses a reused name, revokes", async () => {
     const vk = await mint("duo", { lane: "normal", maxConcurrency: 4 });
-    expect(vk.key).toMatch(/^sgk-[A-Za-z0-9_-]{43}$/);
+    expect(vk.key).toMatch(/^sgk-[A-Za-z0-9_-]{43}[0-9a-f][A-Za-z0-9_-]{8}$/);
     expect(vk.pool).toBe("duo");
     const again = await exports.default.fetch("http://gateway/admin/virtual-keys", { method: "POST", headers: ADMIN, body: JSON.stringify({ name: vk.name, pool: "duo" }) });
     expect(again.status).toBe(409);

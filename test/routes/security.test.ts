@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
 import type { Env } from "../../src/env";
+import { HOMES } from "../../src/keys/store";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
 
 afterEach(() => vi.restoreAllMocks());
@@ -238,7 +239,7 @@ describe("secrets", () => {
     const minted = await app.fetch(new Request("http://gateway/admin/virtual-keys", { method: "POST", headers: admin, body: JSON.stringify({ name, pool: "duo" }) }), env, createExecutionContext());
     expect(minted.status).toBe(201);
     const vk = (await minted.json()) as { key: string };
-    const secrets = [...members, vk.key, vk.key.slice(4)];
+    const secrets = [...members, vk.key, vk.key.slice(4), vk.key.slice(4, 47)];
     const { calls } = mockUpstream((_, n) => (n === 1 ? json(RATE_LIMITED, 429, { "retry-after-ms": "5" }) : json(CHAT)));
     const res = await chat({ key: vk.key });
     expect(res.status).toBe(200);
@@ -251,7 +252,8 @@ describe("secrets", () => {
       seen.push(await r.text());
     }
     const limiterDump = await dumpStorage(env.LIMITER.get(env.LIMITER.idFromName(key)));
-    const keysDump = await dumpStorage(env.VIRTUAL_KEYS.get(env.VIRTUAL_KEYS.idFromName("virtual-keys")));
+    // Every instance of the key store: the old one and the 16 shards.
+    const keysDump = (await Promise.all(HOMES.map((home) => dumpStorage(env.VIRTUAL_KEYS.get(env.VIRTUAL_KEYS.idFromName(home)))))).join("\n");
     expect(limiterDump).toContain(key.split(":")[2]);
     expect(keysDump).toContain(name); // the store is really read
     for (const [where, text] of Object.entries({ answers: seen.join("\n"), limiter: limiterDump, store: keysDump, logs: logs.join("\n") }))
