@@ -11,8 +11,8 @@ import { forgetViews } from "../../src/pools/route";
 import { randomLegacy, randomTagged } from "../support/forged";
 import { callWith, watchedStore } from "../support/keystore";
 import { CHAT, json, mockUpstream } from "../support/upstream";
+import { ADMIN, errorOf } from "../support/vk";
 
-const ADMIN = { authorization: "Bearer test-admin-token", "content-type": "application/json" };
 /** The instance names are a deployment's data: a key's row is in `virtual-keys-<its 48th character>`, an old key's in `virtual-keys`. */
 const OLD = "virtual-keys";
 const homeIn = (key: string) => `virtual-keys-${key[47]}`;
@@ -38,7 +38,6 @@ function chat(store: DurableObjectNamespace, key: string, claude = false) {
   const body = { model: claude ? "claude-keystore" : "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 16 };
   return callWith(store as never, path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
 }
-const errorOf = async (res: Response) => ((await res.json()) as { error: { type: string } }).error.type;
 
 /** The HMAC-SHA-256 the gateway stored for a key before shards (under ADMIN_TOKEN here), hex. */
 async function oldHash(key: string): Promise<string> {
@@ -67,7 +66,7 @@ describe("keys minted before shards", () => {
     expect((await listed()).filter((n) => n === name)).toHaveLength(1);
 
     expect((await admin("DELETE", `/${name}`)).status).toBe(204);
-    expect(await errorOf(await chat(ns, key))).toBe("unauthorized");
+    expect((await errorOf(await chat(ns, key))).type).toBe("unauthorized");
     calls.length = 0;
     const flood = await Promise.all(Array.from({ length: 50 }, () => chat(ns, randomLegacy())));
     expect(flood.map((r) => r.status)).toEqual(flood.map(() => 401));
@@ -139,7 +138,7 @@ describe("a store that fails", () => {
       const res = await chat(ns, key);
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("1");
-      expect(await errorOf(res)).toBe("key_store_unavailable");
+      expect((await errorOf(res)).type).toBe("key_store_unavailable");
     }
     for (const [method, path, body] of [["GET", ""], ["POST", "", { name: `down-c-${unique()}`, pool: "duo" }], ["DELETE", `/${a.name}`]] as const) {
       const res = await callWith(ns, `/admin/virtual-keys${path}`, { method, headers: ADMIN, body: body && JSON.stringify(body) });
