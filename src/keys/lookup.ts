@@ -61,7 +61,8 @@ async function byRef(env: Env, ref: KeyRef, now: () => number): Promise<VirtualK
 /**
  * While a request waits, checks every RECHECK_MS that its key still stands; `revoked` aborts when
  * it does not. The checks run in the request's own context (a timer of its own), and share the
- * isolate's answers above; a check that fails is no news.
+ * isolate's answers above; a check that fails is no news. Call the returned stop when the request
+ * no longer waits.
  */
 export function watchKey(env: Env, ref: KeyRef, now: () => number = Date.now): { revoked: AbortSignal; stop: () => void } {
   const ac = new AbortController();
