@@ -83,7 +83,7 @@ describe("the ledger against the stand-in's own usage", () => {
 });
 
 describe("a virtual key's budget, driven by 8 processes", () => {
-  it("stops within one in-flight window's cost of $0.50; then every request gets budget_exceeded and nothing reaches the provider", { timeout: 120_000 }, async () => {
+  it("stops within one in-flight window's cost of $0.50, or one request's estimate short of it; then every request gets budget_exceeded and nothing reaches the provider", { timeout: 120_000 }, async () => {
     stack.standin.configure({ latencyMs: 150 });
     const made = await admin("/admin/virtual-keys", { method: "POST", body: JSON.stringify({ name: "e2e-budget", pool: "budgeted", budget: 0.5, budgetPeriod: "day" }) });
     expect(made.status).toBe(201);
@@ -98,19 +98,22 @@ describe("a virtual key's budget, driven by 8 processes", () => {
     const fleetOk = ok;
     // Refusals count what requests in flight reserved (their estimates run above their true cost),
     // so the fleet may stop a little short. One caller then goes on, one request at a time, until
-    // it is refused with nothing in flight: the spend itself has reached the budget.
+    // it is refused with nothing in flight: the spend and its own estimate no longer fit.
     const one = openaiVia(stack, vk.key);
+    let estimate = Number.NaN;
     for (let i = 0; i < 50; i++) {
       const res = await one.chat.completions.create({ model: BUDGET_MODEL, max_tokens: 16, messages: [{ role: "user", content: `finisher ${i}` }] }).then(
-        () => 200,
-        (e: { status?: number }) => e.status ?? 0,
+        () => ({ status: 200, message: "" }),
+        (e: { status?: number; message?: string }) => ({ status: e.status ?? 0, message: e.message ?? "" }),
       );
-      if (res !== 200) {
-        expect(res).toBe(402);
+      if (res.status !== 200) {
+        expect(res.status).toBe(402);
+        estimate = Number(/may cost up to \$([\d.]+)/.exec(res.message)?.[1]);
         break;
       }
       ok++;
     }
+    expect(estimate).toBeGreaterThan(0);
     const sent = stack.standin.stats().perCredential[MEMBER_KEY] ?? 0;
     expect(sent).toBe(ok);
 
@@ -120,7 +123,8 @@ describe("a virtual key's budget, driven by 8 processes", () => {
     // The cost of one in-flight window: every process's requests in flight at once, at this run's mean cost a request.
     const perRequest = spend.usd / ok;
     const window = processes * concurrency * perRequest;
-    expect(spend.usd).toBeGreaterThanOrEqual(0.5);
+    // Refused because it would not fit: at most its own estimate short of the budget.
+    expect(spend.usd + estimate).toBeGreaterThan(0.5);
     expect(spend.usd).toBeLessThanOrEqual(0.5 + window);
     console.log(`budget $0.50: spent $${spend.usd.toFixed(4)} in ${ok} answers (${fleetOk} from the fleet; $${perRequest.toFixed(4)} each; window $${window.toFixed(4)}), ${refused} refused in the fleet`);
 
