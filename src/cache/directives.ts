@@ -9,8 +9,8 @@ export type CachePlan = Bypass | Use;
 
 export interface Bypass {
   use: false;
-  /** `off`: the request turned it off; `unasked`: CACHE is off and the request did not ask; `method`: not a POST. */
-  why: "off" | "unasked" | "method";
+  /** `off`: the request turned it off; `unasked`: CACHE is off and the request did not ask; `endpoint`: not inference. */
+  why: "off" | "unasked" | "endpoint";
   namespace: string;
 }
 
@@ -53,7 +53,12 @@ function seconds(raw: string, name: string): number | string {
   return Number(v);
 }
 
-export function cachePlan(get: Get, method: string, cfg: CacheConfig): CachePlan | string {
+/**
+ * `inference`: whether the request is a generation, an embedding or a token count
+ * (`isInference`). Nothing else is cached: a repeated `POST /v1/batches` must make a new batch,
+ * not replay the first one's id.
+ */
+export function cachePlan(get: Get, inference: boolean, cfg: CacheConfig): CachePlan | string {
   const modeRaw = get("x-slotgate-cache");
   const mode = modeRaw == null ? null : modeRaw.trim().toLowerCase();
   if (mode !== null && mode !== "on" && mode !== "off" && mode !== "only") return "x-slotgate-cache must be on, off or only";
@@ -88,9 +93,9 @@ export function cachePlan(get: Get, method: string, cfg: CacheConfig): CachePlan
   if (mode === "off" || (mode === null && skip === "true")) return { use: false, why: "off", namespace };
   const only = mode === "only" || (mode === null && cc.has("only-if-cached"));
   if (!only && mode !== "on" && !cfg.on) return { use: false, why: "unasked", namespace };
-  if (method !== "POST") {
-    if (only) return "only POST requests are cached";
-    return { use: false, why: "method", namespace };
+  if (!inference) {
+    if (only) return "only inference requests (generations, embeddings, token counts) are cached";
+    return { use: false, why: "endpoint", namespace };
   }
   const read = !cc.has("no-cache");
   if (only && !read) return "replay only and no-cache contradict each other";

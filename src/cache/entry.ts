@@ -7,7 +7,7 @@ export interface EntryMeta {
   storedAt: number;
   expiresAt: number;
   status: number;
-  /** The provider's headers worth replaying (never rate-limit state, cookies or dates). */
+  /** The provider's headers worth replaying (never rate-limit state, dates, cookies or whose account answered). */
   headers: [string, string][];
 }
 
@@ -17,13 +17,26 @@ const HEADERS_JSON_MAX = 1_500;
 /** Headers that describe the provider's state at the time, not the answer: never replayed. */
 function transient(name: string): boolean {
   return name.startsWith("x-ratelimit-") || name.startsWith("anthropic-ratelimit-") || name.startsWith("x-slotgate-") ||
-    name.startsWith("retry-after") || name === "date" || name === "set-cookie" || name === "content-length" ||
+    name.startsWith("retry-after") || name === "date" || name === "content-length" ||
     name === "age" || name === "cache-status" || name === "openai-processing-ms";
 }
 
+/**
+ * Headers that say whose account answered (a pool's member, an org or project) or carry a session:
+ * a hit is replayed to whoever shares the entry, so they are never stored.
+ */
+const IDENTITY = new Set(["openai-organization", "openai-project", "anthropic-organization-id", "set-cookie", "set-cookie2"]);
+
+/** Whether a header is replayed; metadata read back may name headers in any case. */
+function keep(name: string): boolean {
+  const n = name.toLowerCase();
+  return !transient(n) && !IDENTITY.has(n);
+}
+
+/** The headers an entry keeps (Headers iterates names lowercased). */
 export function storableHeaders(h: Headers): [string, string][] {
   const kept: [string, string][] = [];
-  for (const [name, value] of h) if (!transient(name)) kept.push([name, value]);
+  for (const [name, value] of h) if (keep(name)) kept.push([name, value]);
   if (JSON.stringify(kept).length <= HEADERS_JSON_MAX) return kept;
   const type = h.get("content-type");
   return type ? [["content-type", type]] : [];
@@ -43,7 +56,8 @@ export function fromCustomMetadata(c: Record<string, string> | undefined): Entry
   try {
     const headers = JSON.parse(c.headers ?? "[]") as unknown;
     if (!Array.isArray(headers) || !headers.every((p) => Array.isArray(p) && p.length === 2 && p.every((s) => typeof s === "string"))) return null;
-    return { storedAt, expiresAt, status, headers: headers as [string, string][] };
+    // Filtered again: an entry stored before a header was left out must not replay it either.
+    return { storedAt, expiresAt, status, headers: (headers as [string, string][]).filter(([name]) => keep(name)) };
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 /**
- * The cache key: provider, method, upstream path and query, tenant, namespace, sample and the body
- * as canonical JSON. Two requests that differ in any of them never share an entry; two that differ
- * only in key order or whitespace do.
+ * The cache key: provider, method, upstream path and query, tenant, namespace, sample, the request
+ * headers that change the answer, and the body as canonical JSON. Two requests that differ in any
+ * of them never share an entry; two that differ only in key order or whitespace do.
  */
 export interface KeyInput {
   provider: string;
@@ -12,9 +12,33 @@ export interface KeyInput {
   tenant: string;
   namespace: string;
   sample: number;
+  /** The semantic headers the request sent (`semanticHeaders`), normalised; empty when it sent none. */
+  headers: readonly (readonly [string, string])[];
   /** The body as read, and as parsed when it is JSON (undefined or null: not JSON). */
   body: Uint8Array;
   json: unknown;
+}
+
+/**
+ * Request headers that change the answer: the API version and the beta features asked for.
+ * Credentials and org/project headers need no place here: they are in the tenant (the credential
+ * hash). Gemini has none (its version is in the path, which is keyed); Azure's `api-version` is in
+ * the query, keyed too.
+ */
+export const SEMANTIC_HEADERS = ["anthropic-beta", "anthropic-version", "openai-beta"] as const;
+
+/**
+ * The semantic headers a request sent, in a fixed order, each value read as a comma list of
+ * features: trimmed, deduplicated and sorted (`a,b` and `b, a` ask for the same). Absent or empty
+ * ones are left out, so a request that sends none keys exactly as before these were keyed.
+ */
+export function semanticHeaders(get: (name: string) => string | null): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name of SEMANTIC_HEADERS) {
+    const items = [...new Set((get(name) ?? "").split(",").map((s) => s.trim()).filter(Boolean))].sort();
+    if (items.length) out.push([name, items.join(",")]);
+  }
+  return out;
 }
 
 /** JSON with every object's keys sorted, recursively; arrays keep their order. */
@@ -27,9 +51,14 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? "null";
 }
 
-/** What the key hashes: a one-line JSON header, a newline, then the canonical body (or the raw bytes). */
+/**
+ * What the key hashes: a one-line JSON header, a newline, then the canonical body (or the raw
+ * bytes). The semantic headers join the header line only when there are any: keys stored before
+ * they were keyed stay valid for requests without them.
+ */
 export function keyMaterial(k: KeyInput): Uint8Array {
-  const head = new TextEncoder().encode(`${JSON.stringify(["v1", k.provider, k.method, k.path, k.tenant, k.namespace, k.sample])}\n`);
+  const parts = ["v1", k.provider, k.method, k.path, k.tenant, k.namespace, k.sample, ...(k.headers.length ? [k.headers] : [])];
+  const head = new TextEncoder().encode(`${JSON.stringify(parts)}\n`);
   const isJson = k.json !== null && k.json !== undefined;
   const body = isJson ? new TextEncoder().encode(`j${canonicalJson(k.json)}`) : concat2(new TextEncoder().encode("b"), k.body);
   return concat2(head, body);

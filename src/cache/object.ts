@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import type { CacheResult } from "./entry";
 import { Flights, type Landing } from "./flights";
 import { SHARDS } from "./key";
-import { emptyNamespace, FIELD, type NamespaceStats } from "./stats";
+import { countedAs, emptyNamespace, FIELD, type NamespaceStats } from "./stats";
 import { CacheStore, objectKey } from "./store";
 
 /** What a leader reports when it lands: the entry it stored, or null when it stored nothing. */
@@ -37,6 +37,8 @@ export const allShards = (ns: DurableObjectNamespace<CacheShard>) => Array.from(
 export class CacheShard extends DurableObject<Env> {
   private readonly flights = new Flights();
   private sweptAt = 0;
+  /** Distinct namespaces in `counts`, read once: new labels past the bound go to the overflow namespace. */
+  private counted: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -48,15 +50,16 @@ export class CacheShard extends DurableObject<Env> {
 
   /**
    * A miss asks whether to go upstream. `fresh` when the index already holds a usable entry (it was
-   * stored after the caller's read); otherwise the first caller leads and later ones wait for it,
-   * at most until `until` (the leader's deadline), after which they go on their own.
+   * stored after the caller's read); otherwise the first caller leads (its flight lasts until
+   * `until.lead`) and later ones wait for it, at most until the earlier of the leader's bound and
+   * their own `until.wait`, after which they go on their own.
    */
-  async claim(key: string, minStoredAt: number | null, until: number): Promise<Claim> {
+  async claim(key: string, minStoredAt: number | null, until: { lead: number; wait: number }): Promise<Claim> {
     const now = Date.now();
     const row = this.ctx.storage.sql.exec<{ n: number }>(
       "SELECT count(*) AS n FROM entries WHERE key = ? AND expires_at > ? AND stored_at >= ?", key, now, minStoredAt ?? 0).one();
     if (row.n > 0) return { role: "fresh" };
-    const j = this.flights.join(key, now, until);
+    const j = this.flights.join(key, now, until.lead, until.wait);
     if ("lead" in j) return { role: "lead", flight: j.lead };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<Landing>((r) => (timer = setTimeout(() => r("failed"), Math.max(0, j.until - now))));
@@ -64,6 +67,7 @@ export class CacheShard extends DurableObject<Env> {
       return { role: "landed", landing: await Promise.race([j.wait, late]) };
     } finally {
       clearTimeout(timer);
+      j.leave();
     }
   }
 
@@ -82,12 +86,18 @@ export class CacheShard extends DurableObject<Env> {
     return told;
   }
 
-  /** Adds counts (an isolate's batch: namespace, result, how many). */
+  /** Adds counts (an isolate's batch: namespace, result, how many); a new namespace past the bound is counted as the overflow one. */
   async count(counts: [string, CacheResult, number][]): Promise<void> {
-    for (const [namespace, result, n] of counts)
-      this.ctx.storage.sql.exec(
+    const sql = this.ctx.storage.sql;
+    this.counted ??= sql.exec<{ n: number }>("SELECT count(DISTINCT namespace) AS n FROM counts").one().n;
+    for (const [label, result, n] of counts) {
+      const known = sql.exec("SELECT 1 FROM counts WHERE namespace = ? LIMIT 1", label).toArray().length > 0;
+      const namespace = countedAs(label, known, this.counted);
+      if (!known && namespace === label) this.counted++;
+      sql.exec(
         "INSERT INTO counts (namespace, result, n) VALUES (?1, ?2, ?3) ON CONFLICT (namespace, result) DO UPDATE SET n = n + ?3",
         namespace, result, n);
+    }
   }
 
   /** This shard's live entries, bytes and counters per namespace. */

@@ -1,10 +1,13 @@
+import { isInference } from "../providers/endpoints";
+import type { FlavourName } from "../providers/table";
 import { parseJson } from "../proxy/forward";
 import { gatewayError } from "../proxy/errors";
+import { isolateHeld } from "../proxy/held";
 import type { CacheConfig } from "./config";
 import { capture } from "./capture";
 import { cachePlan, type Use } from "./directives";
 import { ageSeconds, type CacheResult, cacheStatus, complete, storableHeaders, usable } from "./entry";
-import { cacheKey, SHARDS, shardOf } from "./key";
+import { cacheKey, semanticHeaders, SHARDS, shardOf } from "./key";
 import { type CacheShard, type Claim, type Landed, shardStub } from "./object";
 import { CacheStore, type Stored } from "./store";
 import { Tally } from "./tally";
@@ -21,16 +24,22 @@ export interface CacheRequest {
   method: string;
   headers: Headers;
   provider: string;
-  /** The upstream path after the provider segment, with the query string. */
-  path: string;
+  /** The API family the route speaks: with the method and `rest`, whether the request is inference (only inference is cached). */
+  flavour: FlavourName;
+  /** The upstream path after the provider segment, as sent, without the query string. */
+  rest: string;
+  /** The query string (`?...` or empty): part of the key. */
+  search: string;
   /** Whose entries these are: the credential's hash (a pool's name once pools exist). */
   tenant: string;
   /** The body as sent; its JSON is parsed again only where the cache is in play (nothing parsed waits in the queue). */
   body: Uint8Array;
   /** The rate-limit key, named on answers its limiter never saw. */
   limitKey: string;
-  /** The request's own deadline: identical misses wait for their leader until then (plus a stream's grace). */
+  /** The request's own deadline: a leader's waiters wait for it until then plus a stream's grace; a waiter waits at most until its own. */
   deadline: number;
+  /** BODY_BUDGET_BYTES: the copy of an answer being stored counts against the isolate's budget of held bytes. */
+  bodyBudgetBytes: number;
   now: () => number;
   waitUntil: (p: Promise<unknown>) => void;
 }
@@ -46,7 +55,7 @@ type Fwd = "miss" | "request" | "stale";
  * Identical misses share one upstream call through the key's shard.
  */
 export async function cacheStage(r: CacheRequest, forward: () => Promise<Response>): Promise<Response> {
-  const plan = cachePlan((n) => r.headers.get(n), r.method, r.config);
+  const plan = cachePlan((n) => r.headers.get(n), isInference(r.flavour, r.method, r.rest), r.config);
   if (typeof plan === "string") return gatewayError("invalid_request", plan);
   if (!plan.use) {
     // Counted only where the cache was in play: when it is off and nobody asked, there is nothing to count.
@@ -54,7 +63,10 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
     return mark(await forward(), "bypass", cacheStatus({ fwd: "bypass" }));
   }
 
-  const key = await cacheKey({ provider: r.provider, method: r.method, path: r.path, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample, body: r.body, json: parseJson(r.body) });
+  const key = await cacheKey({
+    provider: r.provider, method: r.method, path: `${r.rest}${r.search}`, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample,
+    headers: semanticHeaders((n) => r.headers.get(n)), body: r.body, json: parseJson(r.body),
+  });
   const shard = shardStub(r.bindings.shards, shardOf(key));
   const store = new CacheStore(r.bindings.bucket);
   const count = (result: CacheResult) => tally(r, plan.namespace, result);
@@ -81,7 +93,10 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
 
   let claim: Claim | null = null;
   try {
-    claim = await shard.claim(key, plan.maxAgeS === null ? null : r.now() - plan.maxAgeS * 1_000, r.deadline + STREAM_GRACE_MS);
+    // A waiter stops at its own deadline, without the grace: a collapsed answer starts only once the
+    // leader's has ended, so waiting longer would start this caller's answer past its deadline.
+    const until = { lead: r.deadline + STREAM_GRACE_MS, wait: r.deadline };
+    claim = await shard.claim(key, plan.maxAgeS === null ? null : r.now() - plan.maxAgeS * 1_000, until);
   } catch {
     claim = null; // the shard is unreachable: answer as if alone
   }
@@ -158,6 +173,8 @@ async function forwardAndStore(
   const copied = new Promise<Uint8Array | null>((resolve) => (ended = resolve));
   const type = res.headers.get("content-type");
   const headers = storableHeaders(res.headers);
+  // The copy is held in the isolate's budget from its first byte until it is in R2 (or dropped).
+  const held = isolateHeld.growing(r.bodyBudgetBytes);
   r.waitUntil(copied.then(async (copy) => {
     let entry: Landed | null = null;
     if (copy && complete(copy, type)) {
@@ -170,9 +187,10 @@ async function forwardAndStore(
         entry = null;
       }
     }
+    held.release();
     if (flight || entry) await shard.land(key, flight, entry).catch(() => {});
   }));
-  const out = new Response(capture(res.body, r.config.maxBytes, ended), res);
+  const out = new Response(capture(res.body, r.config.maxBytes, held, ended), res);
   return mark(out, "miss", cacheStatus({ fwd, stored: true }));
 }
 

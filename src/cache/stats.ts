@@ -23,6 +23,19 @@ export interface CacheStats extends Omit<NamespaceStats, "namespace"> {
 
 export const NAMESPACES_MAX = 1_000;
 
+/**
+ * A namespace is free text per request, and each new one would add counter rows forever: one
+ * shard's counters, and one isolate's tally window, keep at most this many namespaces. Past it, new
+ * labels are counted under OVERFLOW_NAMESPACE; the totals stay whole.
+ */
+export const COUNTED_NAMESPACES_MAX = 1_000;
+/** Not a valid namespace (parentheses are not allowed in one), so no request can name it. */
+export const OVERFLOW_NAMESPACE = "(overflow)";
+
+/** The namespace a count is kept under: its own when already kept (`known`) or while there is room. */
+export const countedAs = (namespace: string, known: boolean, namespaces: number): string =>
+  known || namespaces < COUNTED_NAMESPACES_MAX ? namespace : OVERFLOW_NAMESPACE;
+
 export const FIELD: Record<CacheResult, "hits" | "misses" | "collapsed" | "bypassed"> = { hit: "hits", miss: "misses", collapsed: "collapsed", bypass: "bypassed" };
 
 export const emptyNamespace = (namespace: string): NamespaceStats => ({ namespace, entries: 0, bytes: 0, hits: 0, misses: 0, collapsed: 0, bypassed: 0 });

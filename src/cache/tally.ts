@@ -1,4 +1,5 @@
 import type { CacheResult } from "./entry";
+import { countedAs } from "./stats";
 
 /** Counts wait this long in the isolate before one object call carries them all. */
 export const TALLY_FLUSH_MS = 1_000;
@@ -12,12 +13,16 @@ type Counts = [namespace: string, result: CacheResult, n: number][];
  */
 export class Tally {
   private pending = new Map<string, number>();
+  /** This window's namespaces: past the bound, new labels are counted as the overflow namespace. */
+  private namespaces = new Set<string>();
   private flushing = false;
 
   constructor(private readonly send: (counts: Counts) => Promise<void>, private readonly wait: (ms: number) => Promise<void>) {}
 
   /** Adds one; the first add of a window hands back the flush to keep alive (waitUntil), later ones null. */
-  add(namespace: string, result: CacheResult): Promise<void> | null {
+  add(label: string, result: CacheResult): Promise<void> | null {
+    const namespace = countedAs(label, this.namespaces.has(label), this.namespaces.size);
+    this.namespaces.add(namespace);
     const k = `${result} ${namespace}`;
     this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
     if (this.flushing) return null;
@@ -32,6 +37,7 @@ export class Tally {
       return [k.slice(at + 1), k.slice(0, at) as CacheResult, n];
     });
     this.pending = new Map();
+    this.namespaces = new Set();
     this.flushing = false;
     if (batch.length) await this.send(batch).catch(() => {});
   }

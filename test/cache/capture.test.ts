@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { capture } from "../../src/cache/capture";
+import { HeldBudget } from "../../src/proxy/held";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 function source(parts: string[], fail = false) {
@@ -17,11 +18,13 @@ function source(parts: string[], fail = false) {
   });
   return { stream, cancelled: () => cancelled };
 }
-function captured(parts: string[], max: number, fail = false) {
+function captured(parts: string[], max: number, fail = false, budget = Number.POSITIVE_INFINITY) {
   const s = source(parts, fail);
+  const held = new HeldBudget();
+  const growing = held.growing(budget);
   let copy: Uint8Array | null | undefined;
-  const out = capture(s.stream, max, (c) => (copy = c));
-  return { out: new Response(out), copy: () => copy, cancelled: s.cancelled };
+  const out = capture(s.stream, max, growing, (c) => (copy = c));
+  return { out: new Response(out), copy: () => copy, cancelled: s.cancelled, held, growing };
 }
 
 describe("capture: the caller gets every byte; the copy only when whole", () => {
@@ -52,9 +55,33 @@ describe("capture: the caller gets every byte; the copy only when whole", () => 
     expect(c.cancelled()).toBe(true);
   });
 
+  it("the copy is held in the budget until released; a copy given up gives its bytes back at once", async () => {
+    const kept = captured(["abc", "de"], 1_000);
+    await kept.out.text();
+    expect(kept.held.bytes).toBe(5);
+    kept.growing.release();
+    expect(kept.held.bytes).toBe(0);
+    const big = captured(["12345", "67890"], 7);
+    await big.out.text();
+    expect(big.held.bytes).toBe(0);
+    const broken = captured(["a", "b"], 1_000, true);
+    await expect(broken.out.text()).rejects.toThrow("reset");
+    expect(broken.held.bytes).toBe(0);
+  });
+
+  it("past the budget: capture stops, the caller still gets every byte, nothing held", async () => {
+    const c = captured(["aaaa", "bbbb", "cccc", "dd"], 1_000, false, 10);
+    expect(await c.out.text()).toBe("aaaabbbbccccdd");
+    expect(c.copy()).toBeNull();
+    expect(c.held.bytes).toBe(0);
+    const fits = captured(["aaaa", "bbbb", "cc"], 1_000, false, 10);
+    await fits.out.text();
+    expect(new TextDecoder().decode(fits.copy()!)).toBe("aaaabbbbcc");
+  });
+
   it("no body: an empty copy", () => {
     let copy: Uint8Array | null | undefined;
-    expect(capture(null, 10, (c) => (copy = c))).toBeNull();
+    expect(capture(null, 10, new HeldBudget().growing(10), (c) => (copy = c))).toBeNull();
     expect(copy).toEqual(new Uint8Array(0));
   });
 });

@@ -4,7 +4,7 @@ import { cachePlan, DEFAULT_NAMESPACE, parseCacheControl } from "../../src/cache
 
 const OFF: CacheConfig = { on: false, ttlS: 604_800, maxBytes: 1_000 };
 const ON: CacheConfig = { ...OFF, on: true };
-const plan = (h: Record<string, string>, cfg = OFF, method = "POST") => cachePlan((n) => h[n] ?? null, method, cfg);
+const plan = (h: Record<string, string>, cfg = OFF, inference = true) => cachePlan((n) => h[n] ?? null, inference, cfg);
 const USE = { use: true, read: true, write: true, only: false, maxAgeS: null, ttlS: 604_800, namespace: DEFAULT_NAMESPACE, sample: 0 };
 
 describe("cachePlan: whether the cache is used", () => {
@@ -31,10 +31,13 @@ describe("cachePlan: whether the cache is used", () => {
     expect(plan({ "cache-control": "only-if-cached", "x-slotgate-cache": "off" })).toMatchObject({ use: false });
   });
 
-  it("only POST requests are cached", () => {
-    expect(plan({}, ON, "GET")).toMatchObject({ use: false, why: "method" });
-    expect(plan({ "x-slotgate-cache": "on" }, OFF, "PUT")).toMatchObject({ use: false, why: "method" });
-    expect(plan({ "x-slotgate-cache": "only" }, OFF, "GET")).toMatch(/only POST/);
+  it("only inference requests are cached: anything else bypasses, and replay only on it is refused", () => {
+    expect(plan({}, ON, false)).toEqual({ use: false, why: "endpoint", namespace: DEFAULT_NAMESPACE });
+    expect(plan({ "x-slotgate-cache": "on" }, OFF, false)).toMatchObject({ use: false, why: "endpoint" });
+    expect(plan({ "x-slotgate-cache": "only" }, OFF, false)).toMatch(/only inference requests/);
+    expect(plan({ "cache-control": "only-if-cached" }, OFF, false)).toMatch(/only inference requests/);
+    // Turned off, it is off whatever the endpoint: nothing to refuse.
+    expect(plan({ "x-slotgate-cache": "off" }, ON, false)).toMatchObject({ use: false, why: "off" });
   });
 });
 

@@ -51,6 +51,13 @@ describe("headers and metadata", () => {
     });
     expect(storableHeaders(h)).toEqual([["content-type", "application/json"], ["x-request-id", "r1"]]);
   });
+  it("never keeps whose account answered: organization, project, organization id, cookies", () => {
+    const identity = { "openai-organization": "org-a", "openai-project": "proj_a", "anthropic-organization-id": "ant-a", "set-cookie": "s=1" };
+    expect(storableHeaders(new Headers({ "content-type": "application/json", ...identity }))).toEqual([["content-type", "application/json"]]);
+    // An entry stored before they were left out does not replay them either.
+    const old = { ...toCustomMetadata(meta()), headers: JSON.stringify([["content-type", "application/json"], ["OpenAI-Organization", "org-a"], ["anthropic-organization-id", "ant-a"]]) };
+    expect(fromCustomMetadata(old)?.headers).toEqual([["content-type", "application/json"]]);
+  });
   it("too many headers for R2's metadata shrink to content-type", () => {
     const h = new Headers({ "content-type": "text/event-stream" });
     for (let i = 0; i < 40; i++) h.set(`x-extra-${i}`, "v".repeat(40));

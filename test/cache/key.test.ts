@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { cacheKey, canonicalJson, type KeyInput, SHARDS, shardOf } from "../../src/cache/key";
+import { cacheKey, canonicalJson, type KeyInput, keyMaterial, semanticHeaders, SHARDS, shardOf } from "../../src/cache/key";
 
 const body = { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 16 };
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 const input = (o: Partial<KeyInput> = {}): KeyInput => ({
   provider: "openai", method: "POST", path: "/v1/chat/completions", tenant: "0123456789abcdef", namespace: "default", sample: 0,
-  body: enc(body), json: body, ...o,
+  headers: [], body: enc(body), json: body, ...o,
 });
 
 describe("canonicalJson", () => {
@@ -50,5 +50,31 @@ describe("cacheKey", () => {
     for (let i = 0; i < 400; i++) shards.add(shardOf(await cacheKey(input({ sample: i }))));
     expect(shards.size).toBe(SHARDS);
     expect(shardOf("ffff")).toBe(0xffff % SHARDS);
+  });
+});
+
+describe("semantic headers in the key", () => {
+  const sent = (h: Record<string, string>) => semanticHeaders((n) => h[n] ?? null);
+
+  it("reads the version and beta headers, each a set of features; leaves out absent, empty and unrelated ones", () => {
+    expect(sent({})).toEqual([]);
+    expect(sent({ "anthropic-beta": " ", "x-title": "mine", "openai-organization": "org-1" })).toEqual([]);
+    expect(sent({ "openai-beta": "assistants=v2", "anthropic-version": "2023-06-01", "anthropic-beta": "b-2025, a-2024,b-2025" }))
+      .toEqual([["anthropic-beta", "a-2024,b-2025"], ["anthropic-version", "2023-06-01"], ["openai-beta", "assistants=v2"]]);
+  });
+
+  it("two requests that differ in one of them are two entries; the same features in another order are one", async () => {
+    const keyOf = (h: Record<string, string>) => cacheKey(input({ headers: sent(h) }));
+    const keys = await Promise.all([
+      keyOf({}), keyOf({ "anthropic-version": "2023-06-01" }), keyOf({ "anthropic-version": "2023-01-01" }),
+      keyOf({ "anthropic-beta": "a" }), keyOf({ "anthropic-beta": "b" }), keyOf({ "openai-beta": "a" }), keyOf({ "anthropic-beta": "a,b" }),
+    ]);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(await keyOf({ "anthropic-beta": "b, a" })).toBe(await keyOf({ "anthropic-beta": "a,b" }));
+  });
+
+  it("a request without them keys exactly as before they were keyed", () => {
+    const head = new TextDecoder().decode(keyMaterial(input())).split("\n")[0];
+    expect(head).toBe(JSON.stringify(["v1", "openai", "POST", "/v1/chat/completions", "0123456789abcdef", "default", 0]));
   });
 });

@@ -4,7 +4,7 @@ import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { LimiterSnapshot } from "../../src/limiter/types";
 import { CHAT, json, mockUpstream } from "../support/upstream";
-import { admin, caller, numbered, sleep, stored, TOKEN } from "../support/cache";
+import { admin, caller, numbered, sleep, stored, TOKEN, waitingInShards } from "../support/cache";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -30,17 +30,27 @@ describe("cache: the limiter and identical misses", () => {
     expect(after.metrics.completedRequests).toBe(before.metrics.completedRequests);
   });
 
-  it("16 identical misses at once make exactly one upstream call; the others are answered from it", async () => {
-    const { calls } = numbered(300);
+  it("16 identical misses at once make exactly one upstream call; the others wait for it in the shard and are answered from it", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const { calls } = mockUpstream(async (_, n) => {
+      await gate;
+      return json({ ...CHAT, id: `chatcmpl-${n}` });
+    });
     const c = caller();
-    const all = await Promise.all(Array.from({ length: 16 }, () => c.send()));
+    const all = Promise.all(Array.from({ length: 16 }, () => c.send()));
+    // The one upstream call is held until the 15 others wait for it in the shard: none of them can
+    // find a stored answer instead, and without collapsing they would each be out upstream.
+    await vi.waitFor(async () => expect(await waitingInShards()).toBe(15), { timeout: 10_000 });
     expect(calls).toHaveLength(1);
-    expect(all.map((a) => a.res.status)).toEqual(Array(16).fill(200));
-    expect(new Set(all.map((a) => a.text)).size).toBe(1);
-    const results = all.map((a) => a.cache).sort();
-    expect(results.filter((r) => r === "miss")).toHaveLength(1);
-    expect(results.filter((r) => r === "collapsed" || r === "hit")).toHaveLength(15);
-    expect(all.find((a) => a.cache === "collapsed")?.status).toBe("slotgate; fwd=miss; collapsed");
+    open();
+    const done = await all;
+    expect(calls).toHaveLength(1);
+    expect(done.map((a) => a.res.status)).toEqual(Array(16).fill(200));
+    expect(new Set(done.map((a) => a.text))).toEqual(new Set([JSON.stringify({ ...CHAT, id: "chatcmpl-1" })]));
+    expect(done.map((a) => a.cache).sort()).toEqual([...Array(15).fill("collapsed"), "miss"]);
+    expect(done.find((a) => a.cache === "collapsed")?.status).toBe("slotgate; fwd=miss; collapsed");
+    expect(await waitingInShards()).toBe(0);
   });
 
   it("when the one upstream call fails, each waiter goes upstream itself", async () => {

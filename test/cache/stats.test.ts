@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { emptyNamespace, mergeStats, NAMESPACES_MAX } from "../../src/cache/stats";
+import { NAMESPACE } from "../../src/cache/directives";
+import { COUNTED_NAMESPACES_MAX, countedAs, emptyNamespace, mergeStats, NAMESPACES_MAX, OVERFLOW_NAMESPACE } from "../../src/cache/stats";
 
 describe("mergeStats", () => {
   it("sums the shards per namespace and in all; the hit ratio counts collapsed answers as served", () => {
@@ -20,5 +21,13 @@ describe("mergeStats", () => {
     expect(s.namespacesOmitted).toBe(3);
     expect(s.entries).toBe(NAMESPACES_MAX + 3);
     expect(s.namespaces[0]!.namespace).toBe(`n${NAMESPACES_MAX + 2}`);
+  });
+
+  it("countedAs: a namespace keeps its own counters while there is room or once it has them; past the bound, the overflow one", () => {
+    expect(countedAs("a", false, 0)).toBe("a");
+    expect(countedAs("a", false, COUNTED_NAMESPACES_MAX - 1)).toBe("a");
+    expect(countedAs("a", false, COUNTED_NAMESPACES_MAX)).toBe(OVERFLOW_NAMESPACE);
+    expect(countedAs("a", true, COUNTED_NAMESPACES_MAX + 5)).toBe("a");
+    expect(OVERFLOW_NAMESPACE).not.toMatch(NAMESPACE); // no request can name it
   });
 });

@@ -109,4 +109,22 @@ describe("cache through wrangler dev with CACHE=on", () => {
     expect(attemptsOf(stack.standin.stats(), apiKey)).toHaveLength(1);
     expect(attemptsOf(stack.standin.stats(), other)).toHaveLength(1);
   });
+
+  it("the Anthropic SDK's betas are part of the key: another beta is another entry, the same one a hit", async () => {
+    const apiKey = credential("cache-betas");
+    const ns = `e2e-${apiKey.slice(-12)}`;
+    const ask = (beta: string) => anthropic(apiKey, ns).beta.messages
+      .create({ model: ANTHROPIC_MODEL, max_tokens: 64, messages: [{ role: "user", content: prompt("betas") }], betas: [beta] })
+      .withResponse();
+    const a = await ask("feature-a-2025-01-01");
+    expect(a.response.headers.get("x-slotgate-cache")).toBe("miss");
+    await stored(ns);
+    const b = await ask("feature-b-2025-01-01");
+    expect(b.response.headers.get("x-slotgate-cache")).toBe("miss");
+    expect(attemptsOf(stack.standin.stats(), apiKey)).toHaveLength(2);
+    const again = await ask("feature-a-2025-01-01");
+    expect(again.response.headers.get("x-slotgate-cache")).toBe("hit");
+    expect(again.data).toEqual(a.data);
+    expect(attemptsOf(stack.standin.stats(), apiKey)).toHaveLength(2);
+  });
 });

@@ -1,22 +1,13 @@
 // The proxy route with callers: header validation, PRIORITY_WEIGHTS, the pacing hints on answers,
 // and callers in the admin state (labels and token hashes, never a token).
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import app from "../../src/index";
-import type { Env } from "../../src/env";
 import type { LimiterSnapshot } from "../../src/limiter/types";
+import { callWith as call } from "../support/app";
 import { CHAT, json, mockUpstream } from "../support/upstream";
 
 afterEach(() => vi.restoreAllMocks());
 
-async function call(path: string, init: RequestInit, vars: Partial<Env> = {}) {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(new Request(`http://gateway${path}`, init), { ...env, ...vars }, ctx);
-  const body = await res.arrayBuffer();
-  await waitOnExecutionContext(ctx);
-  return new Response(body, res);
-}
 const post = (key: string, headers: Record<string, string> = {}) => ({
   method: "POST",
   headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },

@@ -1,22 +1,14 @@
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
 import type { Env } from "../../src/env";
 import { HOMES } from "../../src/keys/store";
+import { callWith as call } from "../support/app";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
 
 afterEach(() => vi.restoreAllMocks());
 
-/** Calls the app with a modified environment, as a deployment with other vars would. */
-async function call(path: string, init: RequestInit, vars: Partial<Env>) {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(new Request(`http://gateway${path}`, init), { ...env, ...vars }, ctx);
-  // Read the body before waiting: the slot is released by a waitUntil that ends with the stream.
-  const body = await res.arrayBuffer();
-  await waitOnExecutionContext(ctx);
-  return new Response(body, res);
-}
 const post = (headers: Record<string, string> = {}) => ({
   method: "POST",
   headers: { authorization: "Bearer sk-x", "content-type": "application/json", ...headers },

@@ -1,7 +1,10 @@
 // Shared by the response cache's workerd tests: a caller with its own credential and namespace,
 // the admin calls, and providers whose answers tell a replay from a fresh one.
-import { exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { expect, vi } from "vitest";
+import type { Flights } from "../../src/cache/flights";
+import { allShards, type CacheShard } from "../../src/cache/object";
 import type { CacheStats } from "../../src/cache/stats";
 import { CHAT, chat, json, mockUpstream } from "./upstream";
 
@@ -12,6 +15,12 @@ export const stats = async () => (await (await admin("/admin/cache")).json()) as
 export const nsStats = async (ns: string) => (await stats()).namespaces.find((n) => n.namespace === ns);
 /** Entries are stored after the answer has gone out (in waitUntil): wait until the index holds `n` in the namespace. */
 export const stored = (ns: string, n = 1) => vi.waitFor(async () => expect((await nsStats(ns))?.entries ?? 0).toBe(n), { timeout: 5_000 });
+/** Callers waiting in the shards now for someone else's upstream call (collapsed misses not yet answered). */
+export async function waitingInShards(): Promise<number> {
+  const each = await Promise.all(allShards(env.CACHE_SHARD).map((s) =>
+    runInDurableObject(s, (o: CacheShard) => (o as unknown as { flights: Flights }).flights.waiting)));
+  return each.reduce((a, b) => a + b, 0);
+}
 export const uid = () => crypto.randomUUID().slice(0, 8);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,8 +28,8 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function caller(extra: Record<string, string> = {}) {
   const ns = `t-${uid()}`;
   const key = `sk-cache-${uid()}`;
-  const send = async (o: { headers?: Record<string, string>; body?: unknown; key?: string } = {}) => {
-    const res = await chat({ key: o.key ?? key, body: o.body, headers: { "x-slotgate-cache": "on", "x-slotgate-cache-namespace": ns, ...extra, ...o.headers } });
+  const send = async (o: { headers?: Record<string, string>; body?: unknown; key?: string; path?: string } = {}) => {
+    const res = await chat({ key: o.key ?? key, body: o.body, path: o.path, headers: { "x-slotgate-cache": "on", "x-slotgate-cache-namespace": ns, ...extra, ...o.headers } });
     return { res, text: await res.text(), cache: res.headers.get("x-slotgate-cache"), status: res.headers.get("cache-status") };
   };
   return { ns, key, send };
