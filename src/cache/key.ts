@@ -8,7 +8,7 @@ export interface KeyInput {
   method: string;
   /** The path after the provider segment, with the query string. */
   path: string;
-  /** Whose entries these are: the credential's hash today, a pool's name once pools exist. */
+  /** Whose entries these are: the credential's hash, or a virtual key's (or its pool's, where it shares). */
   tenant: string;
   namespace: string;
   sample: number;

@@ -30,7 +30,7 @@ export interface CacheRequest {
   rest: string;
   /** The query string (`?...` or empty): part of the key. */
   search: string;
-  /** Whose entries these are: the credential's hash (a pool's name once pools exist). */
+  /** Whose entries these are: the credential's hash, or a virtual key (its pool where it shares: pools/stage.ts cacheTenant). */
   tenant: string;
   /** The body as sent; its JSON is parsed again only where the cache is in play (nothing parsed waits in the queue). */
   body: Uint8Array;
