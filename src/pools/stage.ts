@@ -7,6 +7,7 @@ import type { VirtualKey } from "../keys/object";
 import { KeyStoreUnavailable, keyStoreUnavailable } from "../keys/store";
 import { LANES, type Lane } from "../limiter/lanes";
 import type { LimiterCalls } from "../proxy/limiter-client";
+import type { Asked } from "../proxy/asked";
 import type { Who } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import type { KeyMeta } from "../limiter/types";
@@ -24,24 +25,14 @@ const REFUSED: Record<Refusal, string> = {
   unknown: "this virtual key is unknown or revoked",
 };
 
-/** What the stage reads of a request. */
-export interface Asked {
-  method: string;
-  headers: Headers;
-  url: URL;
-  /** The path after `/<provider>`, as sent. */
-  rest: string;
-  /** `x-slotgate-limit-key`, if sent. */
-  label: string | null;
-}
-
 /**
  * Looks the presented virtual key up: forged, unknown or revoked is 401 and goes nowhere (a store
  * that fails, 503); an endpoint its scopes do not grant is 403, and a label (which would pick the
  * member's limiter) 400, before anything is read or sent.
  */
-export async function virtualKeyStage(env: Env, asked: Asked, provider: Provider, table: Record<string, Provider>): Promise<KeyStage> {
-  const presented = virtualKeyIn(asked.headers, asked.url);
+export async function virtualKeyStage(env: Env, asked: Asked, table: Record<string, Provider>): Promise<KeyStage> {
+  const { provider } = asked;
+  const presented = virtualKeyIn(asked.headers, asked.incoming);
   if (!presented) return { kind: "none" };
   try {
     const found = await resolveKey(env, presented);

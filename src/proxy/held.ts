@@ -1,3 +1,5 @@
+import { gatewayError } from "./errors";
+
 // Request bodies are held, whole, while their requests queue and retry, and the cache keeps a copy
 // of each answer it will store until the copy is in R2. Many large ones in one isolate would outgrow
 // its 128 MB: past BODY_BUDGET_BYTES held, a new body is refused (503 `overloaded`, retry-after)
@@ -71,4 +73,16 @@ export const hold = (bytes: number, budget: number) => isolateHeld.hold(bytes, b
 export function expectedBytes(headers: Headers, max: number): number {
   const n = Number(headers.get("content-length") ?? Number.NaN);
   return Number.isSafeInteger(n) && n >= 0 ? Math.min(n, max) : max;
+}
+
+/**
+ * The body stage: a request's body is reserved in the isolate's budget before it is read. Returns
+ * the release, or 503 `overloaded`, the body read to its end and dropped as it comes (nothing
+ * held), so the caller gets this answer rather than a broken pipe.
+ */
+export async function holdBody(req: Request, hasBody: boolean, gw: { maxBodyBytes: number; bodyBudgetBytes: number }): Promise<(() => void) | Response> {
+  const letGo = hold(hasBody ? expectedBytes(req.headers, gw.maxBodyBytes) : 0, gw.bodyBudgetBytes);
+  if (letGo) return letGo;
+  await req.body?.pipeTo(new WritableStream()).catch(() => {});
+  return gatewayError("overloaded", "this gateway instance holds too many queued request bodies (BODY_BUDGET_BYTES); try again shortly", { "retry-after": "1" });
 }

@@ -32,6 +32,16 @@ export interface LimiterCalls {
   keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void;
 }
 
+export interface ClientOptions {
+  /** The request's waitUntil: background calls outlive its response. */
+  waitUntil: (p: Promise<unknown>) => void;
+  now?: () => number;
+  /** Default: this isolate's channel to the key. */
+  channel?: Channel;
+  /** `LIMITER_LOCATION`: where the object is created, the first time. */
+  location?: DurableObjectLocationHint;
+}
+
 const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" in r;
 
 /**
@@ -48,24 +58,17 @@ export class LimiterClient implements LimiterCalls {
   private channel: Channel;
   private carrier: Carrier;
 
-  constructor(
-    ns: DurableObjectNamespace<Limiter>,
-    meta: KeyMeta,
-    waitUntil: (p: Promise<unknown>) => void,
-    now: () => number = Date.now,
-    channel: Channel = channelFor(meta),
-    location?: DurableObjectLocationHint,
-  ) {
+  constructor(ns: DurableObjectNamespace<Limiter>, meta: KeyMeta, o: ClientOptions) {
     this.ns = ns;
-    this.now = now;
+    this.now = o.now ?? Date.now;
     this.id = ns.idFromName(meta.key);
-    this.location = location;
+    this.location = o.location;
     this.stub = this.fresh();
-    this.channel = channel;
+    this.channel = o.channel ?? channelFor(meta);
     this.carrier = {
       stub: () => this.stub,
       fresh: () => (this.stub = this.fresh()),
-      waitUntil,
+      waitUntil: o.waitUntil,
     };
   }
 

@@ -4,7 +4,9 @@ import { estimateTokens } from "../policy/estimate";
 import { type KeyParts, limitKey, requestModel } from "../providers/key";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
-import { parseJson } from "./forward";
+import type { Asked } from "./asked";
+import { gatewayError } from "./errors";
+import { parseJson, readBounded } from "./forward";
 
 export interface Described {
   key: KeyParts;
@@ -17,6 +19,13 @@ export interface Described {
   sent: { bytes: Uint8Array; strip: boolean };
   /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
   body: { model?: unknown };
+}
+
+/** The body read (up to MAX_BODY_BYTES, else 413 `body_too_large`, nothing sent) and described. */
+export async function readRequest(req: Request, a: Asked, maxBodyBytes: number): Promise<(Described & { bytes: Uint8Array }) | Response> {
+  const bytes = a.hasBody ? await readBounded(req, maxBodyBytes) : new Uint8Array(0);
+  if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${maxBodyBytes})`);
+  return { bytes, ...(await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label)) };
 }
 
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {

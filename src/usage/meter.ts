@@ -26,6 +26,17 @@ export function askForUsage(p: Provider, rest: string, json: unknown, bytes: Uin
   return { bytes: new TextEncoder().encode(JSON.stringify({ ...b, stream_options })), strip: true };
 }
 
+export interface MeterOptions {
+  /** The route's provider and the model the request names: what the answer is priced as. */
+  provider: string;
+  model: string;
+  prices: PriceTable;
+  /** The gateway asked an OpenAI stream for its usage: its usage chunk is taken out again. */
+  strip: boolean;
+  /** Told each record once it is final (a budget settles with it). */
+  counted?: (r: UsageRecord) => void;
+}
+
 export class Meter {
   private provider: string;
   private model: string;
@@ -35,13 +46,12 @@ export class Meter {
   /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
   used = false;
 
-  /** `counted`: told each record once it is final (a budget settles with it). */
-  constructor(provider: string, model: string, prices: PriceTable, strip: boolean, counted?: (r: UsageRecord) => void) {
-    this.provider = provider;
-    this.model = model;
-    this.prices = prices;
-    this.strip = strip;
-    this.counted = counted;
+  constructor(o: MeterOptions) {
+    this.provider = o.provider;
+    this.model = o.model;
+    this.prices = o.prices;
+    this.strip = o.strip;
+    this.counted = o.counted;
   }
 
   /** A plain answer read whole. */

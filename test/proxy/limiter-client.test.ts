@@ -17,27 +17,27 @@ const flagged = (flags: object) => () => Promise.reject(Object.assign(new Error(
 describe("LimiterClient", () => {
   it("retries a retryable object error with a fresh stub", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true }), () => Promise.resolve(GRANT)]);
-    const client = new LimiterClient(ns, META, () => {}, Date.now, freshChannel());
+    const client = new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() });
     expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
     expect(get).toHaveBeenCalledTimes(2);
   });
 
   it("fails closed at once on an overloaded object", async () => {
     const { ns, get } = fakeNamespace([flagged({ overloaded: true, retryable: true })]);
-    const client = new LimiterClient(ns, META, () => {}, Date.now, freshChannel());
+    const client = new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() });
     await expect(client.acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get).toHaveBeenCalledTimes(1);
   });
 
   it("fails closed on an error that is not retryable", async () => {
     const { ns } = fakeNamespace([flagged({})]);
-    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
   });
 
   it("stops retrying at the deadline", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true })]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get.mock.calls.length).toBeGreaterThan(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -45,14 +45,14 @@ describe("LimiterClient", () => {
   it("gives up on an object that never answers, shortly after the deadline", async () => {
     const { ns } = fakeNamespace([() => new Promise(() => {})]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, META, () => {}, Date.now, freshChannel()).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 
   it("renews with the lease's cost, so an object that lost the lease can take it back", async () => {
     const ops: unknown[] = [];
     const stub = { exchange: async (_: unknown, batch: { t: string }[]) => (ops.push(...batch), { results: batch.map(() => true), queued: 0 }) };
-    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, () => {}, Date.now, freshChannel());
+    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: () => {}, channel: freshChannel() });
     const stop = client.keepAlive("l", 750, 42); // renews every 250 ms
     await vi.waitFor(() => expect(ops.length).toBeGreaterThan(0), { timeout: 2_000 });
     stop();

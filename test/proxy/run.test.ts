@@ -16,7 +16,7 @@ function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal 
   });
   const ns = { idFromName: () => ({}), get: () => stub } as never;
   const pending: Promise<unknown>[] = [];
-  const limiter = new LimiterClient(ns, META, (p) => pending.push(p), Date.now, freshChannel());
+  const limiter = new LimiterClient(ns, META, { waitUntil: (p) => pending.push(p), channel: freshChannel() });
   const plan: Plan = {
     url: new URL("https://api.openai.com/v1/chat/completions"), method: "POST", headers: new Headers(), body: new Uint8Array(0),
     key: { key: "openai:m:0", provider: "openai", model: "m" }, cost: 1, deadline: Date.now() + 10_000, maxAttempts: 3,

@@ -37,7 +37,7 @@ describe("Meter", () => {
 
   it("a plain answer: tokens, cost at the table, tags, and the counted callback once", () => {
     const seen: UsageRecord[] = [];
-    const m = new Meter("openai", "gpt-4o", prices, false, (r) => seen.push(r));
+    const m = new Meter({ provider: "openai", model: "gpt-4o", prices, strip: false, counted: (r) => seen.push(r) });
     const r = m.plain(enc(openaiChat), { caller: "c", virtualKey: "vk" });
     expect(r).toMatchObject({ model: "gpt-4o", caller: "c", virtualKey: "vk", tokens: { input: 1117, output: 46, cached: 1024 } });
     expect(r.costUsd).toBeCloseTo((93 * 2.5 + 1024 * 1.25 + 46 * 10) / 1e6, 15);
@@ -45,13 +45,13 @@ describe("Meter", () => {
   });
 
   it("unpriced model: tokens, null cost; not JSON: unknown", () => {
-    const m = new Meter("anthropic", "claude-unknown", prices, false);
+    const m = new Meter({ provider: "anthropic", model: "claude-unknown", prices, strip: false });
     expect(m.plain(enc(anthropicMessage))).toMatchObject({ tokens: { output: 503 }, costUsd: null });
     expect(m.plain(new TextEncoder().encode("<html>"))).toMatchObject({ tokens: null, costUsd: null });
   });
 
   it("a stream: stripped when the gateway asked, its record once it has ended", async () => {
-    const m = new Meter("openai", "gpt-4o-mini", prices, true);
+    const m = new Meter({ provider: "openai", model: "gpt-4o-mini", prices, strip: true });
     const src = new Response(openaiStream(true)).body;
     const { body, record } = m.stream(src, true);
     const text = await new Response(body).text();

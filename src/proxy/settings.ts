@@ -1,0 +1,32 @@
+// The variables the request path reads, checked before anything else is: each parser keeps its
+// result per isolate (vars cannot change within one), so this is a handful of lookups a request.
+import { type CacheConfig, cacheConfigOf } from "../cache/config";
+import { checkLimiterEnv, ConfigError, gatewayConfigOf, type Location, limiterLocation } from "../config/env";
+import type { GatewayConfig } from "../config/limits";
+import type { Env } from "../env";
+import { providers } from "../providers/registry";
+import type { Provider } from "../providers/table";
+import { type PriceTable, priceTable } from "../usage/prices";
+import { checkWeights } from "./caller";
+import { gatewayError } from "./errors";
+
+export interface Settings {
+  table: Record<string, Provider>;
+  gw: GatewayConfig;
+  cache: CacheConfig;
+  prices: PriceTable;
+  location: Location | undefined;
+}
+
+/** The settings, or 500 `config_error` naming the malformed variable. */
+export function settingsOf(env: Env): Settings | Response {
+  try {
+    const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env) };
+    checkLimiterEnv(env);
+    checkWeights(env.PRIORITY_WEIGHTS);
+    return settings;
+  } catch (err) {
+    if (err instanceof ConfigError) return gatewayError("config_error", err.message);
+    throw err;
+  }
+}
