@@ -61,6 +61,12 @@ export interface StandinOptions {
   apiKeys: string[] | null;
   /** Reply with the text of the last user message instead of filler words. */
   echo: boolean;
+  /**
+   * Accepted requests wait, before their answer is made, until hold is turned off again
+   * (configure): a test can have every request parked here, none in transit. A request whose
+   * caller leaves while held is never answered, and its usage is not counted.
+   */
+  hold: boolean;
   /** Organisation id used in error messages and headers. */
   organization: string;
   /** Attempts kept in the stats log (oldest dropped first). */
@@ -89,6 +95,7 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   quotaExhaustedKeys: [],
   apiKeys: null,
   echo: false,
+  hold: false,
   organization: "org-standin",
   logLimit: 100_000,
 });
@@ -118,7 +125,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   for (const key of ["itpm", "otpm"] as const) {
     if (key in o && o[key] !== null && !isNumber(o[key])) fail(`${key} must be a number or null`);
   }
-  for (const key of ["headers", "echo"] as const) {
+  for (const key of ["headers", "echo", "hold"] as const) {
     if (key in o && typeof o[key] !== "boolean") fail(`${key} must be a boolean`);
   }
   for (const key of ["host", "organization"] as const) {
