@@ -54,8 +54,9 @@ export class Outbox {
     return true;
   }
 
-  /** The sequence number of the n-th oldest record held. */
+  /** The sequence number of the n-th oldest record held (all of them: the last one, with no scan). */
   lastOf(n: number): number {
+    if (n >= this.size) return this.seq;
     return this.sql.exec<{ seq: number }>("SELECT seq FROM usage_outbox ORDER BY seq LIMIT 1 OFFSET ?", n - 1).one().seq;
   }
 
