@@ -61,16 +61,16 @@ export interface StandinOptions {
   apiKeys: string[] | null;
   /** Reply with the text of the last user message instead of filler words. */
   echo: boolean;
+  /** Organisation id used in error messages and headers. */
+  organization: string;
+  /** Attempts kept in the stats log (oldest dropped first). */
+  logLimit: number;
   /**
    * Accepted requests wait, before their answer is made, until hold is turned off again
    * (configure): a test can have every request parked here, none in transit. A request whose
    * caller leaves while held is never answered, and its usage is not counted.
    */
   hold: boolean;
-  /** Organisation id used in error messages and headers. */
-  organization: string;
-  /** Attempts kept in the stats log (oldest dropped first). */
-  logLimit: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
@@ -95,9 +95,9 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   quotaExhaustedKeys: [],
   apiKeys: null,
   echo: false,
-  hold: false,
   organization: "org-standin",
   logLimit: 100_000,
+  hold: false,
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
