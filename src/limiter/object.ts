@@ -51,12 +51,12 @@ export class Limiter extends DurableObject<Env> {
    * random keys cost no storage and are forgotten when their objects are evicted.
    */
   private store: LimiterStore;
-  /** Usage gathered in minute rollups, written to the ledger in batches. */
+  /** Usage kept in the object's outbox as it comes, written to the ledger in batches at its alarm. */
   ledger: LedgerWriter;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.ledger = new LedgerWriter(env.LEDGER, flushMs(env.USAGE_FLUSH_MS), (p) => ctx.waitUntil(p));
+    this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS));
     this.store = new LimiterStore(ctx.storage, () => this.rows(), () => void this.alarm(), () => this.now());
     const { rows, leases } = this.store.load();
     const saved = rows.get("core");
@@ -99,7 +99,8 @@ export class Limiter extends DurableObject<Env> {
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
     for (const l of leases) this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
     if (saved) this.telemetry.restored(leases.length, now);
-    void this.ensureAlarm();
+    // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
+    this.ensureAlarm();
   }
 
   /**
@@ -188,7 +189,10 @@ export class Limiter extends DurableObject<Env> {
     return this.state();
   }
 
-  /** Sweeps leases whose Worker never came back, then lets the queue move. */
+  /**
+   * Sweeps leases whose Worker never came back and lets the queue move; writes the pending usage
+   * to the ledger if it is due. Either may have nothing to do: an alarm set for one runs both.
+   */
   async alarm(): Promise<void> {
     this.store.fired();
     const now = this.now();
@@ -196,7 +200,10 @@ export class Limiter extends DurableObject<Env> {
     for (const l of gone) this.journal(l.id, null);
     this.telemetry.expired(gone, now);
     this.pump();
-    await this.ensureAlarm();
+    const due = this.ledger.due();
+    // A failed write is kept for the next alarm (LedgerWriter never throws here).
+    if (due !== null && due <= now) await this.ledger.flush(now);
+    this.ensureAlarm();
   }
 
   /**
@@ -223,9 +230,16 @@ export class Limiter extends DurableObject<Env> {
     );
   }
 
-  /** One answer's usage: into the ledger's rollup and the key's counters, once per lease. */
+  /**
+   * One answer's usage: into the outbox and the key's counters, once per lease. A record only
+   * comes with a 2xx answer, which proves the key: it is proven first, so its row is written.
+   */
   private count(leaseId: string, usage: UsageRecord, at: number): void {
-    if (this.ledger.add(leaseId, this.meta?.key ?? "", usage, at)) countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
+    if (!this.store.proven) this.prove(this.now());
+    if (!this.ledger.add(leaseId, this.meta?.key ?? "", usage, at)) return;
+    countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
+    const due = this.ledger.due();
+    if (due !== null) this.store.arm(due);
   }
 
   /** Counts a hot-path call and the operations it carries; returns the time now. */
@@ -255,10 +269,13 @@ export class Limiter extends DurableObject<Env> {
     this.driver.pump();
   }
 
-  /** After a sweep or a restart: the alarm goes to the earliest lease expiry (a scan, off the hot path). */
-  private async ensureAlarm(): Promise<void> {
-    const next = this.core.nextLeaseExpiry();
-    if (next !== null) this.store.arm(next);
+  /**
+   * After a sweep, a write or a restart: the alarm goes to the earliest lease expiry (a scan, off
+   * the hot path) or the next write of the usage, whichever comes first; none when neither waits.
+   */
+  private ensureAlarm(): void {
+    const next = [this.core.nextLeaseExpiry(), this.ledger.due()].filter((t) => t !== null);
+    if (next.length > 0) this.store.arm(Math.min(...next));
   }
 
   /** The state rows a save writes: everything learned, the counters and samples, and who the key is. */

@@ -1,21 +1,34 @@
 // The ledger in D1: minute rollups written in batches by the limiters, read by GET /admin/usage.
 import type { Row } from "./rollup";
-import { KEYS, SCHEMA, SUMS } from "./schema";
+import { BATCHES_SCHEMA, KEYS, SCHEMA, SUMS } from "./schema";
 
 const COLUMNS = [...KEYS, ...SUMS];
-const UPSERT = `INSERT INTO usage (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")}) ON CONFLICT (${KEYS.join(", ")}) DO UPDATE SET ${SUMS.map((s) => `${s} = ${s} + excluded.${s}`).join(", ")}`;
+/**
+ * Adds one row to its minute's row, unless its batch was written before: the statement reads
+ * usage_batches inside the batch's transaction, so a batch sent again after a lost reply adds
+ * nothing. (INSERT ... SELECT needs its WHERE before ON CONFLICT, which it has.)
+ */
+const UPSERT = `INSERT INTO usage (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map(() => "?").join(", ")} WHERE NOT EXISTS (SELECT 1 FROM usage_batches WHERE id = ?) ON CONFLICT (${KEYS.join(", ")}) DO UPDATE SET ${SUMS.map((s) => `${s} = ${s} + excluded.${s}`).join(", ")}`;
+const DONE = "INSERT OR IGNORE INTO usage_batches (id, at) VALUES (?, ?)";
+const PRUNE = "DELETE FROM usage_batches WHERE at < ?";
+/** How long a batch id is remembered: far longer than any retry of a limiter's write (seconds). */
+export const BATCH_ID_KEPT_MS = 86_400_000;
 
-/** Whether this isolate has made sure the table exists (a deploy need not run the migration first). */
+/** Whether this isolate has made sure the tables exist (a deploy need not run the migrations first). */
 let ready = false;
 
-/** One batch, one round trip: each row adds to its minute's row. */
-export async function writeRows(db: D1Database, rows: readonly Row[]): Promise<void> {
+/**
+ * One batch, one round trip, one transaction: each row adds to its minute's row, once per batch
+ * id however often it is sent; then the id is noted and ids older than a day are forgotten.
+ */
+export async function writeRows(db: D1Database, rows: readonly Row[], batchId: string, now: number): Promise<void> {
   if (rows.length === 0) return;
   const up = db.prepare(UPSERT);
   const stmts = rows.map((r) =>
-    up.bind(r.minute, r.key, r.caller, r.virtualKey, r.pool, r.model, r.requests, r.unknown, r.unpriced, r.input, r.output, r.cached, r.cacheWrite, r.costUsd),
+    up.bind(r.minute, r.key, r.caller, r.virtualKey, r.pool, r.model, r.requests, r.unknown, r.unpriced, r.input, r.output, r.cached, r.cacheWrite, r.costUsd, batchId),
   );
-  if (!ready) stmts.unshift(db.prepare(SCHEMA));
+  stmts.push(db.prepare(DONE).bind(batchId, now), db.prepare(PRUNE).bind(now - BATCH_ID_KEPT_MS));
+  if (!ready) stmts.unshift(db.prepare(SCHEMA), db.prepare(BATCHES_SCHEMA));
   await db.batch(stmts);
   ready = true;
 }

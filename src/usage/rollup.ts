@@ -1,5 +1,5 @@
-// Minute rollups of usage records, as a key's limiter gathers them between two writes to the
-// ledger. Pure: time comes in as an argument.
+// Minute rollups of usage records: what a key's limiter writes to the ledger from the records its
+// outbox holds. Pure.
 import type { UsageRecord } from "./types";
 
 /** One ledger row: a minute of one key, caller, virtual key, pool and model ("" where there is none). */
@@ -23,73 +23,39 @@ export interface Row {
   costUsd: number;
 }
 
+/** One answer's record as a limiter keeps it: under its key, made at `at` (epoch ms). */
+export interface Dated {
+  key: string;
+  at: number;
+  record: UsageRecord;
+}
+
 export const MINUTE_MS = 60_000;
-/** Lease ids remembered, so a record carried twice (a retried call) is counted once. */
-const RECENT_IDS = 4_096;
-/** Rows held while the ledger cannot be written; past it the oldest minutes go (and are counted). */
-export const ROWS_MAX = 10_000;
 
 const DIMS = ["minute", "key", "caller", "virtualKey", "pool", "model"] as const;
 const SUMS = ["requests", "unknown", "unpriced", "input", "output", "cached", "cacheWrite", "costUsd"] as const;
 
 const rowId = (r: Pick<Row, (typeof DIMS)[number]>) => DIMS.map((d) => r[d]).join("\n");
 
-export class Rollup {
-  private rows = new Map<string, Row>();
-  private recent = new Set<string>();
-  /** Rows dropped because ROWS_MAX was reached. */
-  dropped = 0;
+/** One answer as a row of its own. */
+export function rowOf({ key, at, record: r }: Dated): Row {
+  const t = r.tokens;
+  return {
+    minute: Math.floor(at / MINUTE_MS) * MINUTE_MS, key, caller: r.caller ?? "", virtualKey: r.virtualKey ?? "", pool: r.pool ?? "", model: r.model,
+    requests: 1, unknown: t ? 0 : 1, unpriced: t && r.costUsd === null ? 1 : 0,
+    input: t?.input ?? 0, output: t?.output ?? 0, cached: t?.cached ?? 0, cacheWrite: t?.cacheWrite ?? 0, costUsd: r.costUsd ?? 0,
+  };
+}
 
-  get size(): number {
-    return this.rows.size;
-  }
-
-  /** Answers gathered and not yet taken. */
-  get requests(): number {
-    let n = 0;
-    for (const r of this.rows.values()) n += r.requests;
-    return n;
-  }
-
-  /** Adds one answer's record, made at `at` (epoch ms). Returns false if this lease was already counted. */
-  add(id: string, key: string, r: UsageRecord, at: number): boolean {
-    if (this.recent.has(id)) return false;
-    this.recent.add(id);
-    if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
-    const t = r.tokens;
-    this.merge({
-      minute: Math.floor(at / MINUTE_MS) * MINUTE_MS, key, caller: r.caller ?? "", virtualKey: r.virtualKey ?? "", pool: r.pool ?? "", model: r.model,
-      requests: 1, unknown: t ? 0 : 1, unpriced: t && r.costUsd === null ? 1 : 0,
-      input: t?.input ?? 0, output: t?.output ?? 0, cached: t?.cached ?? 0, cacheWrite: t?.cacheWrite ?? 0, costUsd: r.costUsd ?? 0,
-    });
-    return true;
-  }
-
-  /** Everything gathered, emptied. */
-  take(): Row[] {
-    const out = [...this.rows.values()];
-    this.rows.clear();
-    return out;
-  }
-
-  /** Rows a failed write gave back: merged with what came since, within ROWS_MAX. */
-  putBack(rows: Row[]): void {
-    for (const r of rows) this.merge(r);
-  }
-
-  private merge(r: Row): void {
+/** The records summed into one row per minute and dimensions, in the order each row first appears. */
+export function rollUp(records: Iterable<Dated>): Row[] {
+  const rows = new Map<string, Row>();
+  for (const d of records) {
+    const r = rowOf(d);
     const id = rowId(r);
-    const had = this.rows.get(id);
-    if (had) {
-      for (const s of SUMS) had[s] += r[s];
-      return;
-    }
-    if (this.rows.size >= ROWS_MAX) {
-      // The oldest minute goes: a ledger that cannot be written must not grow without bound.
-      const oldest = [...this.rows.entries()].reduce((a, b) => (b[1].minute < a[1].minute ? b : a));
-      this.rows.delete(oldest[0]);
-      this.dropped += oldest[1].requests;
-    }
-    this.rows.set(id, { ...r });
+    const had = rows.get(id);
+    if (!had) rows.set(id, r);
+    else for (const s of SUMS) had[s] += r[s];
   }
+  return [...rows.values()];
 }

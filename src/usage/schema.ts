@@ -1,4 +1,4 @@
-// The ledger's one table, apart from the code that writes it, so the migration test can read it anywhere.
+// The ledger's tables, apart from the code that writes them, so the migration test can read them anywhere.
 
 /** The dimensions of a row (its primary key), then its sums: SQL column and Row field. */
 export const KEYS = ["minute", "key", "caller", "virtual_key", "pool", "model"];
@@ -8,3 +8,15 @@ export const SUMS = ["requests", "unknown", "unpriced", "input", "output", "cach
 export const SCHEMA = `CREATE TABLE IF NOT EXISTS usage (${KEYS.map((k, i) => `${k} ${i ? "TEXT" : "INTEGER"} NOT NULL`)
   .concat(SUMS.map((s) => `${s} ${s === "cost_usd" ? "REAL" : "INTEGER"} NOT NULL`))
   .join(", ")}, PRIMARY KEY (${KEYS.join(", ")}))`;
+
+/**
+ * The batches already written (id, epoch ms), so a batch sent again (its reply was lost) adds
+ * nothing; kept a day. migrations/0002_usage_batches.sql holds the same statement.
+ */
+export const BATCHES_SCHEMA = "CREATE TABLE IF NOT EXISTS usage_batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL)";
+
+/** Each migration's statements, in order: what a fresh database gets from `wrangler d1 migrations apply`. */
+export const MIGRATIONS: Record<string, string[]> = {
+  "0001_usage.sql": [SCHEMA],
+  "0002_usage_batches.sql": [BATCHES_SCHEMA],
+};

@@ -1,13 +1,19 @@
-// A limiter's side of the ledger: it gathers its answers' records in minute rollups and writes
-// them to D1 in one batch every USAGE_FLUSH_MS, never on a request's path.
+// A limiter's side of the ledger: each answer's record goes to its outbox as it arrives, and the
+// pending records go to D1 in one idempotent batch every USAGE_FLUSH_MS, never on a request's path.
+// The Limiter runs the writes from its alarm; this decides nothing about time itself.
+import { failed, flushDue, IDLE, nextBatch, overflow, received, type Schedule, taken, written } from "./flush";
 import { writeRows } from "./ledger";
+import { Outbox } from "./outbox";
+import { RecentIds } from "./recent";
+import { rollUp } from "./rollup";
 import type { UsageRecord } from "./types";
-import { Rollup } from "./rollup";
 
 /** Default USAGE_FLUSH_MS: how long records wait in the object before their batch is written. */
 export const FLUSH_MS = 10_000;
-/** After a failed write the rows are kept and tried again this much later. */
-const RETRY_MS = 30_000;
+/** Records held while the ledger cannot be written; past it the oldest go (and are counted). */
+export const PENDING_MAX = 100_000;
+/** One trim goes this share of the cap below it (1,000 records at PENDING_MAX). */
+const TRIM_SHARE = 0.01;
 
 export function flushMs(raw: string | undefined): number {
   const n = Number(raw);
@@ -15,42 +21,74 @@ export function flushMs(raw: string | undefined): number {
 }
 
 export class LedgerWriter {
-  readonly rollup = new Rollup();
-  private db: D1Database | undefined;
+  /** The ledger; undefined: none bound, and records are only counted, never kept. Tests replace it. */
+  db: D1Database | undefined;
+  /** Records let go because PENDING_MAX was reached. */
+  dropped = 0;
+  private outbox: Outbox;
+  private recent = new RecentIds();
+  private schedule: Schedule;
   private everyMs: number;
-  private waitUntil: (p: Promise<unknown>) => void;
-  /** A pending timer holds the object in memory, so gathered rows are written before it can be evicted. */
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private pendingMax: number;
+  private writing: Promise<void> | null = null;
 
-  constructor(db: D1Database | undefined, everyMs: number, waitUntil: (p: Promise<unknown>) => void) {
+  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX) {
     this.db = db;
     this.everyMs = everyMs;
-    this.waitUntil = waitUntil;
+    this.pendingMax = pendingMax;
+    this.outbox = new Outbox(sql);
+    const oldest = this.outbox.load();
+    // Records a previous life left are due at once (their wait began before it ended).
+    this.schedule = oldest === null ? IDLE : received(IDLE, oldest);
   }
 
-  /** Returns false for a record already counted, so the caller counts it once. Unbound ledger: nothing is kept. */
+  /** Records held until the ledger has them. */
+  get pending(): number {
+    return this.outbox.size;
+  }
+
+  /**
+   * Keeps one answer's record (made at `at`). Returns false for a lease already counted, so the
+   * caller counts it once: by the recent ids, and while it is pending by its outbox row.
+   */
   add(id: string, key: string, r: UsageRecord, at: number): boolean {
-    if (!this.rollup.add(id, key, r, at)) return false;
-    if (!this.db) this.rollup.take();
-    else this.schedule(this.everyMs);
+    if (!this.recent.add(id)) return false;
+    if (!this.db) return true;
+    if (!this.outbox.put(id, key, r, at)) return false;
+    this.schedule = received(this.schedule, at);
+    this.dropped += this.outbox.drop(overflow(this.outbox.size, this.pendingMax, Math.ceil(this.pendingMax * TRIM_SHARE)));
     return true;
   }
 
-  /** Writes what was gathered now; a failed write keeps its rows for the next try. */
-  flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const rows = this.rollup.take();
-    if (!this.db || rows.length === 0) return Promise.resolve();
-    const write = writeRows(this.db, rows).catch(() => {
-      this.rollup.putBack(rows);
-      this.schedule(RETRY_MS);
-    });
-    this.waitUntil(write);
-    return write;
+  /** When the next write is due (epoch ms; past means now); null: nothing waits. */
+  due(): number | null {
+    return this.writing ? null : flushDue(this.schedule, this.outbox.size, this.everyMs);
   }
 
-  private schedule(ms: number): void {
-    this.timer ??= setTimeout(() => void this.flush(), ms);
+  /**
+   * Writes the open batch, or a new one of the pending records, now. Only once D1 has answered do
+   * its records leave the outbox; a failed try keeps them, and the batch, for the next.
+   */
+  flush(now: number): Promise<void> {
+    this.writing ??= this.write(now).finally(() => (this.writing = null));
+    return this.writing;
+  }
+
+  private async write(now: number): Promise<void> {
+    const db = this.db;
+    const next = db ? nextBatch(this.outbox.open, this.outbox.size, (n) => this.outbox.lastOf(n), () => crypto.randomUUID()) : null;
+    if (!db || !next) return;
+    const { batch, cut } = next;
+    if (batch !== this.outbox.open) {
+      this.outbox.begin(batch);
+      this.schedule = taken(this.schedule, cut);
+    }
+    try {
+      await writeRows(db, rollUp(this.outbox.records(batch)), batch.id, now);
+      this.outbox.done(batch);
+      this.schedule = written(this.schedule);
+    } catch {
+      this.schedule = failed(this.schedule, now);
+    }
   }
 }

@@ -91,6 +91,22 @@ describe("stand-in: stats and control routes", () => {
     expect(s.stats()).toMatchObject({ inFlight: 0, peakInFlight: 1, aborted: 1, completed: 0 });
   });
 
+  it("hold parks accepted requests until it is turned off; one whose caller left while held is neither answered nor counted", async () => {
+    const s = await standin({ latencyMs: 0, hold: true });
+    const ctrl = new AbortController();
+    const left = fetch(`${s.url}/v1/chat/completions`, { method: "POST", headers: oaHeaders(), body: JSON.stringify(chatBody()), signal: ctrl.signal }).catch(() => null);
+    const kept = post(s, "/v1/chat/completions", chatBody(), oaHeaders());
+    while (s.stats().held < 2) await sleep(5);
+    expect(s.stats()).toMatchObject({ held: 2, inFlight: 2, usage: { input: 0, output: 0 } });
+    ctrl.abort();
+    await left;
+    while (s.stats().held > 1) await sleep(5);
+    await fetch(`${s.url}/_config`, { method: "POST", body: JSON.stringify({ hold: false }) });
+    const body = (await (await kept).json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+    await sleep(20);
+    expect(s.stats()).toMatchObject({ held: 0, inFlight: 0, aborted: 1, completed: 1, usage: { input: body.usage.prompt_tokens, output: body.usage.completion_tokens } });
+  });
+
   it("POST /_config changes options live, rejects bad ones; POST /_reset refills buckets", async () => {
     const s = await standin({ rpm: 60, burst: { requests: 1 } });
     const cfg = await fetch(`${s.url}/_config`, { method: "POST", body: JSON.stringify({ rpm: 120, headers: false }) });

@@ -18,12 +18,12 @@ const sse = (text: string) => new Response(text, { headers: { "content-type": "t
 
 /**
  * Waits until the key's limiter holds `n` answers' usage (it rides the fire-and-forget release or
- * settle after each body), then writes its rollups to the ledger now rather than in USAGE_FLUSH_MS.
+ * settle after each body), then writes them to the ledger now rather than in USAGE_FLUSH_MS.
  */
 async function flushed(key: string, n: number): Promise<void> {
   const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
-  await vi.waitFor(() => runInDurableObject(stub, (obj: Limiter) => expect(obj.ledger.rollup.requests).toBe(n)));
-  await runInDurableObject(stub, (obj: Limiter) => obj.ledger.flush());
+  await vi.waitFor(() => runInDurableObject(stub, (obj: Limiter) => expect(obj.ledger.pending).toBe(n)));
+  await runInDurableObject(stub, (obj: Limiter) => obj.ledger.flush(obj.now()));
 }
 
 describe("usage through the gateway, into the ledger", () => {

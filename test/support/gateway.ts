@@ -25,6 +25,10 @@ export interface Gateway {
   /** wrangler's --persist-to directory: the Durable Objects' storage, for tests that scan it. Removed on close. */
   persistDir: string;
   close(): Promise<void>;
+  /** SIGKILL to wrangler's whole process group (a crash); resolves when it is gone. */
+  kill(): Promise<void>;
+  /** Starts wrangler again on the same port and storage (after kill), resolves when it answers. */
+  restart(): Promise<void>;
   /** Everything wrangler printed, for assertions on logs. */
   output(): string;
   /** Resident memory of the gateway's workerd processes, in bytes (Linux /proc). */
@@ -79,47 +83,65 @@ function stop(child: ChildProcess): Promise<void> {
 
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const root = opts.root ?? resolve(import.meta.dirname, "../..");
-  const [port, inspector] = [await freePort(), await freePort()];
+  const port = await freePort();
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
-    "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
-  if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
-  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
-  const child = spawn("npx", args, {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true" },
-  });
+  const url = `http://127.0.0.1:${port}`;
   let log = "";
   const collect = (b: Buffer) => {
     log += b.toString();
     if (log.length > 2_000_000) log = log.slice(-1_000_000);
     if (opts.verbose) process.stderr.write(b);
   };
-  child.stdout!.on("data", collect);
-  child.stderr!.on("data", collect);
-  const url = `http://127.0.0.1:${port}`;
-  const close = async () => {
-    await stop(child);
-    rmSync(persist, { recursive: true, force: true });
+
+  /** Starts wrangler on this port and storage, and waits until it answers /healthz. */
+  const launch = async (): Promise<ChildProcess> => {
+    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()),
+      "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
+    if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
+    for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+    const child = spawn("npx", args, {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true" },
+    });
+    child.stdout!.on("data", collect);
+    child.stderr!.on("data", collect);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
+      try {
+        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        if (res.ok) return child;
+      } catch {}
+      if (Date.now() > deadline) {
+        await stop(child);
+        throw new Error(`wrangler dev did not become ready in 60 s:\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
   };
 
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      await close();
-      throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
-    }
-    try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-      if (res.ok) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      await close();
-      throw new Error(`wrangler dev did not become ready in 60 s:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  let child: ChildProcess | null = null;
+  const close = async () => {
+    if (child) await stop(child);
+    rmSync(persist, { recursive: true, force: true });
+  };
+  try {
+    child = await launch();
+  } catch (err) {
+    await close();
+    throw err;
   }
-  return { url, port, persistDir: persist, close, output: () => log, rss: () => groupRss(child.pid!) };
+  const kill = () =>
+    new Promise<void>((done) => {
+      const c = child!;
+      if (c.exitCode !== null || c.signalCode !== null) return done();
+      c.once("exit", () => done());
+      process.kill(-c.pid!, "SIGKILL"); // the whole group, wrangler and its workerd, with no time to write anything
+    });
+  const restart = async () => {
+    child = await launch();
+  };
+  return { url, port, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!) };
 }

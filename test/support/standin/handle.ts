@@ -21,6 +21,8 @@ export interface State {
   accounts: Map<string, Account>;
   stats: StatsRecorder;
   dice: Dice;
+  /** Wakes each request held (options.hold); called when hold is turned off. */
+  held: Set<() => void>;
 }
 
 type Headers = Record<string, string>;
@@ -62,6 +64,22 @@ function sleep(ms: number, res: ServerResponse): Promise<void> {
     const timer = setTimeout(done, ms);
     res.on("close", done);
   });
+}
+
+/** Resolves when hold is turned off, or at once when the caller has gone. */
+async function hold(state: State, res: ServerResponse): Promise<void> {
+  if (res.destroyed) return;
+  state.stats.holding(1);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      state.held.delete(done);
+      res.off("close", done);
+      resolve();
+    };
+    state.held.add(done);
+    res.on("close", done);
+  });
+  state.stats.holding(-1);
 }
 
 /** retry-after header(s) for a wait of `waitMs`, in the configured mode. */
@@ -176,6 +194,8 @@ export async function handleApi(
   account.inFlight++;
   state.stats.begin();
   try {
+    if (o.hold) await hold(state, res);
+    if (res.destroyed) return; // left while held: nothing was served
     if (fault === "524") {
       await sleep(totalMs, res);
       if (res.destroyed) return;

@@ -67,6 +67,12 @@ export interface StandinOptions {
   organization: string;
   /** Attempts kept in the stats log (oldest dropped first). */
   logLimit: number;
+  /**
+   * Accepted requests wait, before their answer is made, until hold is turned off again
+   * (configure): a test can have every request parked here, none in transit. A request whose
+   * caller leaves while held is never answered, and its usage is not counted.
+   */
+  hold: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
@@ -94,6 +100,7 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   models: null,
   organization: "org-standin",
   logLimit: 100_000,
+  hold: false,
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
@@ -121,7 +128,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   for (const key of ["itpm", "otpm"] as const) {
     if (key in o && o[key] !== null && !isNumber(o[key])) fail(`${key} must be a number or null`);
   }
-  for (const key of ["headers", "echo"] as const) {
+  for (const key of ["headers", "echo", "hold"] as const) {
     if (key in o && typeof o[key] !== "boolean") fail(`${key} must be a boolean`);
   }
   for (const key of ["host", "organization"] as const) {

@@ -44,12 +44,13 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startStandin(options: Partial<StandinOptions> = {}): Promise<Standin> {
   const initial = mergeOptions(options);
-  const state: State = { options: initial, accounts: new Map(), stats: new StatsRecorder(), dice: new Dice(initial.seed) };
+  const state: State = { options: initial, accounts: new Map(), stats: new StatsRecorder(), dice: new Dice(initial.seed), held: new Set() };
 
   const configure = (partial: Partial<StandinOptions>) => {
     const next = mergeOptions(state.options, partial);
     if (next.seed !== state.options.seed) state.dice = new Dice(next.seed);
     state.options = next;
+    if (!next.hold) for (const wake of [...state.held]) wake();
   };
   const reset = () => {
     state.stats.reset();

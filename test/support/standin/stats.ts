@@ -41,6 +41,8 @@ export interface Stats {
   invalid: number;
   inFlight: number;
   peakInFlight: number;
+  /** Accepted requests waiting for hold to be turned off (see StandinOptions.hold). */
+  held: number;
   /** Tokens the answers reported in their `usage` (every answer made, streamed or not). */
   usage: { input: number; output: number };
   /** Accepted requests whose answer was written to the end. */
@@ -97,7 +99,7 @@ function empty(): Stats {
   return {
     attempts: 0, successes: 0, rateLimited: 0,
     rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
-    quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0,
+    quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0, held: 0,
     usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
   };
 }
@@ -137,6 +139,11 @@ export class StatsRecorder {
     this.#s.peakInFlight = Math.max(this.#s.peakInFlight, this.#s.inFlight);
   }
 
+  /** A request starts (+1) or stops (-1) waiting for hold to be turned off. */
+  holding(delta: 1 | -1): void {
+    this.#s.held += delta;
+  }
+
   end(aborted: boolean): void {
     this.#s.inFlight--;
     if (aborted) this.#s.aborted++;
@@ -152,9 +159,10 @@ export class StatsRecorder {
 
   /** Clears the counters; requests still in flight stay counted as in flight. */
   reset(): void {
-    const inFlight = this.#s.inFlight;
+    const { inFlight, held } = this.#s;
     this.#s = empty();
     this.#s.inFlight = inFlight;
+    this.#s.held = held;
     this.#s.peakInFlight = inFlight;
   }
 }
