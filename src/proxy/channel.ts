@@ -33,9 +33,6 @@ type Entry = { op: Op; lease: string; at: number; held?: boolean; awaited?: { re
 
 const leaseOf = (op: Op) => (op.t === "acquire" ? op.req.leaseId : op.id);
 
-/** An op that carries an answer's usage record (a plain answer's settle, a stream's release). */
-const carriesUsage = (op: Op) => (op.t === "release" && !!op.usage) || (op.t === "settle" && !!op.outcome.usage);
-
 /** A background op on its own, after its batch failed. All of them are idempotent. */
 function alone(stub: Stub, op: Op): Promise<unknown> {
   switch (op.t) {
@@ -61,8 +58,7 @@ function alone(stub: Stub, op: Op): Promise<unknown> {
  *   its answer: a promise is never settled from another request's context.
  * - A background op (release, plain settle, renew, cancel) is fire-and-forget: it goes with the
  *   next batch, at the latest LINGER_MS later while nobody is queued at the key and it has two
- *   slots or more to spare, at once otherwise. One that carries a usage record goes at once: until
- *   the object has written it, the answer's usage exists only in this isolate's memory.
+ *   slots or more to spare, at once otherwise.
  *   The batch's sender keeps it alive and retries it alone on failure.
  * - A background op never overtakes an earlier op of its lease: while a batch with that lease is
  *   out it waits (requests' stubs keep no order between them).
@@ -98,17 +94,10 @@ export class Channel {
     });
   }
 
-  /**
-   * A fire-and-forget op. `urgent`: leaves at the end of this turn even when nobody waits. An op
-   * with usage is urgent too. What that costs: an answer's settle-and-release is one op either way,
-   * and under load (a queue, or fewer than two slots to spare) it left at once already; with room
-   * to spare it no longer rides the next acquire but is a background call of its own (ops of the
-   * same turn, and the lingering ones, still go with it). Through `wrangler dev` that took a key
-   * with room from 1.15 object calls a request at 16 in flight (1.5 one after another) to 2.0.
-   */
+  /** A fire-and-forget op. `urgent`: leaves at the end of this turn even when nobody waits. */
   post(op: Op, carrier: Carrier, urgent = false): void {
     this.pending.push({ op, lease: leaseOf(op), at: this.now() });
-    if (urgent || carriesUsage(op) || this.queued > 0 || this.room < 2 || this.linger <= 0) this.soon(carrier);
+    if (urgent || this.queued > 0 || this.room < 2 || this.linger <= 0) this.soon(carrier);
     else if (!this.lingering) {
       // The request that starts the wait stays alive until it ends, and sends what is left then.
       this.lingering = true;

@@ -5,11 +5,7 @@ import type { ExchangeReply, KeyMeta, Op } from "../../src/limiter/types";
 const META: KeyMeta = { key: "openai:m:0", provider: "openai", model: "m" };
 const acquire = (id: string): Op => ({ t: "acquire", req: { leaseId: id, cost: 1, retry: false, waitMs: 1_000 } });
 const release = (id: string): Op => ({ t: "release", id });
-const OK = { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 5, attempt: 1, final: true, release: false } as const;
-const settle = (id: string): Op => ({ t: "settle", id, outcome: OK });
-const USAGE = { model: "m", tokens: { input: 1, output: 1, cached: 0, cacheWrite: 0 }, costUsd: 0 };
-/** A plain answer's one op: its settle and release, with its usage. */
-const answered = (id: string): Op => ({ t: "settle", id, outcome: { ...OK, release: true, usage: USAGE } });
+const settle = (id: string): Op => ({ t: "settle", id, outcome: { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 5, attempt: 1, final: true, release: false } });
 const turn = () => new Promise((r) => setTimeout(r, 0));
 
 /** A fake object: records each batch; answers acquires granted; `hold` keeps batches out until released. */
@@ -94,24 +90,6 @@ describe("Channel: one isolate's calls to a key, in batches", () => {
     await turn();
     expect(obj.names()[1]).toEqual(["release a"]);
     expect(obj.kept.length).toBeGreaterThan(0); // the wait was kept alive by the request's waitUntil
-  });
-
-  it("sends an op carrying usage at once, even with room to spare, taking the lingering ops of that moment with it", async () => {
-    const obj = fakeObject(0);
-    const t = manual();
-    const ch = new Channel(META, t.now, 5, t.set);
-    await ch.call(acquire("a"), obj.carrier);
-    await ch.call(acquire("b"), obj.carrier);
-    ch.post(release("a"), obj.carrier); // no usage: it may wait for a ride
-    ch.post(answered("b"), obj.carrier);
-    await turn();
-    expect(obj.names().slice(2)).toEqual([["release a", "settle b"]]);
-    ch.post({ t: "release", id: "c", usage: USAGE }, obj.carrier); // a stream's end
-    await turn();
-    expect(obj.names().slice(3)).toEqual([["release c"]]);
-    t.advance(5);
-    await turn();
-    expect(obj.batches).toHaveLength(4); // the linger timer found nothing left to send
   });
 
   it("sends releases at once while someone is queued at the key: a slot never idles for a batch", async () => {
