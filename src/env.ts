@@ -8,6 +8,8 @@ import type { Limiter } from "./limiter/object";
 /** Bindings, vars and secrets as wrangler.toml and `wrangler secret put` declare them. */
 export interface Env {
   LIMITER: DurableObjectNamespace<Limiter>;
+  /** The Worker's static assets (assets/): the dashboard's files, served by the admin routes. */
+  ASSETS: Fetcher;
   /** One instance (`directory`): which keys exist, for the admin list. */
   DIRECTORY: DurableObjectNamespace<Directory>;
   /** The response cache's shards: in-flight map, index and counters. */

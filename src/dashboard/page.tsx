@@ -1,7 +1,7 @@
+// The dashboard's HTML shell, rendered at build time (scripts/dashboard.mjs) into the Worker's
+// static assets (assets/admin/): nothing of it is in the Worker's bundle.
 import type { FC } from "hono/jsx";
-import { raw } from "hono/html";
-import { SCRIPT } from "./client.gen";
-import { REASON_COLOURS, STYLE } from "./style";
+import { REASON_COLOURS } from "./style";
 
 /** A row per pool member (GET /admin/pools). */
 const POOL_COLUMNS = ["pool", "member", "state", "limit", "in flight", "queued", "rate /min", "served", "share, last minute"];
@@ -10,17 +10,17 @@ const COLUMNS = ["provider", "model", "limit", "in flight", "queued", "cooldown"
 const CALLER_COLUMNS = ["caller", "lane", "in flight", "queued", "served", "share (1 min)", "last seen"];
 
 /**
- * The HTML shell. It holds no data and no token: the inline script asks for the token once,
- * keeps it in the browser's storage and fetches /admin/keys with it as a Bearer header.
+ * The HTML shell. It holds no data and no token: the script asks for the token once, keeps it in
+ * the browser's storage and fetches /admin/keys with it as a Bearer header.
  */
-const Page: FC<{ nonce: string }> = ({ nonce }) => (
+const Page: FC = () => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="no-referrer" />
       <title>Slotgate</title>
-      <style nonce={nonce}>{raw(STYLE)}</style>
+      <link rel="stylesheet" href="/admin/dashboard.css" />
     </head>
     <body>
       <header>
@@ -138,36 +138,12 @@ const Page: FC<{ nonce: string }> = ({ nonce }) => (
         </div>
         <noscript>The dashboard needs JavaScript; the JSON API under /admin/keys works without it.</noscript>
       </main>
-      <script nonce={nonce}>{raw(SCRIPT)}</script>
+      <script src="/admin/dashboard.js"></script>
     </body>
   </html>
 );
 
-function nonce(): string {
-  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
-}
-
-/** `GET /admin`: the shell, with a CSP that allows only its own inline code and same-origin fetches. */
-export async function dashboard(): Promise<Response> {
-  const n = nonce();
-  const body = `<!doctype html>${await (<Page nonce={n} />).toString()}`;
-  return new Response(body, {
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy": [
-        "default-src 'none'",
-        `script-src 'nonce-${n}'`,
-        `style-src 'nonce-${n}'`,
-        "connect-src 'self'",
-        "img-src 'self' data:",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-      ].join("; "),
-      "x-content-type-options": "nosniff",
-      "x-frame-options": "DENY",
-      "referrer-policy": "no-referrer",
-    },
-  });
+/** The shell as served. */
+export async function render(): Promise<string> {
+  return `<!doctype html>${await (<Page />).toString()}\n`;
 }

@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { bearerOk } from "../auth";
 import { cacheStats, purgeCache } from "../cache/admin";
 import { parseOverride } from "../config/limits";
-import { dashboard } from "../dashboard/page";
+import { DASHBOARD_FILES, dashboardFile } from "../dashboard/serve";
 import { type DirectoryEntry, directoryOf, LIST_MAX } from "../directory/object";
 import type { Env } from "../env";
 import type { LimiterSnapshot } from "../limiter/types";
@@ -42,7 +42,7 @@ const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: JSON
 const guard: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
   if (!expected) return adminError("not_found", "not found");
-  const shell = c.req.path === "/admin" && (c.req.method === "GET" || c.req.method === "HEAD");
+  const shell = Object.hasOwn(DASHBOARD_FILES, c.req.path) && (c.req.method === "GET" || c.req.method === "HEAD");
   if (!shell && !(await bearerOk(expected, c.req.header("authorization"))))
     return gatewayError("unauthorized", "admin routes need Authorization: Bearer <ADMIN_TOKEN>", NO_STORE);
   await next();
@@ -52,7 +52,7 @@ export const admin = new Hono<{ Bindings: Env }>();
 // Hono's "/admin/*" matches "/admin" itself too: one guard covers the dashboard and the API.
 admin.use("/admin/*", guard);
 
-admin.get("/admin", () => dashboard());
+for (const [path, file] of Object.entries(DASHBOARD_FILES)) admin.get(path, (c) => dashboardFile(c.env, new URL(c.req.url), file));
 
 admin.get("/admin/keys", async (c) => {
   const { entries, total } = await directoryOf(c.env.DIRECTORY).list(LIST_MAX);

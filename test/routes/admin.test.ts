@@ -63,7 +63,7 @@ describe("admin auth", () => {
 
   it("with no ADMIN_TOKEN configured, every /admin route answers 404, the dashboard too", async () => {
     const bare = { ...env, ADMIN_TOKEN: undefined };
-    for (const [method, path] of [["GET", "/admin"], ["GET", "/admin/"], ...routes] as [string, string][]) {
+    for (const [method, path] of [["GET", "/admin"], ["GET", "/admin/"], ["GET", "/admin/dashboard.js"], ...routes] as [string, string][]) {
       for (const auth of [undefined, `Bearer ${TOKEN}`, "Bearer undefined", "Bearer "]) {
         const ctx = createExecutionContext();
         const req = new Request(`http://gateway${path}`, { method, headers: auth ? { authorization: auth } : {} });
@@ -222,7 +222,7 @@ describe("admin never shows a credential", () => {
 });
 
 describe("dashboard", () => {
-  it("GET /admin serves the HTML shell without the token: no external URL, no data, a strict CSP", async () => {
+  it("GET /admin serves the HTML shell without the token: no external URL, no data, only its own two files, a strict CSP", async () => {
     const res = await call("/admin", { token: null });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
@@ -233,23 +233,30 @@ describe("dashboard", () => {
     expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
     expect(html).not.toMatch(/https?:\/\//i);
     expect(html).not.toContain(TOKEN);
-    expect(html).not.toMatch(/<(link|img|iframe)\b/i);
-    expect(html).not.toMatch(/<script[^>]*\bsrc=/i);
+    expect(html).not.toMatch(/<(img|iframe)\b/i);
+    // Nothing inline: its script and style are its own files, which the CSP alone allows.
+    expect(html).not.toMatch(/<script>|<style/i);
+    expect([...html.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]).sort()).toEqual(["/admin/dashboard.css", "/admin/dashboard.js"]);
     const csp = res.headers.get("content-security-policy")!;
-    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
-    expect(nonce).toBeTruthy();
-    expect(html).toContain(`<script nonce="${nonce}">`);
-    expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("connect-src 'self'");
-    // The script keeps the token client-side and sends it as a header, never in a URL.
-    expect(html).toMatch(/authorization:\s*"Bearer "\s*\+\s*\w+/);
-    expect(html).toMatch(/sessionStorage/);
-    expect(html).not.toMatch(/[?&]token=/);
+    for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) expect(csp).toContain(d);
+    expect(csp).not.toMatch(/unsafe-inline/);
   });
 
-  it("the page's script is valid JavaScript", async () => {
-    const html = await (await call("/admin", { token: null })).text();
-    const script = /<script nonce="[^"]+">([\s\S]*?)<\/script>/.exec(html)![1]!;
+  it("the page's script and stylesheet come without the token, are what they say, and keep the token in a header", async () => {
+    const js = await call("/admin/dashboard.js", { token: null });
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toMatch(/javascript/);
+    expect(js.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const script = await js.text();
     expect(() => new Function(script)).not.toThrow();
+    // The script keeps the token client-side and sends it as a header, never in a URL.
+    expect(script).toMatch(/authorization:\s*"Bearer "\s*\+\s*\w+/);
+    expect(script).toMatch(/sessionStorage/);
+    expect(script).not.toMatch(/[?&]token=/);
+    const css = await call("/admin/dashboard.css", { token: null });
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toMatch(/text\/css/);
+    // Any other file under /admin still needs the token.
+    expect((await call("/admin/index.html", { token: null })).status).toBe(401);
   });
 });
