@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const COPIED = ["src", "wrangler.toml", "tsconfig.json", "package.json"];
+const COPIED = ["src", "assets", "wrangler.toml", "tsconfig.json", "package.json"];
 
 export function snapshot(): { root: string; remove(): void } {
   const root = mkdtempSync(join(tmpdir(), "slotgate-bench-src-"));
