@@ -78,23 +78,22 @@ export class LimiterDriver {
 
   /**
    * A batch of calls, applied in order with one pass over the queue at the end. Acquires answered
-   * at once come back granted or refused, the rest `queued` (their caller waits with `acquire` on
-   * the same id). `changed`: some settle moved the limit.
+   * at once come back granted or refused, the rest `queued`, with the answer they will get in
+   * `waiting` (by op index). `changed`: some settle moved the limit.
    */
-  exchange(ops: Op[]): { results: OpResult[]; changed: boolean } {
+  exchange(ops: Op[]): { results: OpResult[]; changed: boolean; waiting: Map<number, Promise<AcquireResult>> } {
     const now = this.now();
     const results: OpResult[] = new Array(ops.length);
-    const acquires: [number, string][] = [];
+    const acquires: [number, string, Promise<AcquireResult>][] = [];
     let changed = false;
     const answers = this.waiters.round(() => {
       ops.forEach((op, i) => {
         const age = Math.max(0, op.ageMs ?? 0);
         switch (op.t) {
           case "acquire":
-            void this.waiters.join({
+            acquires.push([i, op.req.leaseId, this.waiters.join({
               id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled,
-            });
-            acquires.push([i, op.req.leaseId]);
+            })]);
             break;
           case "settle":
             changed = this.applySettle(op.id, op.outcome, now, age, false) || changed;
@@ -113,9 +112,14 @@ export class LimiterDriver {
       });
     });
     // Every answer given in the round was captured; an acquire without one is still in line.
-    for (const [i, id] of acquires) results[i] = answers.get(id) ?? { queued: true };
+    const waiting = new Map<number, Promise<AcquireResult>>();
+    for (const [i, id, answer] of acquires) {
+      const got = answers.get(id);
+      results[i] = got ?? { queued: true };
+      if (!got) waiting.set(i, answer);
+    }
     this.hooks.moved?.(now);
-    return { results, changed };
+    return { results, changed, waiting };
   }
 
   /** Grants whoever may go now (a timer, an alarm, a new config). */

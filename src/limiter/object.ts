@@ -12,7 +12,8 @@ import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
 import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
-import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleRequest } from "./types";
+import { line, lines } from "./lines";
+import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleRequest } from "./types";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countUsage } from "./counters";
@@ -104,12 +105,56 @@ export class Limiter extends DurableObject<Env> {
   }
 
   /**
-   * A Worker isolate's batch of calls (its own and its other requests'), applied in order with one
-   * pump at the end. Acquires answered at once come back granted or refused; the rest come back
-   * `queued`, and their Worker waits for them with `acquire` (the same id joins the same place).
+   * A batch of ops in one call, applied in order with one pump at the end: what a request's session
+   * does with each of its ops, for a caller that has several at once (tests, tools). Acquires
+   * answered at once come back granted or refused; the rest `queued`, and wait with `acquire` on
+   * the same id (it joins the same place).
    */
   async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
-    const now = this.counted(ops.length);
+    return this.apply(meta, ops, 1).reply;
+  }
+
+  /**
+   * A request's session: its first op (an acquire) answered as in an exchange, and every later op
+   * of the same request (its settles and release, renewals, a retry's acquire) read from `more`
+   * as the Worker writes them, in order. So a request is one call, whatever the queue: a queued
+   * acquire's grant and the answers to the ops the Worker waits for (numbered) come down
+   * `answers`, and a release rides the stream instead of a call of its own.
+   */
+  async session(meta: KeyMeta, first: Op, more: ReadableStream<Uint8Array>): Promise<SessionReply> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const out = writable.getWriter();
+    const sent: Promise<unknown>[] = [];
+    const answer = (n: number, r: OpResult | Promise<AcquireResult>) =>
+      sent.push(Promise.resolve(r).then((v) => out.write(line({ n, r: v } satisfies SessionAnswer))).catch(() => {}));
+    const { reply, waiting } = this.apply(meta, [first], 1);
+    const queued = waiting.get(0);
+    if (queued) answer(0, queued);
+    void this.follow(meta, more, answer).finally(async () => {
+      await Promise.all(sent);
+      await out.close().catch(() => {});
+    });
+    return { ...reply, answers: readable };
+  }
+
+  /** The rest of a session: each op applied as it comes. A stream that breaks is a Worker gone: its leases expire. */
+  private async follow(meta: KeyMeta, more: ReadableStream<Uint8Array>, answer: (n: number, r: OpResult | Promise<AcquireResult>) => void): Promise<void> {
+    try {
+      for await (const op of lines<SessionOp>(more)) {
+        const { reply, waiting } = this.apply(meta, [op], 0);
+        if (op.n !== undefined) answer(op.n, waiting.get(0) ?? reply.results[0]!);
+      }
+    } catch {
+      // Nothing to answer: the request that wrote it has gone.
+    }
+  }
+
+  /**
+   * Applies a batch of ops (one pump at the end); `calls`: how many calls brought them (a
+   * session's later ops come on its stream, not in calls).
+   */
+  private apply(meta: KeyMeta, ops: Op[], calls: number): { reply: ExchangeReply; waiting: Map<number, Promise<AcquireResult>> } {
+    const now = this.counted(ops.length, calls);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
     this.touch(meta, now, ops.some((op) => op.t === "acquire"));
     // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
@@ -118,9 +163,9 @@ export class Limiter extends DurableObject<Env> {
       if (usage && (op.t === "release" || op.t === "settle")) this.count(op.id, usage, now - (op.ageMs ?? 0));
     }
     const before = this.core.cooldownUntil;
-    const { results, changed } = this.driver.exchange(ops);
+    const { results, changed, waiting } = this.driver.exchange(ops);
     this.persist(changed || this.core.cooldownUntil > before);
-    return { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) };
+    return { reply: { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) }, waiting };
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
@@ -242,9 +287,9 @@ export class Limiter extends DurableObject<Env> {
     if (due !== null) this.store.arm(due);
   }
 
-  /** Counts a hot-path call and the operations it carries; returns the time now. */
-  private counted(ops: number): number {
-    this.telemetry.counters.calls++;
+  /** Counts hot-path calls and the operations they carry; returns the time now. */
+  private counted(ops: number, calls = 1): number {
+    this.telemetry.counters.calls += calls;
     this.telemetry.counters.ops += ops;
     return this.now();
   }
@@ -291,3 +336,4 @@ export class Limiter extends DurableObject<Env> {
     return rows;
   }
 }
+

@@ -103,9 +103,22 @@ export type Op = { ageMs?: number } & (
   | { t: "cancel"; id: string }
 );
 
-/** An acquire not answered at once: the Worker waits for it with `acquire` (idempotent per id). */
+/** An acquire not answered at once: in a session its answer comes down the stream; after an exchange, `acquire` on the same id waits for it. */
 export type Queued = { queued: true };
 export type OpResult = AcquireResult | Queued | boolean;
+
+/** An op a request writes on its session after the first; `n` numbers the ones whose answer it waits for. */
+export type SessionOp = Op & { n?: number };
+/** The object's answer to a session's numbered op (a queued first acquire is number 0). */
+export interface SessionAnswer {
+  n: number;
+  r: OpResult;
+}
+
+export interface SessionReply extends ExchangeReply {
+  /** JSON lines of SessionAnswer, in the order the answers come; closed when the session ends. */
+  answers: ReadableStream<Uint8Array>;
+}
 
 export interface ExchangeReply {
   /** One per op, in order. */

@@ -1,8 +1,8 @@
 import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
-import type { AcquireRequest, AcquireResult, KeyMeta, OpResult, Queued, SettleRequest } from "../limiter/types";
+import type { AcquireRequest, AcquireResult, KeyMeta, Op, OpResult, Queued, SettleRequest } from "../limiter/types";
 import type { UsageRecord } from "../usage/types";
-import { type Carrier, type Channel, channelFor } from "./channel";
+import { Session, SessionBroken } from "./session";
 
 /** The key's limiter could not be asked in time: fail closed, never send around it. */
 export class LimiterUnavailable extends Error {
@@ -36,8 +36,6 @@ export interface ClientOptions {
   /** The request's waitUntil: background calls outlive its response. */
   waitUntil: (p: Promise<unknown>) => void;
   now?: () => number;
-  /** Default: this isolate's channel to the key. */
-  channel?: Channel;
   /** `LIMITER_LOCATION`: where the object is created, the first time. */
   location?: DurableObjectLocationHint;
 }
@@ -45,31 +43,29 @@ export interface ClientOptions {
 const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" in r;
 
 /**
- * The Worker's side of one key's Limiter. Its calls ride this isolate's channel to the key, in
- * batches with other requests' calls; an acquire not answered at once is waited for with its own
- * call. A failed call is tried again on a fresh stub (the object may have restarted).
+ * The Worker's side of one key's Limiter, for one request: its first acquire opens a session with
+ * the object (one call), and everything after rides that session's stream (session.ts). A call
+ * that fails is tried again on a fresh stub (the object may have restarted); an op the session
+ * cannot take goes on a call of its own.
  */
 export class LimiterClient implements LimiterCalls {
   private stub: DurableObjectStub<Limiter>;
   private id: DurableObjectId;
   private ns: DurableObjectNamespace<Limiter>;
+  private meta: KeyMeta;
   private location: DurableObjectLocationHint | undefined;
   private now: () => number;
-  private channel: Channel;
-  private carrier: Carrier;
+  private waitUntil: (p: Promise<unknown>) => void;
+  private session: Session | null = null;
 
   constructor(ns: DurableObjectNamespace<Limiter>, meta: KeyMeta, o: ClientOptions) {
     this.ns = ns;
+    this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
     this.now = o.now ?? Date.now;
     this.id = ns.idFromName(meta.key);
     this.location = o.location;
+    this.waitUntil = o.waitUntil;
     this.stub = this.fresh();
-    this.channel = o.channel ?? channelFor(meta);
-    this.carrier = {
-      stub: () => this.stub,
-      fresh: () => (this.stub = this.fresh()),
-      waitUntil: o.waitUntil,
-    };
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
@@ -82,11 +78,12 @@ export class LimiterClient implements LimiterCalls {
       try {
         const { key: _k, provider: _p, model: _m, ...rest } = req;
         const op = { t: "acquire" as const, req: { ...rest, waitMs: waitMs() } };
-        const first = await Promise.race([this.channel.call(op, this.carrier), timeout]);
-        if (!queued(first)) return first as AcquireResult;
-        // Still in line: wait on the place it already has (acquire is idempotent per lease id).
-        return await Promise.race([this.stub.acquire({ ...req, waitMs: waitMs() }) as Promise<AcquireResult>, timeout]);
+        const r = (await Promise.race([this.ask(op), timeout])) as AcquireResult;
+        // Turned away: this request is done with the key for now (a pooled one tries another member).
+        if (!r.granted) this.end();
+        return r;
       } catch (err) {
+        this.end();
         if (err instanceof LimiterUnavailable) throw err;
         const flags = (err ?? {}) as Flags;
         if (flags.overloaded) throw new LimiterUnavailable(1_000, "the limiter is overloaded");
@@ -99,31 +96,30 @@ export class LimiterClient implements LimiterCalls {
     }
   }
 
-  /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
-  private fresh(): DurableObjectStub<Limiter> {
-    return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
-  }
-
   settle(leaseId: string, outcome: SettleRequest): void {
-    this.channel.post({ t: "settle", id: leaseId, outcome }, this.carrier);
+    this.tell({ t: "settle", id: leaseId, outcome }, outcome.final && !!outcome.release);
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
   async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
+    const s = this.session;
     try {
-      await this.channel.call({ t: "settle", id: leaseId, outcome }, this.carrier);
+      if (!s?.open) throw new SessionBroken("no session");
+      await s.ask({ t: "settle", id: leaseId, outcome });
+      if (outcome.final) this.end();
     } catch {
+      this.end();
       this.stub = this.fresh();
       await this.stub.settle(leaseId, outcome).catch(() => {});
     }
   }
 
   release(leaseId: string, usage?: UsageRecord): void {
-    this.channel.post(usage ? { t: "release", id: leaseId, usage } : { t: "release", id: leaseId }, this.carrier);
+    this.tell(usage ? { t: "release", id: leaseId, usage } : { t: "release", id: leaseId }, true);
   }
 
   cancel(leaseId: string): void {
-    this.channel.post({ t: "cancel", id: leaseId }, this.carrier, true);
+    this.tell({ t: "cancel", id: leaseId }, true);
   }
 
   /**
@@ -132,7 +128,57 @@ export class LimiterClient implements LimiterCalls {
    * written) takes it back, rather than admitting past it while it runs.
    */
   keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void {
-    const timer = setInterval(() => this.channel.post({ t: "renew", id: leaseId, cost }, this.carrier), renewEvery(ttlMs));
+    const timer = setInterval(() => this.tell({ t: "renew", id: leaseId, cost }, false), renewEvery(ttlMs));
     return () => clearInterval(timer);
+  }
+
+  /** An op that needs an answer: on the open session, else the first op of a new one (the call). */
+  private async ask(op: Op): Promise<OpResult> {
+    if (this.session?.open) return this.session.ask(op);
+    const s = new Session();
+    this.session = s;
+    const reply = await this.stub.session(this.meta, op, s.more);
+    const first = reply.results[0]!;
+    const answer = queued(first) ? s.first() : null;
+    s.listen(reply.answers, this.waitUntil);
+    return answer ?? first;
+  }
+
+  /** A fire-and-forget op on the session; if it cannot take it, on a call of its own. `last`: the request is done with the key. */
+  private tell(op: Op, last: boolean): void {
+    const s = this.session?.open ? this.session : null;
+    const sent = s ? s.tell(op) : Promise.resolve(false);
+    if (last) this.end();
+    this.waitUntil(
+      sent.then((ok) => {
+        if (!ok) return alone(this.fresh(), op).catch(() => {});
+      }),
+    );
+  }
+
+  private end(): void {
+    this.session?.close();
+    this.session = null;
+  }
+
+  /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
+  private fresh(): DurableObjectStub<Limiter> {
+    return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
+  }
+}
+
+/** A background op on a call of its own, when no session could carry it. All of them are idempotent. */
+function alone(stub: DurableObjectStub<Limiter>, op: Op): Promise<unknown> {
+  switch (op.t) {
+    case "settle":
+      return stub.settle(op.id, op.outcome);
+    case "release":
+      return stub.release(op.id, op.usage);
+    case "renew":
+      return stub.renew(op.id, op.cost);
+    case "cancel":
+      return stub.cancel(op.id);
+    case "acquire":
+      return Promise.resolve();
   }
 }

@@ -23,7 +23,7 @@ function heldUpstream() {
 async function keyWithLimit(credential: string, limit: number) {
   mockUpstream(() => json(CHAT));
   const key = (await chat({ key: credential })).headers.get("x-slotgate-key")!;
-  // Its release rides a later batch (LINGER_MS); the test starts from a key with nothing held.
+  // Its release rides its session, after the answer has gone back; the test starts from a key with nothing held.
   await vi.waitFor(async () => expect((await stubFor(key).state()).concurrency.inFlight).toBe(0));
   await stubFor(key).configure({ limit, maxConcurrency: limit });
   vi.restoreAllMocks();

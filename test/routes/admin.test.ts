@@ -27,7 +27,7 @@ async function seenKey(credential: string, headers: Record<string, string> = {})
   await res.arrayBuffer();
   const key = res.headers.get("x-slotgate-key")!;
   await vi.waitFor(async () => expect((await call(keyPath(key))).status).toBe(200));
-  // Its settle and release ride the next batch, at most LINGER_MS later.
+  // Its settle and release ride its session, just after the answer has gone back.
   await vi.waitFor(async () => expect((await stateOf(key)).concurrency.inFlight).toBe(0));
   return key;
 }

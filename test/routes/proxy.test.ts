@@ -164,7 +164,7 @@ describe("proxy", () => {
     expect(all.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
     const key = all[0]!.headers.get("x-slotgate-key")!;
     const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
-    // The last releases ride a batch that may leave up to LINGER_MS after the answers.
+    // The last releases ride their sessions, just after the answers have gone back.
     await vi.waitFor(async () => expect((await stub.state()).concurrency.inFlight).toBe(0));
     const state = await stub.state();
     // Never more at once than the highest limit the key ever had (the start limit, or a step up in its history).
