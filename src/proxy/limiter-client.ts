@@ -2,7 +2,8 @@ import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
 import type { AcquireRequest, AcquireResult, KeyMeta, Op, OpResult, Queued, SettleRequest } from "../limiter/types";
 import type { UsageRecord } from "../usage/types";
-import { Session, SessionBroken } from "./session";
+import { alone, type Carrier, type Channel, channelFor } from "./channel";
+import { Session } from "./session";
 
 /** The key's limiter could not be asked in time: fail closed, never send around it. */
 export class LimiterUnavailable extends Error {
@@ -36,6 +37,8 @@ export interface ClientOptions {
   /** The request's waitUntil: background calls outlive its response. */
   waitUntil: (p: Promise<unknown>) => void;
   now?: () => number;
+  /** Default: this isolate's channel to the key. */
+  channel?: Channel;
   /** `LIMITER_LOCATION`: where the object is created, the first time. */
   location?: DurableObjectLocationHint;
 }
@@ -43,10 +46,20 @@ export interface ClientOptions {
 const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" in r;
 
 /**
- * The Worker's side of one key's Limiter, for one request: its first acquire opens a session with
- * the object (one call), and everything after rides that session's stream (session.ts). A call
- * that fails is tried again on a fresh stub (the object may have restarted); an op the session
- * cannot take goes on a call of its own.
+ * The Worker's side of one key's Limiter, for one request. Two ways to the object, chosen by what
+ * the key's last answer to this isolate said of its queue:
+ *
+ * - **Room at the key**: the request's ops ride this isolate's channel (channel.ts), in `exchange`
+ *   batches with other requests' (a release waits up to LINGER_MS for another request's acquire to
+ *   carry it). About one call a request, each as light as a call gets.
+ * - **A busy queue**: its first acquire opens a session (session.ts): one call whose streams carry
+ *   the queued grant back and every later op of the request to the object. One call a request
+ *   where the channel's would be three (a batch, a second call to wait on the place, a release
+ *   that leaves at once); a session's streams cost the call about a millisecond more, which a
+ *   request that waits in line does not notice.
+ *
+ * A call that fails is tried again on a fresh stub (the object may have restarted); an op neither
+ * way can take goes on a call of its own.
  */
 export class LimiterClient implements LimiterCalls {
   private stub: DurableObjectStub<Limiter>;
@@ -56,6 +69,8 @@ export class LimiterClient implements LimiterCalls {
   private location: DurableObjectLocationHint | undefined;
   private now: () => number;
   private waitUntil: (p: Promise<unknown>) => void;
+  private channel: Channel;
+  private carrier: Carrier;
   private session: Session | null = null;
 
   constructor(ns: DurableObjectNamespace<Limiter>, meta: KeyMeta, o: ClientOptions) {
@@ -66,6 +81,12 @@ export class LimiterClient implements LimiterCalls {
     this.location = o.location;
     this.waitUntil = o.waitUntil;
     this.stub = this.fresh();
+    this.channel = o.channel ?? channelFor(meta);
+    this.carrier = {
+      stub: () => this.stub,
+      fresh: () => (this.stub = this.fresh()),
+      waitUntil: o.waitUntil,
+    };
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
@@ -78,7 +99,7 @@ export class LimiterClient implements LimiterCalls {
       try {
         const { key: _k, provider: _p, model: _m, ...rest } = req;
         const op = { t: "acquire" as const, req: { ...rest, waitMs: waitMs() } };
-        const r = (await Promise.race([this.ask(op), timeout])) as AcquireResult;
+        const r = await Promise.race([this.ask(op, () => this.stub.acquire({ ...req, waitMs: waitMs() }) as Promise<AcquireResult>), timeout]);
         // Turned away: this request is done with the key for now (a pooled one tries another member).
         if (!r.granted) this.end();
         return r;
@@ -102,10 +123,10 @@ export class LimiterClient implements LimiterCalls {
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
   async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
-    const s = this.session;
+    const op: Op = { t: "settle", id: leaseId, outcome };
     try {
-      if (!s?.open) throw new SessionBroken("no session");
-      await s.ask({ t: "settle", id: leaseId, outcome });
+      if (this.session?.open) await this.session.ask(op);
+      else await this.channel.call(op, this.carrier);
       if (outcome.final) this.end();
     } catch {
       this.end();
@@ -119,7 +140,7 @@ export class LimiterClient implements LimiterCalls {
   }
 
   cancel(leaseId: string): void {
-    this.tell({ t: "cancel", id: leaseId }, true);
+    this.tell({ t: "cancel", id: leaseId }, true, true);
   }
 
   /**
@@ -132,22 +153,38 @@ export class LimiterClient implements LimiterCalls {
     return () => clearInterval(timer);
   }
 
-  /** An op that needs an answer: on the open session, else the first op of a new one (the call). */
-  private async ask(op: Op): Promise<OpResult> {
-    if (this.session?.open) return this.session.ask(op);
+  /**
+   * An acquire: on the open session; else a new session when the key's queue is busy; else the
+   * channel, where a `queued` answer is waited for with `wait` (a second call, on the place the
+   * first one got: the key turned busy since its last answer).
+   */
+  private async ask(op: Op, wait: () => Promise<AcquireResult>): Promise<AcquireResult> {
+    if (this.session?.open) return (await this.session.ask(op)) as AcquireResult;
+    if (!this.channel.busy) {
+      const first = await this.channel.call(op, this.carrier);
+      return queued(first) ? wait() : (first as AcquireResult);
+    }
     const s = new Session();
     this.session = s;
     const reply = await this.stub.session(this.meta, op, s.more);
+    this.channel.note(reply);
     const first = reply.results[0]!;
     const answer = queued(first) ? s.first() : null;
     s.listen(reply.answers, this.waitUntil);
-    return answer ?? first;
+    return (answer ? await answer : first) as AcquireResult;
   }
 
-  /** A fire-and-forget op on the session; if it cannot take it, on a call of its own. `last`: the request is done with the key. */
-  private tell(op: Op, last: boolean): void {
+  /**
+   * A fire-and-forget op: on the open session (if it cannot take it, on a call of its own), else
+   * on the channel. `last`: the request is done with the key; `urgent`: it leaves at once.
+   */
+  private tell(op: Op, last: boolean, urgent = false): void {
     const s = this.session?.open ? this.session : null;
-    const sent = s ? s.tell(op) : Promise.resolve(false);
+    if (!s) {
+      if (last) this.end();
+      return this.channel.post(op, this.carrier, urgent);
+    }
+    const sent = s.tell(op);
     if (last) this.end();
     this.waitUntil(
       sent.then((ok) => {
@@ -164,21 +201,5 @@ export class LimiterClient implements LimiterCalls {
   /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
   private fresh(): DurableObjectStub<Limiter> {
     return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
-  }
-}
-
-/** A background op on a call of its own, when no session could carry it. All of them are idempotent. */
-function alone(stub: DurableObjectStub<Limiter>, op: Op): Promise<unknown> {
-  switch (op.t) {
-    case "settle":
-      return stub.settle(op.id, op.outcome);
-    case "release":
-      return stub.release(op.id, op.usage);
-    case "renew":
-      return stub.renew(op.id, op.cost);
-    case "cancel":
-      return stub.cancel(op.id);
-    case "acquire":
-      return Promise.resolve();
   }
 }

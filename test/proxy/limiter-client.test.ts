@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { LimiterClient, LimiterUnavailable } from "../../src/proxy/limiter-client";
 import type { AcquireResult } from "../../src/limiter/types";
-import { META, withSession } from "../support/exchange";
+import { freshChannel, META, withBoth, withExchange } from "../support/exchange";
 
 const GRANT: AcquireResult = { granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000, limit: 16 };
 const req = { key: "k", provider: "openai", model: "m", leaseId: "l", cost: 1, retry: false };
@@ -9,7 +9,7 @@ const req = { key: "k", provider: "openai", model: "m", leaseId: "l", cost: 1, r
 /** A namespace whose stubs answer with the scripted results in turn (one new stub per get()). */
 function fakeNamespace(script: (() => Promise<unknown>)[]) {
   let i = 0;
-  const get = vi.fn(() => withSession({ acquire: () => (script[i++] ?? script.at(-1)!)() }));
+  const get = vi.fn(() => withExchange({ acquire: () => (script[i++] ?? script.at(-1)!)() }));
   return { ns: { idFromName: () => ({}), get } as never, get };
 }
 const flagged = (flags: object) => () => Promise.reject(Object.assign(new Error("object reset"), flags));
@@ -17,27 +17,27 @@ const flagged = (flags: object) => () => Promise.reject(Object.assign(new Error(
 describe("LimiterClient", () => {
   it("retries a retryable object error with a fresh stub", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true }), () => Promise.resolve(GRANT)]);
-    const client = new LimiterClient(ns, META, { waitUntil: () => {} });
+    const client = new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() });
     expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
     expect(get).toHaveBeenCalledTimes(2);
   });
 
   it("fails closed at once on an overloaded object", async () => {
     const { ns, get } = fakeNamespace([flagged({ overloaded: true, retryable: true })]);
-    const client = new LimiterClient(ns, META, { waitUntil: () => {} });
+    const client = new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() });
     await expect(client.acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get).toHaveBeenCalledTimes(1);
   });
 
   it("fails closed on an error that is not retryable", async () => {
     const { ns } = fakeNamespace([flagged({})]);
-    await expect(new LimiterClient(ns, META, { waitUntil: () => {} }).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, Date.now() + 5_000)).rejects.toBeInstanceOf(LimiterUnavailable);
   });
 
   it("stops retrying at the deadline", async () => {
     const { ns, get } = fakeNamespace([flagged({ retryable: true })]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, META, { waitUntil: () => {} }).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, started + 300)).rejects.toBeInstanceOf(LimiterUnavailable);
     expect(get.mock.calls.length).toBeGreaterThan(1);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
@@ -45,18 +45,69 @@ describe("LimiterClient", () => {
   it("gives up on an object that never answers, shortly after the deadline", async () => {
     const { ns } = fakeNamespace([() => new Promise(() => {})]);
     const started = Date.now();
-    await expect(new LimiterClient(ns, META, { waitUntil: () => {} }).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
+    await expect(new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() }).acquire(req, started + 100)).rejects.toThrow(/did not answer/);
     expect(Date.now() - started).toBeLessThan(4_000);
   });
 
   it("renews with the lease's cost, so an object that lost the lease can take it back", async () => {
     const ops: unknown[] = [];
-    // No session is open (nothing acquired here): each renewal goes on a call of its own.
-    const stub = { renew: async (id: string, cost: number) => (ops.push({ t: "renew", id, cost }), true) };
-    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: () => {} });
+    const stub = { exchange: async (_: unknown, batch: { t: string }[]) => (ops.push(...batch), { results: batch.map(() => true), queued: 0 }) };
+    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: () => {}, channel: freshChannel() });
     const stop = client.keepAlive("l", 750, 42); // renews every 250 ms
     await vi.waitFor(() => expect(ops.length).toBeGreaterThan(0), { timeout: 2_000 });
     stop();
     expect(ops[0]).toMatchObject({ t: "renew", id: "l", cost: 42 });
+  });
+});
+
+describe("LimiterClient: the channel while the key has room, a session once its queue is busy", () => {
+  /** A stub counting the calls of each kind; acquires answer at once, or after `slow` ms (queued). */
+  function counted(slow = 0) {
+    const n = { exchange: 0, session: 0, release: 0, settle: 0 };
+    const stub = withBoth({
+      acquire: () => (slow ? new Promise((r) => setTimeout(() => r(GRANT), slow)) : Promise.resolve(GRANT)),
+      release: async () => (n.release++, true),
+      settle: async () => void n.settle++,
+    });
+    const ex = stub.exchange;
+    const se = stub.session;
+    stub.exchange = (...a) => (n.exchange++, ex(...a));
+    stub.session = (...a) => (n.session++, se(...a));
+    return { n, ns: { idFromName: () => ({}), get: () => stub } as never };
+  }
+
+  it("room at the key: the acquire rides the channel, no session", async () => {
+    const { n, ns } = counted();
+    const client = new LimiterClient(ns, META, { waitUntil: () => {}, channel: freshChannel() });
+    expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
+    expect(n).toMatchObject({ exchange: 1, session: 0 });
+  });
+
+  it("a busy queue: the acquire opens a session, its grant comes down the stream, and its release rides it", async () => {
+    const { n, ns } = counted(30);
+    const channel = freshChannel();
+    channel.note({ queued: 5, room: 0 });
+    const pending: Promise<unknown>[] = [];
+    const client = new LimiterClient(ns, META, { waitUntil: (p) => pending.push(p), channel });
+    expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
+    client.release("l");
+    await Promise.all(pending);
+    expect(n).toEqual({ exchange: 0, session: 1, release: 1, settle: 0 });
+  });
+
+  it("after its session broke, the request's ops still reach the object (on the channel, or on a call of their own)", async () => {
+    const calls: string[] = [];
+    const stub = {
+      session: async () => ({ results: [GRANT], queued: 1, answers: new ReadableStream({ start: (c) => c.error(new Error("object restarted")) }) }),
+      release: async (id: string) => (calls.push(`release ${id}`), true),
+    };
+    const channel = freshChannel();
+    channel.note({ queued: 1, room: 0 });
+    const pending: Promise<unknown>[] = [];
+    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: (p) => pending.push(p), channel });
+    expect(await client.acquire(req, Date.now() + 5_000)).toEqual(GRANT);
+    await Promise.allSettled(pending.splice(0));
+    client.release("l");
+    await vi.waitFor(() => expect(calls).toEqual(["release l"]));
   });
 });

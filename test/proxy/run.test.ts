@@ -3,11 +3,11 @@ import { DEFAULT_GATEWAY } from "../../src/config/limits";
 import { LimiterClient } from "../../src/proxy/limiter-client";
 import { type Deps, type Plan, run } from "../../src/proxy/run";
 import { ERROR_BODY_MAX } from "../../src/proxy/answer";
-import { META, withSession } from "../support/exchange";
+import { freshChannel, META, withExchange } from "../support/exchange";
 
 function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal, over: Partial<Plan> = {}, sleep?: Deps["sleep"]) {
   const calls = { cancel: 0, settle: [] as unknown[], release: 0, acquire: 0 };
-  const stub = withSession({
+  const stub = withExchange({
     acquire: () => (calls.acquire++, acquire()),
     cancel: async () => void calls.cancel++,
     settle: async (_: string, o: unknown) => void calls.settle.push(o),
@@ -16,7 +16,7 @@ function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal 
   });
   const ns = { idFromName: () => ({}), get: () => stub } as never;
   const pending: Promise<unknown>[] = [];
-  const limiter = new LimiterClient(ns, META, { waitUntil: (p) => pending.push(p) });
+  const limiter = new LimiterClient(ns, META, { waitUntil: (p) => pending.push(p), channel: freshChannel() });
   const plan: Plan = {
     url: new URL("https://api.openai.com/v1/chat/completions"), method: "POST", headers: new Headers(), body: new Uint8Array(0),
     key: { key: "openai:m:0", provider: "openai", model: "m" }, cost: 1, deadline: Date.now() + 10_000, maxAttempts: 3,

@@ -1,5 +1,6 @@
+import { Channel } from "../../src/proxy/channel";
 import { line, lines } from "../../src/limiter/lines";
-import type { KeyMeta, Op, OpResult, SessionOp, SessionReply } from "../../src/limiter/types";
+import type { ExchangeReply, KeyMeta, Op, OpResult, SessionOp, SessionReply } from "../../src/limiter/types";
 
 type FakeStub = {
   acquire: (req: never) => Promise<unknown>;
@@ -8,6 +9,43 @@ type FakeStub = {
   renew?: (id: string) => Promise<unknown>;
   cancel?: (id: string) => Promise<unknown>;
 };
+
+/**
+ * A fake stub's `exchange`, made of its single calls in order (as the object applies a batch):
+ * lets a test script the object call by call and still go through the Worker's channel.
+ */
+export function withExchange<S extends FakeStub>(stub: S): S & { exchange: (meta: KeyMeta, ops: Op[]) => Promise<ExchangeReply> } {
+  const one = async (meta: KeyMeta, op: Op): Promise<OpResult> => {
+    switch (op.t) {
+      case "acquire":
+        return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
+      case "settle":
+        await stub.settle?.(op.id, op.outcome as never);
+        return true;
+      case "release":
+        return Boolean(await stub.release?.(op.id));
+      case "renew":
+        return Boolean(await stub.renew?.(op.id));
+      case "cancel":
+        return Boolean(await stub.cancel?.(op.id));
+    }
+  };
+  return Object.assign(stub, {
+    exchange: async (meta: KeyMeta, ops: Op[]) => {
+      const results: OpResult[] = [];
+      for (const op of ops) results.push(await one(meta, op));
+      return { results, queued: 0 };
+    },
+  });
+}
+
+/**
+ * A fake stub with both ways a request reaches its key's object: `exchange` (the isolate's
+ * channel, when the key has room) and `session` (a busy queue).
+ */
+export function withBoth<S extends FakeStub>(stub: S) {
+  return withSession(withExchange(stub));
+}
 
 /**
  * A fake stub's `session`, made of its single calls in order (as the object applies a session's
@@ -60,3 +98,5 @@ export function withSession<S extends FakeStub>(stub: S): S & { session: (meta: 
 }
 
 export const META: KeyMeta = { key: "k", provider: "openai", model: "m" };
+/** A channel of the test's own (not the isolate's shared one) that never lingers. */
+export const freshChannel = (meta: KeyMeta = META) => new Channel(meta, Date.now, 0);
