@@ -1,0 +1,79 @@
+// One request's record across its attempts: where it goes, what it has asked and spent, the last
+// answer it got. The retry loop's steps (steps.ts) read and write it; run.ts only loops.
+import type { AcquireResult, SettleRequest } from "../limiter/types";
+import { decideRetry } from "../policy/backoff";
+import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import { sleep } from "../sleep";
+import type { LimiterCalls } from "./limiter-client";
+import { stampPacing } from "./pacing";
+import { hideMember } from "./pooled";
+import type { Deps, Plan } from "./run";
+import type { Route, Target } from "./target";
+
+export const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
+/** The caller is gone; the status is never seen, but the runtime wants a Response. */
+export const GONE = () => new Response(null, { status: 499 });
+/** A step's answer when the request goes round again (another member, a retry). */
+export const AGAIN = Symbol("again");
+export type Again = typeof AGAIN;
+
+export class Attempts {
+  readonly plan: Plan;
+  readonly deps: Deps;
+  readonly route: Route | undefined;
+  /** While it waits (queued or between attempts) a request also stops for `plan.stop`; an attempt under way runs to its answer. */
+  readonly waiting: AbortSignal;
+  /** Lease ids are `<requestId>:<n>`, one per ask: the same call repeated is the same call. */
+  readonly requestId = crypto.randomUUID();
+  /** Where the next attempt goes; undefined: a pool's member, picked when it is time. */
+  target: Target | undefined;
+  /** A member the next pick should pass over (it just sent this request away). */
+  avoid: Target | undefined;
+  asks = 0;
+  attempts = 0;
+  queueMs = 0;
+  /** The provider's last error answer: the caller's, when retries run out. */
+  last: Response | null = null;
+  grant: AcquireResult | undefined;
+  /** A request takes at most one member out (steps.ts, settleError). */
+  tookOut = false;
+
+  constructor(plan: Plan, limiter: LimiterCalls | null, deps: Deps) {
+    this.plan = plan;
+    this.deps = deps;
+    this.route = plan.route;
+    this.waiting = plan.stop ? AbortSignal.any([plan.signal, plan.stop]) : plan.signal;
+    this.target = this.route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter! };
+  }
+
+  now(): number {
+    return this.deps.now();
+  }
+
+  pause(ms: number): Promise<void> {
+    return (this.deps.sleep ?? sleep)(ms, this.waiting);
+  }
+
+  /** The gateway's headers on an answer the caller gets (and nothing of a pool member's identity). */
+  stamp(res: Response): Response {
+    if (this.route) hideMember(res.headers);
+    stampPacing(res, this.grant);
+    res.headers.set("x-slotgate-key", (this.target?.key ?? this.plan.key).key);
+    res.headers.set("x-slotgate-attempts", String(this.attempts));
+    res.headers.set("x-slotgate-queue-ms", String(Math.round(this.queueMs)));
+    return res;
+  }
+
+  decide(cls: OutcomeClass, attempt: number, hintMs: number | null) {
+    const { plan } = this;
+    return decideRetry({
+      cls, attempt, hintMs, maxAttempts: plan.maxAttempts, now: this.now(), deadline: plan.deadline,
+      baseMs: plan.gateway.baseBackoffMs, maxMs: plan.gateway.maxBackoffMs, random: this.deps.random,
+    });
+  }
+
+  /** An attempt's outcome as its settle carries it (a pool's member hears it as pooled). */
+  outcome(cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): SettleRequest {
+    return { cls, status, info, latencyMs, attempt, final, release: true, ...(this.route && { pooled: true }) };
+  }
+}

@@ -1,0 +1,196 @@
+// The steps of one attempt, in the order run.ts takes them: pick where it goes, hold a slot there,
+// send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
+// another member, a retry), or what the next step needs.
+import { classify, keyUnusable } from "../policy/classify";
+import { parseRateLimitHeaders } from "../policy/headers";
+import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
+import { AGAIN, type Again, type Attempts, GONE, NO_INFO } from "./attempts";
+import { AttemptTimer } from "./attempt-timer";
+import { gatewayError, retryAfterSeconds } from "./errors";
+import { callerHeaders, parseJson } from "./forward";
+import { LimiterUnavailable } from "./limiter-client";
+import { noMember, withRetryAfter } from "./pooled";
+import type { Target } from "./target";
+
+/** An attempt under way: its slot, its time limits and its renewals. */
+export interface Slot {
+  at: Target;
+  leaseId: string;
+  /** Its number among the request's attempts (1-based). */
+  attempt: number;
+  timer: AttemptTimer;
+  /** Stops the lease's renewals and the attempt's timers. */
+  stop: () => void;
+  /** When it was sent. */
+  sent: number;
+}
+
+/** Where this attempt goes: the request's own key, or the pool member that can start it soonest. */
+export async function pickTarget(s: Attempts): Promise<Target | Response | Again> {
+  if (s.target) return s.target;
+  const to = s.route!.pick(s.now(), s.avoid);
+  s.avoid = undefined;
+  if (!("backAt" in to)) return (s.target = to);
+  // Every member is out: wait for the first back if the deadline allows, else say when.
+  const waitMs = to.backAt - s.now();
+  if (to.backAt > s.plan.deadline) return s.stamp(withRetryAfter(s.last ?? noMember(s.route!.pool, waitMs), waitMs));
+  await s.pause(waitMs);
+  return AGAIN;
+}
+
+/** A slot at `at`'s limiter, or the answer when there is none before the deadline. */
+export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Response | Again> {
+  const { plan } = s;
+  const leaseId = `${s.requestId}:${++s.asks}`;
+  const asked = s.now();
+  const leave = () => at.limiter.cancel(leaseId);
+  s.waiting.addEventListener("abort", leave);
+  try {
+    s.grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }) }, plan.deadline);
+  } catch (err) {
+    if (!(err instanceof LimiterUnavailable)) throw err;
+    // The object may have granted it after all: never leave that slot to its lease's expiry.
+    at.limiter.cancel(leaseId);
+    return s.stamp(s.last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
+  } finally {
+    s.waiting.removeEventListener("abort", leave);
+  }
+  const grant = s.grant;
+  s.queueMs += s.now() - asked;
+  s.route?.heard(at, grant.view, s.now());
+  if (s.waiting.aborted) {
+    if (grant.granted) at.limiter.release(leaseId);
+    return GONE();
+  }
+  if (!grant.granted) {
+    // Out of its pool (the view said otherwise): another member, at no cost to the attempts.
+    if (s.route && grant.reason === "out") {
+      s.target = undefined;
+      return AGAIN;
+    }
+    return s.stamp(s.last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
+  }
+  const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
+  const renewing = at.limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
+  const stop = () => {
+    renewing();
+    timer.stop();
+  };
+  return { at, leaseId, attempt: ++s.attempts, timer, stop, sent: s.now() };
+}
+
+/** The provider's answer to the attempt, or what the request does when it never came. */
+export async function send(s: Attempts, slot: Slot): Promise<Response | Again | { res: Response }> {
+  const { plan } = s;
+  try {
+    return { res: await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" }) };
+  } catch {
+    return unreachable(s, slot);
+  }
+}
+
+/** The attempt never got a whole answer: settled as transient, and retried if policy says so. */
+export async function unreachable(s: Attempts, slot: Slot): Promise<Response | Again> {
+  const { at, leaseId, attempt, timer } = slot;
+  slot.stop();
+  // The caller left: not the provider's fault, so the slot just goes back.
+  if (s.plan.signal.aborted && !timer.timedOut) {
+    at.limiter.release(leaseId);
+    return GONE();
+  }
+  const d = s.decide("transient", attempt, null);
+  await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
+  const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
+  if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", why));
+  await s.pause(d.delayMs);
+  return AGAIN;
+}
+
+/**
+ * A success goes back to the caller. A plain answer is read whole first: its settle and its
+ * release are then one op. A stream is settled at its headers and released when it has ended.
+ */
+export async function settleSuccess(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
+  const { plan } = s;
+  const { at, leaseId, attempt, timer } = slot;
+  s.route?.answered(at);
+  const info = parseRateLimitHeaders(res.headers, s.now());
+  const streaming = isStreamed(res.headers, plan.stream);
+  const success = s.outcome("success", res.status, info, latency, attempt, true);
+  let body = res.body && timer.watch(res.body);
+  if (!streaming && body) {
+    let read;
+    try {
+      read = await readUpTo(body, BUFFER_MAX);
+    } catch {
+      return unreachable(s, slot);
+    }
+    if ("whole" in read) {
+      slot.stop();
+      at.limiter.settle(leaseId, { ...success, release: true, streaming: false, usage: plan.meter?.plain(read.whole, plan.tags) });
+      return s.stamp(new Response(read.whole, answerInit(res)));
+    }
+    body = read.rest;
+  }
+  at.limiter.settle(leaseId, { ...success, release: false, streaming });
+  const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags);
+  return s.stamp(
+    streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
+      slot.stop();
+      at.limiter.release(leaseId, tap?.record());
+    }),
+  );
+}
+
+/**
+ * An error answer: classified, settled before the retry decision is acted on (so a shut gate is
+ * shut before anyone else goes), then retried here, moved to another member, or given back.
+ */
+export async function settleError(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
+  const { plan, route } = s;
+  const { at, leaseId, attempt, timer } = slot;
+  // An error body is small and needed twice: to classify it, and to hand it back unchanged.
+  const bytes = await readCapped(res.body && timer.watch(res.body), ERROR_BODY_MAX).catch(() => new Uint8Array(0));
+  slot.stop();
+  const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
+  const info = parseRateLimitHeaders(res.headers, s.now(), body);
+  const cls = classify(res.status, body);
+  let d = s.decide(cls, attempt, info.retryAfterMs);
+  // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
+  // Once: an answer that would take a second member out for the same request says more about
+  // what the request asks than about the keys, so it is the caller's answer, and it may only
+  // keep out a member already out (a failed probe), never take one out.
+  const evidence = route ? (keyUnusable(res.status, body) ?? undefined) : undefined;
+  const out = s.tookOut ? undefined : evidence;
+  let move = false;
+  if (out) {
+    s.tookOut = true;
+    d = attempt < plan.maxAttempts && s.now() < plan.deadline ? { retry: true, delayMs: 0 } : { retry: false, reason: "attempts_exhausted" };
+    move = true;
+  } else if (route && d.retry) {
+    const elsewhere = route.waitElsewhere(at, s.now());
+    move = elsewhere !== null && elsewhere < d.delayMs;
+  }
+  // A refused request that will be back here keeps its claim on the refill it waits for.
+  const next = cls === "rate_limit" && d.retry && !move ? `${s.requestId}:${s.asks + 1}` : undefined;
+  await at.limiter.settleNow(leaseId, {
+    ...s.outcome(cls, res.status, info, latency, attempt, !d.retry), next,
+    ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
+  });
+  if (out) route!.out(at, out, s.now());
+  else if (!evidence) route?.answered(at);
+  s.last = new Response(route ? route.scrub(bytes) : bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
+  if (!d.retry) return s.stamp(s.last);
+  if (move) {
+    // The other member's own line decides when it goes: no pause here.
+    s.target = undefined;
+    s.avoid = at;
+    return AGAIN;
+  }
+  await s.pause(d.delayMs);
+  if (s.waiting.aborted) {
+    if (next) at.limiter.cancel(next);
+    return GONE();
+  }
+  return AGAIN;
+}
