@@ -1,5 +1,5 @@
 import { callerHeaders, concat } from "./forward";
-import { renameQuotaHeaders } from "./quota-headers";
+import { renamedQuota } from "./quota-headers";
 
 /**
  * A plain (not event-stream) answer up to this size is read whole before it goes back: its slot
@@ -37,8 +37,8 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, max: n
   return concat(chunks, size);
 }
 
-/** How a success goes back: the provider's status and headers, its quota headers renamed (quota-headers.ts). */
-export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: renameQuotaHeaders(callerHeaders(res.headers)) });
+/** How a success goes back: the provider's status and headers, its quota headers renamed (quota-headers.ts), in one pass. */
+export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers, renamedQuota) });
 
 /**
  * Reads `body` whole if it ends within `max` bytes. Otherwise returns a stream that gives what was

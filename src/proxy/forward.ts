@@ -20,15 +20,16 @@ export function upstreamHeaders(incoming: Headers): Headers {
 }
 
 /**
- * What goes back: the provider's headers minus hop-by-hop ones. The runtime has already decoded
- * the body, so its encoding and length no longer describe it.
+ * What goes back: the provider's headers minus hop-by-hop ones, each under the name `rename`
+ * gives it. The runtime has already decoded the body, so its encoding and length no longer
+ * describe it.
  */
-export function callerHeaders(upstream: Headers): Headers {
+export function callerHeaders(upstream: Headers, rename: (name: string) => string = (n) => n): Headers {
   const out = new Headers();
   const hop = hopByHop(upstream);
   // `x-slotgate-*` is the gateway's own: a provider cannot set `x-slotgate-error` for it.
   for (const [name, value] of upstream)
-    if (!HOP.has(name) && !hop(name) && name !== "content-encoding" && !name.startsWith("cf-") && !name.startsWith("x-slotgate-")) out.append(name, value);
+    if (!HOP.has(name) && !hop(name) && name !== "content-encoding" && !name.startsWith("cf-") && !name.startsWith("x-slotgate-")) out.append(rename(name), value);
   return out;
 }
 

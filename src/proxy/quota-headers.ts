@@ -13,11 +13,5 @@ const QUOTA = /^(x-ratelimit-|anthropic-ratelimit-|ratelimit($|-)|retry-after($|
 
 export const isQuotaHeader = (name: string) => QUOTA.test(name);
 
-/** Moves every quota header to `x-slotgate-provider-<name>`; the rest stay as they are. */
-export function renameQuotaHeaders(h: Headers): Headers {
-  for (const name of [...h.keys()].filter(isQuotaHeader)) {
-    h.set(`${PROVIDER_PREFIX}${name}`, h.get(name)!);
-    h.delete(name);
-  }
-  return h;
-}
+/** A header's name on a success the caller gets: a quota header's under the prefix, the rest as they are. */
+export const renamedQuota = (name: string): string => (isQuotaHeader(name) ? `${PROVIDER_PREFIX}${name}` : name);

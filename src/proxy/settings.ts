@@ -18,12 +18,18 @@ export interface Settings {
   location: Location | undefined;
 }
 
+/** An isolate's env does not change: its settings are read once (a malformed one, on every request, as it fails). */
+const known = new WeakMap<Env, Settings>();
+
 /** The settings, or 500 `config_error` naming the malformed variable. */
 export function settingsOf(env: Env): Settings | Response {
+  const hit = known.get(env);
+  if (hit) return hit;
   try {
     const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env) };
     checkLimiterEnv(env);
     checkWeights(env.PRIORITY_WEIGHTS);
+    known.set(env, settings);
     return settings;
   } catch (err) {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message);

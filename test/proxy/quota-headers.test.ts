@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { isQuotaHeader, PROVIDER_PREFIX, renameQuotaHeaders } from "../../src/proxy/quota-headers";
+import { answerInit } from "../../src/proxy/answer";
+import { isQuotaHeader, PROVIDER_PREFIX } from "../../src/proxy/quota-headers";
 
 describe("provider quota headers on a success", () => {
   it("moves OpenAI's, Anthropic's, the IETF draft's and retry hints under the prefix, values unchanged", () => {
-    const h = renameQuotaHeaders(new Headers({
+    const upstream = new Headers({
       "x-ratelimit-remaining-requests": "0",
       "x-ratelimit-remaining-tokens": "0",
       "x-ratelimit-reset-requests": "6m0s",
@@ -16,7 +17,8 @@ describe("provider quota headers on a success", () => {
       "content-type": "application/json",
       "x-request-id": "req_1",
       "openai-processing-ms": "120",
-    }));
+    });
+    const h = answerInit(new Response(null, { headers: upstream })).headers as Headers;
     for (const name of ["x-ratelimit-remaining-requests", "x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining", "ratelimit", "retry-after", "retry-after-ms"])
       expect(h.get(name), name).toBeNull();
     expect(h.get(`${PROVIDER_PREFIX}x-ratelimit-remaining-requests`)).toBe("0");
