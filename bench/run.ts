@@ -15,6 +15,7 @@ import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
 import { fair } from "./scenarios/fair.ts";
+import { hotpath } from "./scenarios/hotpath.ts";
 import { faults } from "./scenarios/faults.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { pools } from "./scenarios/pools.ts";
@@ -24,7 +25,7 @@ import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, ceiling, fair, cache, ...real, ...pools];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";

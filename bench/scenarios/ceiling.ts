@@ -22,7 +22,7 @@ type WorkerdResult = { loops: number; batch: number; single: Permits; paired: Pe
 /** The object by RPC inside workerd: runs the vitest file and reads its one PERMITS line. */
 async function workerd(quick: boolean): Promise<WorkerdResult | string> {
   try {
-    const { stdout } = await promisify(execFile)("npx", ["vitest", "run", "--config", "bench/vitest.workerd.config.ts"], {
+    const { stdout } = await promisify(execFile)("npx", ["vitest", "run", "--config", "bench/vitest.workerd.config.ts", "bench/workerd/permits.run.ts"], {
       cwd: ROOT,
       env: { ...process.env, PERMITS_MS: quick ? "1000" : "3000" },
       maxBuffer: 16 * 1024 * 1024,

@@ -5,7 +5,10 @@
 // the wall time of everything together. Prints a markdown table; asserts only that the stages ran.
 //   npx vitest run --config bench/vitest.workerd.config.ts bench/workerd/hotpath.run.ts
 import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { expect, it, vi } from "vitest";
+import type { Limiter } from "../../src/limiter/object";
+import type { SettleRequest } from "../../src/limiter/types";
 import { cachePlan } from "../../src/cache/directives";
 import type { Env } from "../../src/env";
 import { virtualKeyIn } from "../../src/pools/member";
@@ -50,6 +53,39 @@ const ANSWER = JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", mod
 
 const request = () => new Request("https://gw.example/openai/v1/chat/completions", { method: "POST", headers: HEADERS, body: BODY });
 
+/** The rows before the object's own (the Worker's stages, after the runtime's Request for scale). */
+const WORKER_STAGES = 11;
+const USAGE = { model: "gpt-4o-mini", caller: "c", tokens: { input: 120, output: 1, cached: 0, cacheWrite: 0 }, costUsd: 0.00002 };
+const SETTLE: SettleRequest = { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 300, attempt: 1, final: true, release: true, usage: USAGE };
+
+/** The key's object: its own work for an acquire and for a settle with usage (inside it, no RPC), and one call's round trip. */
+async function objectSide(): Promise<[string, number][]> {
+  const meta = { key: "openai:hotpath:00000000000000ef", provider: "openai", model: "hotpath" };
+  const stub = env.LIMITER.get(env.LIMITER.idFromName(meta.key));
+  await stub.configure({ maxConcurrency: 100_000, limit: 100_000 });
+  const inside = await runInDurableObject(stub, async (obj: Limiter) => {
+    const n = Math.min(RUNS, 2_000);
+    let acquire = 0;
+    let settle = 0;
+    for (let i = 0; i < n; i++) {
+      let t = performance.now();
+      await obj.exchange(meta, [{ t: "acquire", req: { leaseId: `in${i}`, cost: 121, retry: false, waitMs: 1_000 } }]);
+      acquire += performance.now() - t;
+      t = performance.now();
+      await obj.exchange(meta, [{ t: "settle", id: `in${i}`, outcome: SETTLE }]);
+      settle += performance.now() - t;
+    }
+    return { acquire: (acquire / n) * 1_000, settle: (settle / n) * 1_000 };
+  });
+  let i = 0;
+  const call = await us(Math.min(RUNS, 1_000), () => stub.exchange(meta, [{ t: "acquire", req: { leaseId: `rt${i++}`, cost: 121, retry: false, waitMs: 1_000 } }, { t: "release", id: `rt${i - 2}` }]));
+  return [
+    ["object: an acquire, its own work (no RPC)", inside.acquire],
+    ["object: a settle with usage (the outbox row), its own work", inside.settle],
+    ["object: one call's round trip (an acquire and a release, by RPC)", call],
+  ];
+}
+
 async function us(n: number, fn: () => unknown): Promise<number> {
   for (let i = 0; i < Math.min(n, 500); i++) await fn();
   const t0 = performance.now();
@@ -60,13 +96,14 @@ async function us(n: number, fn: () => unknown): Promise<number> {
 it("the request path's stages, and whole requests", async () => {
   const e = env as unknown as Env;
   const s = settingsOf(e) as Settings;
-  const asked = askedOf(request(), s, Date.now());
+  const one = request();
+  const asked = askedOf(one, s, Date.now());
   if (asked instanceof Response) throw new Error("asked");
   const upstream = new Headers(UPSTREAM);
   const rows: [string, number][] = [
     ["new Request (the runtime's, for scale)", await us(RUNS, () => request())],
     ["settings: the vars, parsed once per isolate", await us(RUNS, () => settingsOf(e))],
-    ["asked: provider, upstream URL, limit headers", await us(RUNS, () => askedOf(asked.headers === null ? request() : request(), s, 0))],
+    ["asked: provider, upstream URL, limit headers", await us(RUNS, () => askedOf(one, s, 0))],
     ["caller: x-slotgate-caller, priority", await us(RUNS, () => whoIsAsking(asked.headers, undefined))],
     ["virtual key? the credential headers", await us(RUNS, () => virtualKeyIn(asked.headers, asked.incoming))],
     ["described: JSON, the key's hash, cost, stream", await us(RUNS, () => describe(asked.provider, asked.headers, asked.incoming, asked.rest, BYTES, null))],
@@ -77,16 +114,17 @@ it("the request path's stages, and whole requests", async () => {
     ["answer: the caller's headers", await us(RUNS, () => answerInit(new Response(ANSWER, { headers: upstream })))],
     ["answer: its usage read", await us(RUNS, () => new Meter({ provider: "openai", model: "gpt-4o-mini", prices: s.prices, strip: false }).plain(new TextEncoder().encode(ANSWER)))],
   ];
+  rows.push(...(await objectSide()));
   vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(ANSWER, { headers: UPSTREAM }));
   const whole = await us(Math.min(RUNS, 1_000), async () => {
     const res = await exports.default.fetch(request());
     await res.arrayBuffer();
   });
   vi.restoreAllMocks();
-  const stages = rows.slice(1).reduce((a, [, v]) => a + v, 0);
+  const stages = rows.slice(1, WORKER_STAGES + 1).reduce((a, [, v]) => a + v, 0);
   console.log(
     [`| stage (workerd, ${RUNS} runs each) | µs a request |`, "| --- | --- |", ...rows.map(([n, v]) => `| ${n} | ${v.toFixed(1)} |`),
-      `| the stages above, in all | ${stages.toFixed(1)} |`,
+      `| the Worker's stages, in all | ${stages.toFixed(1)} |`,
       `| a whole request through the Worker, its Limiter and a provider that answers at once, 1 in flight | ${whole.toFixed(0)} |`].join("\n"),
   );
   expect(stages).toBeGreaterThan(0);
