@@ -142,7 +142,7 @@ export class LimiterDriver {
 
   private renewOne(id: string, now: number, cost?: number): boolean {
     const known = this.core.renew(id, now, cost);
-    const lease = known ? undefined : this.core.leases.get(id);
+    const lease = known ? undefined : this.core.lease(id);
     if (lease) this.hooks.takenBack?.(lease);
     return known;
   }

@@ -81,7 +81,7 @@ describe("LimiterDriver", () => {
       api.settle("a", refusedEmpty("a:2"));
       api.cancel("c");
       await Promise.all(rest);
-      return { log, claims: core.claims.size, leases: [...core.leases.keys()], cooldown: core.cooldownUntil };
+      return { log, claims: core.claims.size, leases: [...core.leases.values()].map((l) => l.id), cooldown: core.cooldownUntil };
     };
     const t = { t: 0 };
     const { driver, core } = driven(t);

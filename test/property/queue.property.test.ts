@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import { checkBounds, type LimiterConfig } from "../../src/config/limits";
-import { LEARN_MS, LEARN_STEP_MS, LimiterCore, type Lease, type Outcome, SEND_JITTER_MS } from "../../src/limiter/core";
+import { LEARN_MS, LEARN_STEP_MS, LimiterCore, type Outcome, SEND_JITTER_MS } from "../../src/limiter/core";
 import type { Lane } from "../../src/limiter/lanes";
 import { DEFAULT_CALLER, type Waiter } from "../../src/limiter/queue";
 import { fitsAt, type QuotaState, type QuotaWindow } from "../../src/limiter/quota";
@@ -191,12 +191,12 @@ class Harness {
 
   constructor(cfg: LimiterConfig) {
     this.core = new LimiterCore(cfg);
-    // Watch every grant from inside: LimiterCore.grant puts the lease in the map before charging the quota.
+    // Watch every grant from inside: LimiterCore.grant takes the lease before charging the quota.
     const leases = this.core.leases;
-    const set = leases.set.bind(leases);
-    leases.set = (id: string, lease: Lease) => {
-      this.atGrant(id, lease);
-      return set(id, lease);
+    const grant = leases.grant.bind(leases);
+    leases.grant = (id: string, cost: number, now: number, ttlMs: number, caller?: string) => {
+      this.atGrant(id, cost, now + ttlMs);
+      return grant(id, cost, now, ttlMs, caller);
     };
   }
 
@@ -235,7 +235,7 @@ class Harness {
     return Math.min(this.core.config.maxConcurrency, 2 + Math.floor((this.now - this.probeAt - LEARN_MS) / LEARN_STEP_MS));
   }
 
-  private atGrant(id: string, lease: Lease) {
+  private atGrant(id: string, cost: number, expiresAt: number) {
     const c = this.core;
     this.ok(!c.leases.has(id), `(S4) lease ${id} granted twice`);
     // Checked against the harness's own model, not the core's busy/limitAt/fitsAt: the limit counts
@@ -246,8 +246,8 @@ class Harness {
     this.ok(busy + 1 <= limit, `(S1) grant of ${id} makes ${busy + 1} busy over the limit ${limit}`);
     this.probeAt ??= this.now;
     this.ok(this.now >= c.cooldownUntil, `(S2) grant of ${id} while the gate is shut until ${c.cooldownUntil}`);
-    this.ok(modelFits(c.quota, lease.cost, this.now), `(S3) grant of ${id} (cost ${lease.cost}) that the quota's windows cannot pay for`);
-    this.ok(lease.expiresAt === this.now + c.config.leaseTtlMs, `lease ${id} expires at now + leaseTtlMs`);
+    this.ok(modelFits(c.quota, cost, this.now), `(S3) grant of ${id} (cost ${cost}) that the quota's windows cannot pay for`);
+    this.ok(expiresAt === this.now + c.config.leaseTtlMs, `lease ${id} expires at now + leaseTtlMs`);
   }
 
   pump(): { granted: Waiter[]; expired: Waiter[] } {
@@ -404,7 +404,7 @@ class Harness {
     const got = byLine([...c.queue]);
     this.ok(got.length === want.length && got.every((l, i) => l === want[i]), `(S4/F) queue is ${JSON.stringify(got)}, model says ${JSON.stringify(want)}`);
     this.ok(c.queue.size === this.line().length, "queue.size matches");
-    this.ok(c.leases.size === this.held.length && this.held.every((id) => c.leases.has(id)), `(S8) leases ${JSON.stringify([...c.leases.keys()])}, model holds ${JSON.stringify(this.held)}`);
+    this.ok(c.leases.size === this.held.length && this.held.every((id) => c.leases.has(id)), `(S8) leases ${JSON.stringify([...c.leases.values()].map((l) => l.id))}, model holds ${JSON.stringify(this.held)}`);
     this.ok(c.cooldownUntil >= this.lastCooldown, `(S8) cooldownUntil moved back from ${this.lastCooldown}`);
     this.lastCooldown = c.cooldownUntil;
     const { minConcurrency: lo, maxConcurrency: hi } = c.config;
