@@ -3,7 +3,7 @@
 // between the Worker and the object.
 import { DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../src/config/limits";
 import { LimiterCore } from "../src/limiter/core";
-import type { AcquireRequest, AcquireResult, SettleRequest } from "../src/limiter/types";
+import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
 import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
 import { estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
@@ -59,8 +59,8 @@ export class SimLimiter implements LimiterCalls {
     void this.settleNow(leaseId, outcome);
   }
 
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
-    await this.call((d) => d.settle(leaseId, outcome));
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
+    return (await this.call((d) => d.settle(leaseId, outcome))).answer;
   }
 
   release(leaseId: string): void {

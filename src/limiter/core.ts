@@ -1,5 +1,5 @@
 import type { LimiterConfig, LimiterOverride } from "../config/limits";
-import { type AimdState, fitPace, type HistoryEntry, noteInFlight, paceCeiling, rebound, setManual } from "./aimd";
+import { type AimdState, fitPace, type HistoryEntry, noteInFlight, paceCeiling, rebound, setManual, startFrom } from "./aimd";
 import { comeBackAfter, memberView, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
@@ -7,14 +7,14 @@ import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
 import { Leases } from "./leases";
 import { admitPooled, dropProbe, isOut, type OutState, PROBE_WAIT_MS } from "./membership";
 import type { Metrics } from "./metrics";
-import { Outcomes } from "./outcomes";
+import { Outcomes, retryWord } from "./outcomes";
 import { noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { charge, fitsAt, paceRate, type QuotaState, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
 import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
-import { learningLimit, nextLearningStep, SEND_JITTER_MS } from "./timing";
-import type { MemberView, Pacing } from "./types";
+import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
+import type { MemberView, Pacing, SettleAnswer } from "./types";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
 export { NO_HINT_GATE_MS } from "./outcomes";
@@ -51,6 +51,8 @@ export class LimiterCore implements Learned {
   private ousting = false;
   /** When a never-answered key sent its first request. */
   private probeAt: number | null = null;
+  /** A new key's opening after its first answer (timing.ts), until a refusal. */
+  private opening: Opening | null = null;
 
   constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS) {
     this.queue = new WaitQueue<Waiter>(weights);
@@ -94,7 +96,8 @@ export class LimiterCore implements Learned {
   limitAt(now: number): number {
     // While learning the ramp is the limit, past START_CONCURRENCY if the answer is that slow: a
     // refusal would have come back and ended it, and a 3 s answer at 600 RPM needs 30 out.
-    return this.learning(now) ? Math.min(this.config.maxConcurrency, learningLimit(this.probeAt, now)) : this.aimd.limit;
+    if (this.learning(now)) return Math.min(this.config.maxConcurrency, learningLimit(this.probeAt, now));
+    return this.opening ? openingLimit(this.opening, now, this.aimd.limit) : this.aimd.limit;
   }
 
   persisted(): Persisted {
@@ -239,6 +242,7 @@ export class LimiterCore implements Learned {
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
     else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
       at = Math.min(at, nextLearningStep(this.probeAt, now));
+    else if (this.opening && this.limitAt(now) < this.aimd.limit) at = Math.min(at, nextOpeningStep(this.opening, now));
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {
@@ -261,9 +265,26 @@ export class LimiterCore implements Learned {
    * metrics (outcomes.ts). Returns the limit change it caused, if any. Idempotent per lease id.
    */
   settle(id: string, o: Outcome, now: number): HistoryEntry | null {
+    const first = this.learning();
     const r = this.outcomes.settle(this, id, o, now);
     if (r.memberMoved) this.ousting = isOut(this.member);
+    // A refusal decides the limit from here; the first answer otherwise opens the key (timing.ts).
+    if (o.cls === "rate_limit") this.opening = null;
+    else if (first && !this.learning()) return this.opened(id, o, now) ?? r.changed;
     return r.changed;
+  }
+
+  /** A new key's first answer (not a refusal): it keeps what its learning ramp had out, and opens from there. */
+  private opened(id: string, o: Outcome, now: number): HistoryEntry | null {
+    const changed = startFrom(this.aimd, this.config, this.inFlight, now, this.inFlight);
+    // An answer to a slot this instance did not grant (from before a restart) cannot be placed: open at once, as before.
+    this.opening = this.leases.get(id)?.grantedAt === undefined ? null : opening(now, this.busy, this.aimd.limit, o.latencyMs, this.config.startConcurrency);
+    return changed;
+  }
+
+  /** After `settle`: when the attempt's retry may come back (outcomes.ts, retryWord). */
+  retryWord(o: Outcome, now: number): SettleAnswer {
+    return retryWord(this, o, now);
   }
 
   release(id: string, now: number): boolean {
@@ -327,6 +348,7 @@ export class LimiterCore implements Learned {
     this.settings.clear();
     this.adopt(learnedFrom(this.config));
     this.probeAt = null;
+    this.opening = null;
     this.claims.clear();
   }
 

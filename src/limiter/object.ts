@@ -12,7 +12,7 @@ import { snapshot } from "./snapshot";
 import { type KeyMetrics, Telemetry } from "./telemetry";
 import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
-import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleRequest } from "./types";
+import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SettleAnswer, SettleRequest } from "./types";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countUsage } from "./counters";
@@ -131,12 +131,13 @@ export class Limiter extends DurableObject<Env> {
     return answer;
   }
 
-  async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
+  async settle(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
     const now = this.counted(1);
     if (outcome.usage) this.count(leaseId, outcome.usage, now);
     const gate = this.core.cooldownUntil;
-    const changed = this.driver.settle(leaseId, outcome);
+    const { changed, answer } = this.driver.settle(leaseId, outcome);
     this.persist(changed || this.core.cooldownUntil > gate);
+    return answer;
   }
 
   async release(leaseId: string, usage?: UsageRecord): Promise<boolean> {

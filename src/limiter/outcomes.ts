@@ -1,7 +1,7 @@
 // What the provider's answers teach a key: each attempt's outcome goes to AIMD, the quota model,
 // the pace, the shared gate, the claims and the metrics. Pure: time is passed in.
 import type { LimiterConfig } from "../config/limits";
-import { type AimdState, type HistoryEntry, onConcurrencyLimit, onSuccess, onTransient } from "./aimd";
+import { type AimdState, type HistoryEntry, onConcurrencyLimit, onSuccess, onTransient, stormy } from "./aimd";
 import type { Claims } from "./claims";
 import type { Leases } from "./leases";
 import { noteAnswer, type OutState } from "./membership";
@@ -10,6 +10,7 @@ import { noteHold, type PaceState } from "./pace";
 import { observe, type QuotaState, room, roomInReading } from "./quota";
 import type { Lease, Outcome } from "./state";
 import { CLAIM_GRACE_MS, readingDate } from "./timing";
+import type { SettleAnswer } from "./types";
 
 /** A 429 with no hint still holds everyone back briefly, so the burst behind it does not follow. */
 export const NO_HINT_GATE_MS = 1_000;
@@ -86,4 +87,22 @@ function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number):
   const { entry, holdAll } = onConcurrencyLimit(k.aimd, k.config, now, k.leases.size, refusal);
   if (holdAll || seen === "unknown") hold();
   return entry;
+}
+
+const NOW: SettleAnswer = { retry: "now" };
+const WAIT: SettleAnswer = { retry: "wait" };
+
+/**
+ * When the retry of a settled attempt may come back, as the key sees it once the outcome is in. A
+ * fault on one attempt says nothing about the next slot: outside a storm its retry takes the next
+ * free slot, not a backoff sized for its own bad luck. A refusal for concurrency concerns the
+ * refused request alone: while the key's gate is open, its retry takes the next slot under the new
+ * limit (its claim puts it first) rather than waiting out the provider's hint. Anything that shut
+ * the gate (an empty window, a repeat, no quota information) waits as before.
+ */
+export function retryWord(k: Pick<Learner, "aimd" | "cooldownUntil">, o: Outcome, now: number): SettleAnswer {
+  if (o.final) return WAIT;
+  if (o.cls === "transient") return stormy(k.aimd) ? WAIT : NOW;
+  if (o.cls === "rate_limit") return k.cooldownUntil > now ? WAIT : NOW;
+  return WAIT;
 }

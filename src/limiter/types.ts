@@ -105,7 +105,17 @@ export type Op = { ageMs?: number } & (
 
 /** An acquire not answered at once: the Worker waits for it with `acquire` (idempotent per id). */
 export type Queued = { queued: true };
-export type OpResult = AcquireResult | Queued | boolean;
+
+/**
+ * The limiter's word on a failed attempt its Worker will retry. `now`: nothing the key knows keeps
+ * the retry from the next free slot (a transient fault outside a storm, or a refusal for
+ * concurrency while the key's gate is open), so it comes back at once and the queue places it.
+ * `wait`: the provider's hint, or the Worker's own backoff, as before.
+ */
+export interface SettleAnswer {
+  retry: "now" | "wait";
+}
+export type OpResult = AcquireResult | Queued | boolean | SettleAnswer;
 
 export interface ExchangeReply {
   /** One per op, in order. */

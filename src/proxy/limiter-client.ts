@@ -1,6 +1,6 @@
 import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
-import type { AcquireRequest, AcquireResult, KeyMeta, OpResult, Queued, SettleRequest } from "../limiter/types";
+import type { AcquireRequest, AcquireResult, KeyMeta, OpResult, Queued, SettleAnswer, SettleRequest } from "../limiter/types";
 import type { UsageRecord } from "../usage/types";
 import { type Carrier, type Channel, channelFor } from "./channel";
 
@@ -25,7 +25,8 @@ type Flags = { retryable?: boolean; overloaded?: boolean };
 export interface LimiterCalls {
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult>;
   settle(leaseId: string, outcome: SettleRequest): void;
-  settleNow(leaseId: string, outcome: SettleRequest): Promise<void>;
+  /** Settles and waits: the limiter's word on when the retry may come (undefined: it could not say). */
+  settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined>;
   /** `usage`: a streamed answer's, known when its body has ended. */
   release(leaseId: string, usage?: UsageRecord): void;
   cancel(leaseId: string): void;
@@ -109,12 +110,13 @@ export class LimiterClient implements LimiterCalls {
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
+    const answer = (r: unknown) => (typeof r === "object" && r !== null && "retry" in r ? (r as SettleAnswer) : undefined);
     try {
-      await this.channel.call({ t: "settle", id: leaseId, outcome }, this.carrier);
+      return answer(await this.channel.call({ t: "settle", id: leaseId, outcome }, this.carrier));
     } catch {
       this.stub = this.fresh();
-      await this.stub.settle(leaseId, outcome).catch(() => {});
+      return answer(await this.stub.settle(leaseId, outcome).catch(() => undefined));
     }
   }
 

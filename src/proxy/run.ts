@@ -1,5 +1,5 @@
 import type { GatewayConfig } from "../config/limits";
-import type { AcquireResult, KeyMeta, SettleRequest } from "../limiter/types";
+import type { AcquireResult, KeyMeta, SettleAnswer, SettleRequest } from "../limiter/types";
 import { decideRetry } from "../policy/backoff";
 import { classify, keyUnusable } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/headers";
@@ -149,10 +149,10 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
         return GONE();
       }
       const d = decide("transient", attempt, null, plan, deps);
-      await at.limiter.settleNow(leaseId, { ...outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry), ...pooled });
+      const word = await at.limiter.settleNow(leaseId, { ...outcome("transient", 0, NO_INFO, deps.now() - sent, attempt, !d.retry), ...pooled });
       const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
       if (!d.retry) return stamp(last ?? gatewayError("upstream_unreachable", why));
-      await pause(d.delayMs, waiting);
+      await pause(pauseFor(d.delayMs, word), waiting);
       return null;
     };
     let res: Response;
@@ -225,7 +225,7 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
       ...outcome(cls, res.status, info, latency, attempt, !d.retry), next, ...pooled,
       ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
     };
-    await at.limiter.settleNow(leaseId, settled);
+    const word = await at.limiter.settleNow(leaseId, settled);
     if (out) route!.out(at, out, deps.now());
     else if (!evidence) route?.answered(at);
     last = new Response(route ? route.scrub(bytes) : bytes, { status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers) });
@@ -236,13 +236,16 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
       avoid = at;
       continue;
     }
-    await pause(d.delayMs, waiting);
+    await pause(pauseFor(d.delayMs, word), waiting);
     if (waiting.aborted) {
       if (next) at.limiter.cancel(next);
       return GONE();
     }
   }
 }
+
+/** The limiter places a retry it says may come now (limiter/outcomes.ts, retryWord): no pause of the Worker's own. */
+const pauseFor = (delayMs: number, word: SettleAnswer | undefined) => (word?.retry === "now" ? 0 : delayMs);
 
 function decide(cls: OutcomeClass, attempt: number, hintMs: number | null, plan: Plan, deps: Deps) {
   return decideRetry({

@@ -185,6 +185,8 @@ class Harness {
   /** Lease ids ever settled (the core ignores a repeat), and when the first grant (the probe) went. */
   private settledIds = new Set<string>();
   private probeAt: number | null = null;
+  /** The opening after a new key's first answer (null: none, or a refusal ended it). */
+  private opening: { at: number; from: number; limit: number; stepMs: number } | null = null;
   /** The largest cost granted so far: a grant larger than a whole window may overdraw it by that much. */
   private maxCost = 0;
   step = -1;
@@ -227,10 +229,17 @@ class Harness {
 
   /**
    * The model's limit now: while no answer has come, 1 until LEARN_MS after the probe, then one
-   * more each LEARN_STEP_MS (up to the maximum); after it, the AIMD limit.
+   * more each LEARN_STEP_MS (up to the maximum); after it, the AIMD limit, which the opening holds
+   * down to one more slot a step (plus the limit's growth since) until a refusal.
    */
   private limit(): number {
-    if (this.settledIds.size > 0) return this.core.aimd.limit;
+    if (this.settledIds.size > 0) {
+      const l = this.core.aimd.limit;
+      const o = this.opening;
+      if (!o) return l;
+      const steps = o.stepMs > 0 ? Math.floor((this.now - o.at) / o.stepMs + 1e-9) : Number.POSITIVE_INFINITY;
+      return Math.min(l, o.from + 1 + steps + Math.max(0, l - o.limit));
+    }
     if (this.probeAt === null || this.now - this.probeAt < LEARN_MS) return 1;
     return Math.min(this.core.config.maxConcurrency, 2 + Math.floor((this.now - this.probeAt - LEARN_MS) / LEARN_STEP_MS));
   }
@@ -326,8 +335,17 @@ class Harness {
         const info: RateLimitInfo = { retryAfterMs: o.retryAfterMs, requests: at(o.requests), tokens: at(o.tokens) };
         const outcome: Outcome = { cls: o.cls, status: 200, info, latencyMs: 100, attempt: o.attempt, final: true };
         if (!this.settledIds.has(id) && o.cls === "success" && this.held.includes(id)) this.done.add(id);
+        const first = this.settledIds.size === 0;
         this.settledIds.add(id);
         c.settle(id, outcome, this.now);
+        // A new key's first answer to a slot it granted opens half of START_CONCURRENCY, then one slot a step (its latency over START_CONCURRENCY).
+        if (o.cls === "rate_limit") this.opening = null;
+        else if (first)
+          this.opening = !this.held.includes(id) ? null
+            : {
+              at: this.now, from: Math.max(this.busy(), Math.floor(c.config.startConcurrency / 2) - 1), limit: c.aimd.limit,
+              stepMs: Math.min(LEARN_STEP_MS, Math.floor(outcome.latencyMs / c.config.startConcurrency)),
+            };
         break;
       }
       case "tick":
