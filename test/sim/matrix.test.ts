@@ -50,12 +50,12 @@ describe("limiter policy in simulation", () => {
     expect(r.limit).toBe(12);
   });
 
-  it("20% transient faults, 2 min: every request answered, no cut, no slower than direct SDK retries x1.1", async () => {
+  it("20% transient faults, 2 min: every request answered, no cut, faster than the direct SDK's retries (which give up on some)", async () => {
     const sc = pick("faults 20% 500ms 2min k4");
     const [gw, direct] = [await simulate(sc, "gateway"), await simulate(sc, "direct")];
     expect(gw.failed).toBe(0);
     expect(gw.cuts).toBe(0);
-    expect(gw.makespanMs / direct.makespanMs).toBeLessThanOrEqual(1.1);
+    expect(gw.makespanMs / direct.makespanMs).toBeLessThanOrEqual(0.9);
   });
 
   it("an RPM limit halved mid-run: its 429s stop within 2 s; doubled: the new rate is used within 10 s", async () => {
