@@ -18,6 +18,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Length of the pool rows' long run (a member without quota), seconds; default 120. */
   poolSeconds?: number;
+  /** Real-client shapes write bench/timeline-<shape>-<via>.json (bench/real/timeline.ts). */
+  timeline?: boolean;
 }
 
 export interface Ctx {

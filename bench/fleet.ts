@@ -13,11 +13,14 @@ export interface Fleet {
   failures: Record<string, number>;
   failed: number;
   latency: number[];
+  /** Per request, in the same order as latency: the status the caller saw. */
+  status: number[];
   /** Per request: when it was sent (epoch ms) and its x-slotgate-queue-ms. */
   sentAt: number[];
   queueMs: number[];
-  /** First "go" to the last answer, ms; and the last answer's time (epoch ms). */
+  /** First "go" to the last answer, ms; the first "go" and the last answer's time (epoch ms). */
   makespan: number;
+  start: number;
   end: number;
   gatewayAttempts: number;
   key: string | null;
@@ -65,9 +68,11 @@ function merge(parts: ClientResult[]): Fleet {
     failures,
     failed: status.length - ok,
     latency: parts.flatMap((p) => p.latency),
+    status,
     sentAt: parts.flatMap((p) => p.sentAt),
     queueMs: parts.flatMap((p) => p.queueMs),
     makespan: Math.max(...parts.map((p) => p.end)) - Math.min(...parts.map((p) => p.start)),
+    start: Math.min(...parts.map((p) => p.start)),
     end: Math.max(...parts.map((p) => p.end)),
     gatewayAttempts: parts.reduce((a, p) => a + p.gatewayAttempts, 0),
     key: parts.find((p) => p.key)?.key ?? null,

@@ -5,6 +5,8 @@ import { resolve } from "node:path";
 import type { StandinOptions } from "../test/support/standin/index.ts";
 import type { Ctx } from "./context.ts";
 import { PROMPT } from "./context.ts";
+import { NEUTRAL } from "./real/measure.ts";
+import type { RealShape } from "./real/shapes.ts";
 import type { Row } from "./stats.ts";
 
 export interface SimResult {
@@ -25,11 +27,30 @@ export function simulate(ctx: Ctx, options: Partial<StandinOptions> & { drained?
   return simulateShape({ shape: { flavour: "openai", ...options }, fleet, via });
 }
 
+export interface ShapeSpec {
+  shape: Record<string, unknown>;
+  fleet: Record<string, unknown>;
+  via: "gateway" | "direct";
+  client?: string;
+  workerMs?: number;
+  serialMs?: number;
+  rpcMs?: number;
+}
+
+/** A spec on the local network's delays. */
+export const local = (spec: ShapeSpec): ShapeSpec => ({ ...spec, shape: { netMs: LOCAL.netMs, ...spec.shape }, rpcMs: LOCAL.rpcMs });
+
+/** A real-client shape (bench/real/shapes.ts) as the simulator runs it: same provider options, fleet, limit changes and client. */
+export function realSpec(s: RealShape, via: "gateway" | "direct", serialMs = 0): ShapeSpec {
+  const shape = { ...NEUTRAL, ...s.standin, flavour: s.client === "anthropic" ? "anthropic" : "openai", changes: s.changes };
+  const fleet = { k: s.k, c: s.c, n: s.k * s.m, maxTokens: s.maxTokens, promptChars: PROMPT.length };
+  return { shape, fleet, via, client: s.client === "promptfoo" ? "promptfoo" : "sdk", serialMs };
+}
+
 /** Any shape sim/shape.ts takes (sim/scenario.ts Scenario: shape, fleet, client), on the local network's delays. */
-export function simulateShape(spec: { shape: Record<string, unknown>; fleet: Record<string, unknown>; via: "gateway" | "direct"; client?: string; workerMs?: number }): SimResult {
+export function simulateShape(spec: ShapeSpec): SimResult {
   const root = resolve(import.meta.dirname, "..");
-  const full = { ...spec, shape: { netMs: LOCAL.netMs, ...spec.shape }, rpcMs: LOCAL.rpcMs };
-  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(full)], { cwd: root, encoding: "utf8" });
+  const out = execFileSync(resolve(root, "node_modules/.bin/tsx"), [resolve(root, "sim/shape.ts"), JSON.stringify(local(spec))], { cwd: root, encoding: "utf8" });
   return JSON.parse(out) as SimResult;
 }
 

@@ -65,11 +65,11 @@ async function once(sc: FairScenario, withInteractive: boolean) {
   const obj = new SimObject(clock, sc.config);
   const random = mulberry32(seed ^ 0x5bd1e995);
   const rpc = sc.rpcMs ?? RPC_MS;
-  const batch = runFleet(sc.batch, gatewaySender(clock, provider, obj, random, rpc, sc.batchWho), clock);
+  const batch = runFleet(sc.batch, gatewaySender(clock, provider, obj, random, { rpcMs: rpc, who: sc.batchWho }), clock);
   const waits: { at: number; ms: number }[] = [];
   let failed = 0;
   const interactive = async () => {
-    const send = gatewaySender(clock, provider, obj, random, rpc, sc.interactive.who);
+    const send = gatewaySender(clock, provider, obj, random, { rpcMs: rpc, who: sc.interactive.who });
     await clock.sleep(sc.interactive.startMs);
     for (let i = 0; i < sc.interactive.n; i++) {
       const at = clock.now;

@@ -3,14 +3,16 @@
 // between the Worker and the object.
 import { DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../src/config/limits";
 import { LimiterCore } from "../src/limiter/core";
-import type { AcquireRequest, AcquireResult, SettleRequest } from "../src/limiter/types";
-import { LimiterDriver } from "../src/limiter/driver";
+import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
+import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
 import { estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
 import type { Clock } from "./clock.ts";
+import type { Machine } from "./machine.ts";
 import type { SimProvider } from "./provider.ts";
+import { requestNumber, type Trace } from "./trace.ts";
 
 /** One-way time of a call from the Worker to the key's object (same region). */
 export const RPC_MS = 5;
@@ -24,9 +26,15 @@ export class SimObject {
   /** Calls into the object, as the hot path would pay them. */
   calls = 0;
 
-  constructor(clock: Clock, config: Partial<LimiterConfig> = {}) {
+  constructor(clock: Clock, config: Partial<LimiterConfig> = {}, trace?: Trace) {
     this.core = new LimiterCore({ ...DEFAULT_LIMITER, ...config });
-    this.driver = new LimiterDriver(this.core, () => clock.now, {}, clock.timers);
+    const settled: DriverHooks["settled"] = (id, o, now, apply) => {
+      const changed = apply();
+      trace?.settled(id, o, now, this.core.aimd.limit);
+      return changed;
+    };
+    const hooks: DriverHooks = trace ? { settled } : {};
+    this.driver = new LimiterDriver(this.core, () => clock.now, hooks, clock.timers);
   }
 }
 
@@ -51,8 +59,8 @@ export class SimLimiter implements LimiterCalls {
     void this.settleNow(leaseId, outcome);
   }
 
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
-    await this.call((d) => d.settle(leaseId, outcome));
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
+    return (await this.call((d) => d.settle(leaseId, outcome))).answer;
   }
 
   release(leaseId: string): void {
@@ -73,27 +81,61 @@ export interface SimRequest {
   json: unknown;
 }
 
-/** One caller request through the gateway, as routes/proxy.ts builds its plan; `who` as its headers name it. */
-export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, rpcMs = RPC_MS, who?: Who, workerMs = 0) {
-  const limiter = new SimLimiter(clock, obj, rpcMs);
-  // The Worker's own time per attempt, half before the send and half after the answer: the slot is held throughout.
-  const upstream = workerMs > 0
-    ? async (input: RequestInfo | URL, init?: RequestInit) => {
-      await clock.sleep(workerMs / 2);
-      const res = await provider.fetch(input as string, init);
-      await clock.sleep(workerMs / 2);
-      return res;
-    }
-    : provider.fetch;
-  const deps = { fetch: upstream as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
+export interface SenderOptions {
+  /** One-way time of a call to the object (default RPC_MS). */
+  rpcMs?: number;
+  /** Who the requests come from, as their headers name it. */
+  who?: Who;
+  /** The Worker's own time per attempt, half before the send and half after the answer: the slot is held throughout. */
+  workerMs?: number;
+  /** Records each attempt's timeline (sim/trace.ts). */
+  trace?: Trace;
+  /** The gateway's thread, shared by every request and attempt (sim/machine.ts). */
+  machine?: Machine;
+}
+
+/** A traced request's calls to the object: each acquire is noted with the request it belongs to. */
+function traced(limiter: SimLimiter, obj: SimObject, trace: Trace, request: number, clock: Clock): LimiterCalls {
+  return {
+    acquire: async (req, deadline) => {
+      trace.asked(request, req.leaseId, clock.now);
+      const r = await limiter.acquire(req, deadline);
+      trace.granted(req.leaseId, r, clock.now, obj.core.inFlight);
+      return r;
+    },
+    settle: (id, o) => limiter.settle(id, o),
+    settleNow: (id, o) => limiter.settleNow(id, o),
+    release: (id) => limiter.release(id),
+    cancel: (id) => limiter.cancel(id),
+    keepAlive: () => limiter.keepAlive(),
+  };
+}
+
+/** One caller request through the gateway, as routes/proxy.ts builds its plan. */
+export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, o: SenderOptions = {}) {
+  const limiter = new SimLimiter(clock, obj, o.rpcMs ?? RPC_MS);
+  const { workerMs = 0, trace, machine } = o;
+  const upstream = (request: number) => async (input: RequestInfo | URL, init?: RequestInit) => {
+    if (workerMs > 0) await clock.sleep(workerMs / 2);
+    await machine?.work(0.5);
+    trace?.sent(request, clock.now);
+    const res = await provider.fetch(input as string, init);
+    trace?.answered(request, res, clock.now);
+    await machine?.work(0.5);
+    if (workerMs > 0) await clock.sleep(workerMs / 2);
+    return res;
+  };
   return async (req: SimRequest): Promise<Response> => {
+    const n = requestNumber(req.json);
+    await machine?.work(1);
+    const deps = { fetch: upstream(n) as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
     const plan = {
       url: new URL("https://provider.invalid/v1/chat/completions"),
       method: "POST",
       headers: new Headers({ "content-type": "application/json", authorization: "Bearer sk-sim" }),
       body: req.body,
       key: KEY,
-      who,
+      who: o.who,
       cost: estimateTokens(req.json, req.body.byteLength),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
       maxAttempts: DEFAULT_GATEWAY.maxAttempts,
@@ -101,6 +143,6 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       signal: new AbortController().signal,
       waitUntil: () => {},
     };
-    return run(plan, limiter, deps);
+    return run(plan, trace ? traced(limiter, obj, trace, n, clock) : limiter, deps);
   };
 }

@@ -7,7 +7,9 @@ import { type Answer, directSender, type Fleet, runFleet } from "./clients.ts";
 import { Clock } from "./clock.ts";
 import { gatewaySender, RPC_MS, SimObject, type SimRequest } from "./gateway.ts";
 import { promptfooProcess } from "./promptfoo.ts";
+import { Machine } from "./machine.ts";
 import { NET_MS, type Shape, SimProvider } from "./provider.ts";
+import type { Trace } from "./trace.ts";
 
 export interface Scenario {
   name: string;
@@ -22,6 +24,11 @@ export interface Scenario {
    * what a loaded machine adds beyond the network legs. The benchmark passes what it measured.
    */
   workerMs?: number;
+  /**
+   * The gateway's thread per unit of work (sim/machine.ts): one per caller request, one per
+   * attempt, all in one line. The benchmark passes what it measured; 0 or absent: none.
+   */
+  serialMs?: number;
   seed?: number;
   /** The callers' own client: an SDK (default) or promptfoo's retry and scheduling (sim/promptfoo.ts), one per process. */
   client?: "sdk" | "promptfoo";
@@ -149,16 +156,17 @@ function firstCluster(times: number[]): number[] {
   return out;
 }
 
-export async function simulate(sc: Scenario, via: "gateway" | "direct"): Promise<Result> {
+/** `trace`: records every attempt's timeline through the gateway (sim/trace.ts). */
+export async function simulate(sc: Scenario, via: "gateway" | "direct", trace?: Trace): Promise<Result> {
   const clock = new Clock();
   const start = clock.now;
   const seed = sc.seed ?? 1;
   const provider = new SimProvider(clock, sc.shape, seed);
-  const obj = new SimObject(clock, sc.config);
+  const obj = new SimObject(clock, sc.config, trace);
   const random = mulberry32(seed ^ 0x5bd1e995);
   const pf = sc.client === "promptfoo";
   const plain = (req: SimRequest) => provider.fetch("https://provider.invalid/v1/chat/completions", { method: "POST", body: req.body });
-  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, sc.rpcMs ?? RPC_MS, undefined, sc.workerMs) : pf ? plain : directSender(clock, provider.fetch, random);
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, { rpcMs: sc.rpcMs ?? RPC_MS, workerMs: sc.workerMs, trace, machine: new Machine(clock, sc.serialMs ?? 0) }) : pf ? plain : directSender(clock, provider.fetch, random);
   const fleetDone = runFleet(sc.fleet, send, clock, pf ? (inner) => promptfooProcess(clock, inner, random, sc.fleet.c, { resent: 0, failed: 0 }) : undefined);
   await clock.run();
   const answers: Answer[] = await fleetDone;

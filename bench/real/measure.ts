@@ -4,7 +4,9 @@ import type { ClientSpec } from "../client.ts";
 import { configure, type Ctx, limiterState, MODEL, PROMPT } from "../context.ts";
 import { runFleet } from "../fleet.ts";
 import { runPromptfoo } from "./promptfoo.ts";
+import type { Sched } from "../../test/support/gateway.ts";
 import type { RealShape } from "./shapes.ts";
+import { timelineOf, writeTimeline } from "./timeline.ts";
 
 export const ANTHROPIC_MODEL = "claude-haiku-4-5";
 
@@ -26,6 +28,13 @@ export interface Measured {
    * while it holds its slot, which the simulator is given for the same row.
    */
   workerMs?: number;
+  /**
+   * SDK shapes through the gateway, from "go" to the last answer: the busiest workerd process's
+   * time on a CPU and waiting for one (ms), and that over requests plus attempts: the simulator's
+   * machine (sim/machine.ts) is given it.
+   */
+  sched?: { cpuMs: number; waitMs: number };
+  serialMs?: number;
   /** promptfoo only: spawn to the last exit, and its first error messages. */
   wallMs?: number;
   errorSamples?: string[];
@@ -67,18 +76,36 @@ export async function measure(ctx: Ctx, s: RealShape, via: "gateway" | "direct")
       baseURL: baseURL(ctx, s, via), apiKey, model: s.client === "anthropic" ? ANTHROPIC_MODEL : MODEL, requests: s.m, concurrency: s.c,
       maxRetries: via === "direct" ? 2 : 0, maxTokens: s.maxTokens, prompt: PROMPT, sdk: s.client === "anthropic" ? "anthropic" : "openai",
     };
+    // The gateway's own machine time (direct runs have no gateway).
+    const machine = () => (via === "gateway" ? ctx.gateway.sched() : {});
+    let atGo: Sched = {};
     const fleet = await runFleet(s.k, spec, async () => {
       ctx.standin.resetStats();
       cancel = schedule(ctx, s);
+      atGo = machine();
     });
+    const sched = busiest(atGo, machine());
     const up = ctx.standin.stats();
     const state = via === "gateway" ? await limiterState(ctx, fleet.key) : null;
+    if (ctx.opts.timeline) console.error(`bench: ${writeTimeline(timelineOf(s.name, via, fleet, up.log, apiKey, state, ctx.gateway.output()))}`);
     const workerMs = state ? Math.max(0, Math.round(state.metrics.p50LatencyMs - (s.standin.latencyMs ?? 0))) : undefined;
     return {
       via, requests: fleet.requests, ok: fleet.ok, failures: fleet.failures, makespanMs: fleet.makespan,
       attempts: up.attempts, upstream429: up.rateLimited, generations: up.successes, workerMs,
+      ...(via === "gateway" && { sched, serialMs: Math.round((10 * (sched.cpuMs + sched.waitMs)) / (fleet.requests + up.attempts)) / 10 }),
     };
   } finally {
     cancel();
   }
+}
+
+/** The workerd process that worked most between two readings: the one running the Worker and its objects. */
+function busiest(before: Sched, after: Sched): { cpuMs: number; waitMs: number } {
+  let best = { cpuMs: 0, waitMs: 0 };
+  for (const [pid, a] of Object.entries(after)) {
+    const b = before[pid] ?? { cpuMs: 0, waitMs: 0 };
+    const d = { cpuMs: Math.round(a.cpuMs - b.cpuMs), waitMs: Math.round(a.waitMs - b.waitMs) };
+    if (d.cpuMs + d.waitMs > best.cpuMs + best.waitMs) best = d;
+  }
+  return best;
 }

@@ -61,7 +61,7 @@ export function rows(f: Figures): { rows: Row[]; line: MatrixLine; pass: boolean
   const callersOk = seen(gw) === 0 && gw.ok === gw.requests;
   const generationsOk = s.family !== "promptfoo" || gw.generations === gw.requests;
   const off = disagreement(f);
-  const cost = f.gateway.workerMs === undefined ? "" : `, given ${f.gateway.workerMs} ms/attempt measured`;
+  const cost = f.gateway.serialMs === undefined ? "" : `, given the gateway's thread at ${f.gateway.serialMs} ms per request and per attempt, measured`;
   const simText = `${makespanText(f.sim, f.simDirect)}, ${pct(share429(f.sim))} 429${s.family === "promptfoo" ? `, ${f.sim.generations} generations` : ""}, ${f.sim.failed} failed${cost}`;
   const out: Row[] = [
     goal({ scenario, metric: `makespan / ${over}`, baseline: direct ? (s.family === "faults" ? secs(direct.makespanMs) : makespanText(direct, null)) : "", value: makespanText(gw, direct) }, goalText, makespanOk),

@@ -2,18 +2,13 @@
 // its real client (openai SDK, @anthropic-ai/sdk, the promptfoo CLI), the simulator's figure for
 // the same shape beside it. `--only real` runs them all; `--only real-promptfoo` one.
 import type { Ctx, Scenario } from "../context.ts";
-import { PROMPT } from "../context.ts";
-import { measure, NEUTRAL } from "../real/measure.ts";
+import { measure } from "../real/measure.ts";
 import { rows } from "../real/report.ts";
 import { quick, type RealShape, SHAPES } from "../real/shapes.ts";
-import { simulateShape } from "../simulated.ts";
+import { realSpec, simulateShape } from "../simulated.ts";
 
 /** The simulator's run of the shape: same provider options, fleet, limit changes and client. */
-function simulated(s: RealShape, via: "gateway" | "direct", workerMs = 0) {
-  const shape = { ...NEUTRAL, ...s.standin, flavour: s.client === "anthropic" ? "anthropic" : "openai", changes: s.changes };
-  const fleet = { k: s.k, c: s.c, n: s.k * s.m, maxTokens: s.maxTokens, promptChars: PROMPT.length };
-  return simulateShape({ shape, fleet, via, client: s.client === "promptfoo" ? "promptfoo" : "sdk", workerMs });
-}
+const simulated = (s: RealShape, via: "gateway" | "direct", serialMs = 0) => simulateShape(realSpec(s, via, serialMs));
 
 function scenario(base: RealShape): Scenario {
   return {
@@ -23,11 +18,11 @@ function scenario(base: RealShape): Scenario {
       const s = ctx.opts.quick ? quick(base) : base;
       const direct = s.direct ? await measure(ctx, s, "direct") : null;
       const gateway = await measure(ctx, s, "gateway");
-      // The machine's own cost per attempt, measured in this run, goes into the simulator's gateway.
-      const sim = simulated(s, "gateway", gateway.workerMs ?? 0);
+      // The machine's own cost, measured in this run, goes into the simulator's gateway (sim/machine.ts).
+      const sim = simulated(s, "gateway", gateway.serialMs ?? 0);
       const simDirect = s.direct ? simulated(s, "direct") : null;
       const r = rows({ shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect });
-      return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, workerMs: gateway.workerMs, gateway, direct, sim, simDirect } };
+      return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, serialMs: gateway.serialMs, gateway, direct, sim, simDirect } };
     },
   };
 }

@@ -119,7 +119,7 @@ const weight = (s: AimdState) => 1 / Math.max(8, s.limit);
  */
 export function onSuccess(s: AimdState, cfg: LimiterConfig, now: number, inFlight: number): HistoryEntry | null {
   s.faultShare -= s.faultShare * weight(s);
-  if (s.faultShare > STORM_SHARE) return null;
+  if (stormy(s)) return null;
   if (s.phase === "slow_start") return used(s, cfg) ? change(s, clamp(s.limit + SLOW_START_STEP, cfg), "slow_start", now, inFlight) : null;
   s.round.completions += 1;
   if (s.round.completions < s.limit) return null;
@@ -142,6 +142,9 @@ function steadyTarget(s: AimdState, cfg: LimiterConfig, now: number): number {
   s.probeSteps += 1;
   return s.limit + s.probeSteps;
 }
+
+/** Most recent attempts failed transiently: growth pauses, and retries back off. */
+export const stormy = (s: AimdState): boolean => s.faultShare > STORM_SHARE;
 
 /** Transient errors say nothing about the limit: never a cut; growth pauses only in a storm. */
 export function onTransient(s: AimdState): void {
@@ -194,6 +197,15 @@ export function onConcurrencyLimit(
 export function fitPace(s: AimdState, cfg: LimiterConfig, need: number, now: number, inFlight: number): HistoryEntry | null {
   const to = clamp(Math.min(need, paceCeiling(s, cfg)), cfg);
   return to > s.limit ? change(s, to, "pace", now, inFlight) : null;
+}
+
+/**
+ * A new key's first answer: the requests its learning ramp had out, none refused, are evidence the
+ * key takes that many; it does not fall back to START_CONCURRENCY under them (slow start goes on).
+ */
+export function startFrom(s: AimdState, cfg: LimiterConfig, level: number, now: number, inFlight: number): HistoryEntry | null {
+  const to = clamp(level, cfg);
+  return to > s.limit ? change(s, to, "slow_start", now, inFlight) : null;
 }
 
 /** The most pacing may raise the limit to: max, and one under a known concurrency ceiling. */

@@ -1,82 +1,77 @@
 import type { LimiterConfig, LimiterOverride } from "../config/limits";
-import {
-  type AimdState, fitPace, type HistoryEntry, paceCeiling, initAimd, noteInFlight, onConcurrencyLimit, onSuccess, onTransient, rebound, restoreAimd, setManual,
-} from "./aimd";
+import { type AimdState, fitPace, type HistoryEntry, noteInFlight, paceCeiling, rebound, setManual, startFrom } from "./aimd";
 import { comeBackAfter, memberView, pacingOf } from "./advice";
 import { CallerBook, DEFAULT_CALLER } from "./callers";
 import { Claims } from "./claims";
-import { admitPooled, dropProbe, inState, isOut, noteAnswer, type OutState, PROBE_WAIT_MS } from "./membership";
-import { CLAIM_GRACE_MS, learningLimit, nextLearningStep, readingDate, SEND_JITTER_MS } from "./timing";
 import { DEFAULT_WEIGHTS, isLane, type LaneWeights } from "./lanes";
-import { type Metrics, emptyMetrics, record } from "./metrics";
-import type { Admission, Lease, Outcome, Persisted } from "./state";
-import type { MemberView, Pacing } from "./types";
-import { emptyPace, noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
-import { type QuotaState, charge, emptyQuota, fitsAt, observe, paceRate, room, roomInReading, tight } from "./quota";
+import { Leases } from "./leases";
+import { admitPooled, dropProbe, isOut, type OutState, PROBE_WAIT_MS } from "./membership";
+import type { Metrics } from "./metrics";
+import { Outcomes, retryWord } from "./outcomes";
+import { noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
+import { charge, fitsAt, paceRate, type QuotaState, tight } from "./quota";
 import { type Waiter, WaitQueue } from "./queue";
+import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
+import type { Admission, Lease, Outcome, Persisted } from "./state";
+import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
+import type { MemberView, Pacing, SettleAnswer } from "./types";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
+export { NO_HINT_GATE_MS } from "./outcomes";
+export { ADMISSION_LAG_MS, CLAIM_GRACE_MS, LEARN_MS, LEARN_STEP_MS, SEND_JITTER_MS } from "./timing";
 
 /** How often a Worker renews a lease it holds; a restored lease is given about this long. */
 export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3));
 
-/** A 429 with no hint still holds everyone back briefly, so the burst behind it does not follow. */
-export const NO_HINT_GATE_MS = 1_000;
-const SETTLED_MEMORY = 2_048;
-export { ADMISSION_LAG_MS, CLAIM_GRACE_MS, LEARN_MS, LEARN_STEP_MS, SEND_JITTER_MS } from "./timing";
-
 /**
  * The whole limiter as a pure state machine: the Durable Object (and the batch runner, in-process)
  * feed it calls and the time, and act on what it returns. It never reads a clock or does I/O.
+ * Admission (who goes, and when) is here; the slots are Leases (leases.ts), what answers teach is
+ * outcomes.ts, and the operator's settings and what survives a restart are settings.ts.
  */
-export class LimiterCore {
+export class LimiterCore implements Learned {
   /** Waiters, in fair shares between callers and lanes (queue.ts). */
   readonly queue: WaitQueue<Waiter>;
   /** Who has been asking, for the admin view and the cap on callers. */
   readonly callers = new CallerBook();
-  readonly leases = new Map<string, Lease>();
+  /** The slots held (leases.ts). */
+  readonly leases = new Leases();
   /** Refused requests' claims on the refill they wait for (claims.ts). */
   readonly claims = new Claims();
-  aimd: AimdState;
-  quota: QuotaState;
-  cooldownUntil = 0;
-  metrics: Metrics;
-  overrides: LimiterOverride = {};
-  pace: PaceState;
+  aimd!: AimdState;
+  quota!: QuotaState;
+  cooldownUntil!: number;
+  metrics!: Metrics;
+  pace!: PaceState;
   /** In or out of a pool, for pooled requests (membership.ts). */
-  member: OutState;
+  member!: OutState;
+  private settings: Settings;
+  private outcomes = new Outcomes();
   /** The member has just gone out: the next pump turns its pooled waiters away. */
   private ousting = false;
-  /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
-  private grants = 0;
   /** When a never-answered key sent its first request. */
   private probeAt: number | null = null;
-  /** Leases whose answer is complete but whose slot the Worker has not released yet. */
-  private doneOpen = 0;
-  private settled = new Set<string>();
-  private base: LimiterConfig;
+  /** A new key's opening after its first answer (timing.ts), until a refusal. */
+  private opening: Opening | null = null;
 
   constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS) {
-    this.base = base;
     this.queue = new WaitQueue<Waiter>(weights);
-    this.overrides = saved?.overrides ?? {};
-    this.aimd = restoreAimd(this.config, saved?.aimd);
-    this.quota = { ...emptyQuota(), ...saved?.quota };
-    this.pace = { ...emptyPace(), ...saved?.pace };
-    this.cooldownUntil = saved?.cooldownUntil ?? 0;
-    this.member = { ...inState(), ...saved?.member, probe: null };
-    this.metrics = saved?.metrics ?? emptyMetrics();
+    this.settings = new Settings(base, saved?.overrides ?? {});
+    this.adopt(learnedFrom(this.config, saved));
     rebound(this.aimd, this.config, 0, 0);
   }
 
   get config(): LimiterConfig {
-    const { limit: _limit, ...rest } = this.overrides;
-    return { ...this.base, ...rest };
+    return this.settings.config;
+  }
+
+  get overrides(): LimiterOverride {
+    return this.settings.overrides;
   }
 
   /** Vars may change between deploys; the learned limit stays but is kept within the new bounds. */
   setBase(base: LimiterConfig, now: number): void {
-    this.base = base;
+    this.settings.setBase(base);
     rebound(this.aimd, this.config, now, this.inFlight);
   }
 
@@ -89,7 +84,7 @@ export class LimiterCore {
    * has not released them yet. The limit counts these, as the provider's own cap does.
    */
   get busy(): number {
-    return this.leases.size - this.doneOpen;
+    return this.leases.busy;
   }
 
   /** A key that has never had an answer opens gradually (timing.ts, learningLimit). */
@@ -101,12 +96,12 @@ export class LimiterCore {
   limitAt(now: number): number {
     // While learning the ramp is the limit, past START_CONCURRENCY if the answer is that slow: a
     // refusal would have come back and ended it, and a 3 s answer at 600 RPM needs 30 out.
-    return this.learning(now) ? Math.min(this.config.maxConcurrency, learningLimit(this.probeAt, now)) : this.aimd.limit;
+    if (this.learning(now)) return Math.min(this.config.maxConcurrency, learningLimit(this.probeAt, now));
+    return this.opening ? openingLimit(this.opening, now, this.aimd.limit) : this.aimd.limit;
   }
 
   persisted(): Persisted {
-    const member = isOut(this.member) ? { ...this.member, probe: null } : undefined;
-    return { aimd: this.aimd, quota: { ...this.quota, recent: undefined }, cooldownUntil: this.cooldownUntil, metrics: this.metrics, overrides: this.overrides, pace: this.pace, member };
+    return persistedOf(this, this.overrides);
   }
 
   /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
@@ -215,16 +210,11 @@ export class LimiterCore {
    */
   private paced(now: number): boolean {
     if (this.learning(now) || !this.tightNow(now)) return false;
-    const oldest = this.oldestGrantAt();
+    const oldest = this.leases.oldestGrantAt();
     const need = paceNeed(this.pace, this.quota, oldest === null ? 0 : now - oldest);
     if (need === null) return false;
     fitPace(this.aimd, this.config, need, now, this.inFlight);
     return this.busy < this.limitAt(now);
-  }
-
-  /** When the longest-held slot was granted (leases keep grant order), or null. */
-  private oldestGrantAt(): number | null {
-    return (this.leases.values().next().value as Lease | undefined)?.grantedAt ?? null;
   }
 
   /** A window cannot pay for the whole line now: the quota, not concurrency, binds this key. */
@@ -234,12 +224,9 @@ export class LimiterCore {
   }
 
   private grant(id: string, cost: number, now: number, caller?: string): void {
-    const lease: Lease = { id, cost, expiresAt: now + this.config.leaseTtlMs, seq: ++this.grants, grantedAt: now, caller };
+    const lease = this.leases.grant(id, cost, now, this.config.leaseTtlMs, caller);
     if (caller !== undefined) this.callers.granted(caller, cost, now);
     this.probeAt ??= now;
-    this.leases.set(id, lease);
-    // What the provider itself has in flight: answers already complete are not its concern.
-    lease.inFlight = this.busy;
     charge(this.quota, cost, now);
     noteCost(this.pace, cost);
     lease.mark = { ...this.quota.granted };
@@ -255,10 +242,11 @@ export class LimiterCore {
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
     else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
       at = Math.min(at, nextLearningStep(this.probeAt, now));
+    else if (this.opening && this.limitAt(now) < this.aimd.limit) at = Math.min(at, nextOpeningStep(this.opening, now));
     // Before the first answer the pace is sized from how long the oldest slot has been held, a
     // bound that grows with time: look again when it will have grown past the limit.
     else if (this.tightNow(now)) {
-      const oldest = this.oldestGrantAt();
+      const oldest = this.leases.oldestGrantAt();
       const due = oldest === null ? null : paceDueAt(this.pace, this.quota, oldest, this.limitAt(now));
       const canRise = this.aimd.limit < paceCeiling(this.aimd, this.config);
       if (due !== null && due > now && canRise) at = Math.min(at, Math.max(due, this.openAt(head.cost, now)));
@@ -274,65 +262,37 @@ export class LimiterCore {
 
   /**
    * Feeds one upstream outcome to AIMD, the quota model, the pace, the shared gate and the
-   * metrics. Returns the limit change it caused, if any. Idempotent per lease id.
+   * metrics (outcomes.ts). Returns the limit change it caused, if any. Idempotent per lease id.
    */
   settle(id: string, o: Outcome, now: number): HistoryEntry | null {
-    if (this.settled.has(id)) return null;
-    this.settled.add(id);
-    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
+    const first = this.learning();
+    const r = this.outcomes.settle(this, id, o, now);
+    if (r.memberMoved) this.ousting = isOut(this.member);
+    // A refusal decides the limit from here; the first answer otherwise opens the key (timing.ts).
+    if (o.cls === "rate_limit") this.opening = null;
+    else if (first && !this.learning()) return this.opened(id, o, now) ?? r.changed;
+    return r.changed;
+  }
 
-    record(this.metrics, o);
-    if (o.pooled && noteAnswer(this.member, id, o.out, now, o.outMs ?? 0, o.confirmOnly)) this.ousting = isOut(this.member);
-    const lease = this.leases.get(id);
-    // The provider counted at admission, after the Worker's send (timing.ts).
-    const readAt = readingDate(o, lease?.grantedAt, now);
-    const took = o.cls === "success" && lease ? { requests: 1, tokens: lease.cost } : undefined;
-    observe(this.quota, o.info, now, lease?.mark, readAt, took);
-    let changed: HistoryEntry | null = null;
-    if (o.cls === "success") {
-      if (lease) lease.ok = true;
-      if (lease && !o.streaming && !lease.done) {
-        lease.done = true;
-        this.doneOpen++;
-      }
-      noteHold(this.pace, o.latencyMs, true);
-      if (o.attempt <= 1) changed = onSuccess(this.aimd, this.config, now, this.inFlight);
-    } else if (o.cls === "transient") onTransient(this.aimd);
-    else if (o.cls === "rate_limit") {
-      changed = this.refused(o, lease, now);
-      if (!o.final && o.next) this.claims.add(o.next, { cost: lease?.cost ?? 1, until: now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS) + CLAIM_GRACE_MS });
-    }
+  /** A new key's first answer (not a refusal): it keeps what its learning ramp had out, and opens from there. */
+  private opened(id: string, o: Outcome, now: number): HistoryEntry | null {
+    const changed = startFrom(this.aimd, this.config, this.inFlight, now, this.inFlight);
+    // An answer to a slot this instance did not grant (from before a restart) cannot be placed: open at once, as before.
+    this.opening = this.leases.get(id)?.grantedAt === undefined ? null : opening(now, this.busy, this.aimd.limit, o.latencyMs, this.config.startConcurrency);
     return changed;
   }
 
-  /**
-   * A 429. With a window that cannot pay, the quota model was behind: every caller waits for the
-   * hint, and concurrency stays (quotas pace, they do not cut). With room in every window it is
-   * about concurrency: cut, and only the refused request waits, unless the cut was not enough.
-   * With no quota information at all it could be either: cut and hold everyone.
-   */
-  private refused(o: Outcome, lease: Lease | undefined, now: number): HistoryEntry | null {
-    const hold = () => (this.cooldownUntil = Math.max(this.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS)));
-    const cost = lease?.cost ?? 1;
-    const seen = roomInReading(o.info, cost) ?? room(this.quota, cost, now);
-    if (seen === "empty") {
-      this.aimd.phase = "steady";
-      hold();
-      return null;
-    }
-    const refused = { inFlightAtGrant: lease?.inFlight ?? null, grantSeq: lease?.seq ?? null, seqNow: this.grants };
-    const { entry, holdAll } = onConcurrencyLimit(this.aimd, this.config, now, this.inFlight, refused);
-    if (holdAll || seen === "unknown") hold();
-    return entry;
+  /** After `settle`: when the attempt's retry may come back (outcomes.ts, retryWord). */
+  retryWord(o: Outcome, now: number): SettleAnswer {
+    return retryWord(this, o, now);
   }
 
   release(id: string, now: number): boolean {
     dropProbe(this.member, id);
-    const lease = this.leases.get(id);
+    const lease = this.leases.release(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
-    if (lease?.done) this.doneOpen--;
     if (lease?.caller !== undefined) this.callers.released(lease.caller, now);
-    return this.leases.delete(id);
+    return lease !== undefined;
   }
 
   /**
@@ -341,10 +301,20 @@ export class LimiterCore {
    * the key does not admit past it. Returns whether the lease was known.
    */
   renew(id: string, now: number, cost?: number): boolean {
-    const lease = this.leases.get(id);
-    if (lease) lease.expiresAt = now + this.config.leaseTtlMs;
-    else if (cost !== undefined && Number.isFinite(cost) && cost >= 0) this.leases.set(id, { id, cost, expiresAt: now + this.config.leaseTtlMs });
-    return lease !== undefined;
+    const ttl = this.config.leaseTtlMs;
+    if (this.leases.renew(id, now, ttl)) return true;
+    if (cost !== undefined && Number.isFinite(cost) && cost >= 0) this.leases.hold(id, cost, now + ttl);
+    return false;
+  }
+
+  /** A lease held before a restart: its Worker may still be streaming, and will renew or release it. */
+  restoreLease(id: string, cost: number, expiresAt: number): void {
+    this.leases.hold(id, cost, expiresAt);
+  }
+
+  /** The lease granted under `id`, if it is held. */
+  lease(id: string): Lease | undefined {
+    return this.leases.get(id);
   }
 
   cancel(id: string): Waiter | undefined {
@@ -355,47 +325,39 @@ export class LimiterCore {
 
   /** Drops leases whose holder never released them (a Worker that died mid-request). */
   expireLeases(now: number): Lease[] {
-    const gone: Lease[] = [];
-    for (const lease of this.leases.values())
-      if (lease.expiresAt <= now) {
-        this.release(lease.id, now);
-        gone.push(lease);
-      }
+    const gone = this.leases.expired(now);
+    for (const lease of gone) this.release(lease.id, now);
     return gone;
   }
 
   nextLeaseExpiry(): number | null {
-    let min: number | null = null;
-    for (const l of this.leases.values()) if (min === null || l.expiresAt < min) min = l.expiresAt;
-    return min;
+    return this.leases.nextExpiry();
   }
 
   /** Applies a validated override; returns the reason it was refused, or null. */
   configure(override: LimiterOverride, now: number, check: (c: LimiterConfig) => string | null): string | null {
-    const next = { ...this.overrides, ...override };
-    const { limit: _limit, ...rest } = next;
-    const merged = { ...this.base, ...rest };
-    const bad = check(merged);
-    if (bad) return bad;
-    if (override.limit !== undefined && (override.limit < merged.minConcurrency || override.limit > merged.maxConcurrency))
-      return `limit must lie within [${merged.minConcurrency}, ${merged.maxConcurrency}]`;
-    const { limit, ...kept } = next;
-    this.overrides = kept;
+    const r = this.settings.apply(override, check);
+    if ("error" in r) return r.error;
     rebound(this.aimd, this.config, now, this.inFlight);
-    if (limit !== undefined) setManual(this.aimd, this.config, limit, now, this.inFlight);
+    if (r.limit !== undefined) setManual(this.aimd, this.config, r.limit, now, this.inFlight);
     return null;
   }
 
   /** Back to defaults: overrides, learned limit, quotas, gate, metrics and history all cleared. */
   reset(): void {
-    this.overrides = {};
-    this.aimd = initAimd(this.config);
-    this.quota = emptyQuota();
-    this.pace = emptyPace();
+    this.settings.clear();
+    this.adopt(learnedFrom(this.config));
     this.probeAt = null;
+    this.opening = null;
     this.claims.clear();
-    this.cooldownUntil = 0;
-    this.metrics = emptyMetrics();
-    this.member = inState();
+  }
+
+  private adopt(l: Learned): void {
+    this.aimd = l.aimd;
+    this.quota = l.quota;
+    this.pace = l.pace;
+    this.cooldownUntil = l.cooldownUntil;
+    this.metrics = l.metrics;
+    this.member = l.member;
   }
 }

@@ -1,6 +1,6 @@
 import type { HistoryEntry } from "./aimd";
 import type { Lease, LimiterCore, Outcome } from "./core";
-import type { AcquireResult, Op, OpResult, SettleRequest } from "./types";
+import type { AcquireResult, Op, OpResult, SettleAnswer, SettleRequest } from "./types";
 import { type Timers, Waiters, type WaiterRequest } from "./waiters";
 import type { Waiter } from "./queue";
 
@@ -51,11 +51,11 @@ export class LimiterDriver {
     return this.waiters.acquire(req);
   }
 
-  /** One outcome, then the queue moves. Returns whether the limit changed. */
-  settle(id: string, outcome: SettleRequest): boolean {
-    const changed = this.applySettle(id, outcome, this.now(), 0, true);
+  /** One outcome, then the queue moves. Returns whether the limit changed, and when its retry may come. */
+  settle(id: string, outcome: SettleRequest): { changed: boolean; answer: SettleAnswer } {
+    const r = this.applySettle(id, outcome, this.now(), 0, true);
     this.waiters.pump();
-    return changed;
+    return r;
   }
 
   release(id: string): boolean {
@@ -95,10 +95,12 @@ export class LimiterDriver {
               id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled,
             })]);
             break;
-          case "settle":
-            changed = this.applySettle(op.id, op.outcome, now, age, false) || changed;
-            results[i] = true;
+          case "settle": {
+            const r = this.applySettle(op.id, op.outcome, now, age, false);
+            changed = r.changed || changed;
+            results[i] = r.answer;
             break;
+          }
           case "release":
             results[i] = this.drop(op.id, now - age, false);
             break;
@@ -135,18 +137,18 @@ export class LimiterDriver {
    * `age`: how long ago the caller saw this outcome (it waited for a batch): the attempt was sent,
    * and its slot let go, that much earlier. `note`: report the levels now (a batch does at its end).
    */
-  private applySettle(id: string, outcome: SettleRequest, now: number, age: number, note: boolean): boolean {
+  private applySettle(id: string, outcome: SettleRequest, now: number, age: number, note: boolean): { changed: boolean; answer: SettleAnswer } {
     const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
     const apply = () => this.core.settle(id, o, now);
     const changed = this.hooks.settled ? this.hooks.settled(id, o, now, apply) : apply();
     if (outcome.release) this.drop(id, now - age, note);
     this.hooks.answered?.(o, now);
-    return changed !== null;
+    return { changed: changed !== null, answer: this.core.retryWord(o, now) };
   }
 
   private renewOne(id: string, now: number, cost?: number): boolean {
     const known = this.core.renew(id, now, cost);
-    const lease = known ? undefined : this.core.leases.get(id);
+    const lease = known ? undefined : this.core.lease(id);
     if (lease) this.hooks.takenBack?.(lease);
     return known;
   }

@@ -13,7 +13,7 @@ import { type KeyMetrics, Telemetry } from "./telemetry";
 import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
-import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleRequest } from "./types";
+import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countUsage } from "./counters";
@@ -69,7 +69,7 @@ export class Limiter extends DurableObject<Env> {
     this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
     this.driver = new LimiterDriver(this.core, () => this.now(), {
       granted: (w, waitedMs) => {
-        const lease = this.core.leases.get(w.id)!;
+        const lease = this.core.lease(w.id)!;
         this.journal(w.id, lease);
         this.store.arm(lease.expiresAt);
         this.telemetry.granted(waitedMs, this.now());
@@ -89,7 +89,7 @@ export class Limiter extends DurableObject<Env> {
       dropped: (id) => {
         this.journal(id, null);
         // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
-        if (this.core.leases.size === 0) this.store.idle();
+        if (this.core.inFlight === 0) this.store.idle();
       },
       moved: (now) => this.telemetry.moved(now),
     });
@@ -98,7 +98,7 @@ export class Limiter extends DurableObject<Env> {
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of leases) this.core.leases.set(l.id, { id: l.id, cost: l.cost, expiresAt: Math.min(l.expires, now + grace) });
+    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace));
     if (saved) this.telemetry.restored(leases.length, now);
     // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
     this.ensureAlarm();
@@ -176,12 +176,13 @@ export class Limiter extends DurableObject<Env> {
     return answer;
   }
 
-  async settle(leaseId: string, outcome: SettleRequest): Promise<void> {
+  async settle(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
     const now = this.counted(1);
     if (outcome.usage) this.count(leaseId, outcome.usage, now);
     const gate = this.core.cooldownUntil;
-    const changed = this.driver.settle(leaseId, outcome);
+    const { changed, answer } = this.driver.settle(leaseId, outcome);
     this.persist(changed || this.core.cooldownUntil > gate);
+    return answer;
   }
 
   async release(leaseId: string, usage?: UsageRecord): Promise<boolean> {

@@ -37,6 +37,43 @@ export function learningLimit(probeAt: number | null, now: number): number {
   return 2 + Math.floor((now - probeAt - LEARN_MS) / LEARN_STEP_MS);
 }
 
+/**
+ * A new key opens after its first answer over half an answer's time, not all at once: half of
+ * START_CONCURRENCY at once, then one more slot a step (the first answer's latency over
+ * START_CONCURRENCY, at most LEARN_STEP_MS). A refusal comes back faster than an answer, so a
+ * concurrency cap between the two halves refuses one request, not every request of a burst past
+ * it, and a roomy key is at START_CONCURRENCY within half an answer (slow start goes on meanwhile).
+ */
+export interface Opening {
+  /** When the first answer came, the slots it opened from (one less than it opens at once), the limit then, and the time between two more slots. */
+  at: number;
+  from: number;
+  limit: number;
+  stepMs: number;
+}
+
+export function opening(at: number, busy: number, limit: number, firstLatencyMs: number, start: number): Opening {
+  const latency = Number.isFinite(firstLatencyMs) && firstLatencyMs > 0 ? firstLatencyMs : 0;
+  return { at, from: Math.max(busy, Math.floor(start / 2) - 1), limit, stepMs: Math.min(LEARN_STEP_MS, Math.floor(latency / Math.max(1, start))) };
+}
+
+/**
+ * The slots the opening allows now, with the limit's growth since it began (slow start's successes
+ * count as they would without it); the first answer itself frees one at once.
+ */
+export function openingLimit(o: Opening, now: number, limit: number): number {
+  const steps = o.stepMs > 0 ? stepsSince(o, now) : Number.POSITIVE_INFINITY;
+  return Math.min(limit, o.from + 1 + steps + Math.max(0, limit - o.limit));
+}
+
+/** When openingLimit next rises by a step. */
+export function nextOpeningStep(o: Opening, now: number): number {
+  return o.at + o.stepMs * (stepsSince(o, now) + 1);
+}
+
+/** Whole steps since the opening began; a hair of slack, so a pump at nextOpeningStep's time always counts that step (times need not be whole ms). */
+const stepsSince = (o: Opening, now: number) => Math.floor(Math.max(0, now - o.at) / o.stepMs + 1e-9);
+
 /** When learningLimit next rises. */
 export function nextLearningStep(probeAt: number, now: number): number {
   return probeAt + LEARN_MS + LEARN_STEP_MS * (learningLimit(probeAt, now) - 1);

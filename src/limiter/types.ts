@@ -105,7 +105,17 @@ export type Op = { ageMs?: number } & (
 
 /** An acquire not answered at once: in a session its answer comes down the stream; after an exchange, `acquire` on the same id waits for it. */
 export type Queued = { queued: true };
-export type OpResult = AcquireResult | Queued | boolean;
+
+/**
+ * The limiter's word on a failed attempt its Worker will retry. `now`: nothing the key knows keeps
+ * the retry from the next free slot (a transient fault outside a storm, or a refusal for
+ * concurrency while the key's gate is open), so it comes back at once and the queue places it.
+ * `wait`: the provider's hint, or the Worker's own backoff, as before.
+ */
+export interface SettleAnswer {
+  retry: "now" | "wait";
+}
+export type OpResult = AcquireResult | Queued | boolean | SettleAnswer;
 
 /** An op a request writes on its session after the first; `n` numbers the ones whose answer it waits for. */
 export type SessionOp = Op & { n?: number };

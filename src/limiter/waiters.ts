@@ -96,7 +96,7 @@ export class Waiters {
   /** `acquire` without the pump: the waiter is queued (or answered) and the caller pumps. */
   join(req: WaiterRequest): Promise<AcquireResult> {
     const now = this.now();
-    if (this.core.leases.has(req.id)) return this.answeredNow(req.id, this.granted(req.id, 0));
+    if (this.core.lease(req.id)) return this.answeredNow(req.id, this.granted(req.id, 0));
     const waiting = this.pending.get(req.id);
     if (waiting) return waiting.promise;
     const before = this.refusals.get(req.id);

@@ -1,6 +1,6 @@
 import { renewEvery } from "../limiter/core";
 import type { Limiter } from "../limiter/object";
-import type { AcquireRequest, AcquireResult, KeyMeta, Op, OpResult, Queued, SettleRequest } from "../limiter/types";
+import type { AcquireRequest, AcquireResult, KeyMeta, Op, OpResult, Queued, SettleAnswer, SettleRequest } from "../limiter/types";
 import type { UsageRecord } from "../usage/types";
 import { alone, type Carrier, type Channel, channelFor } from "./channel";
 import { Session } from "./session";
@@ -26,7 +26,8 @@ type Flags = { retryable?: boolean; overloaded?: boolean };
 export interface LimiterCalls {
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult>;
   settle(leaseId: string, outcome: SettleRequest): void;
-  settleNow(leaseId: string, outcome: SettleRequest): Promise<void>;
+  /** Settles and waits: the limiter's word on when the retry may come (undefined: it could not say). */
+  settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined>;
   /** `usage`: a streamed answer's, known when its body has ended. */
   release(leaseId: string, usage?: UsageRecord): void;
   cancel(leaseId: string): void;
@@ -122,16 +123,16 @@ export class LimiterClient implements LimiterCalls {
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<void> {
+  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
     const op: Op = { t: "settle", id: leaseId, outcome };
     try {
-      if (this.session?.open) await this.session.ask(op);
-      else await this.channel.call(op, this.carrier);
+      const r = this.session?.open ? await this.session.ask(op) : await this.channel.call(op, this.carrier);
       if (outcome.final) this.end();
+      return answer(r);
     } catch {
       this.end();
       this.stub = this.fresh();
-      await this.stub.settle(leaseId, outcome).catch(() => {});
+      return answer(await this.stub.settle(leaseId, outcome).catch(() => undefined));
     }
   }
 
@@ -203,3 +204,6 @@ export class LimiterClient implements LimiterCalls {
     return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
   }
 }
+
+/** A settle's result is the limiter's word on the retry; an older object answers `true`. */
+const answer = (r: unknown) => (typeof r === "object" && r !== null && "retry" in r ? (r as SettleAnswer) : undefined);

@@ -10,6 +10,7 @@ import { gatewayError, retryAfterSeconds } from "./errors";
 import { callerHeaders, parseJson } from "./forward";
 import { LimiterUnavailable } from "./limiter-client";
 import { noMember, withRetryAfter } from "./pooled";
+import type { SettleAnswer } from "../limiter/types";
 import type { Target } from "./target";
 
 /** An attempt under way: its slot, its time limits and its renewals. */
@@ -99,10 +100,10 @@ export async function unreachable(s: Attempts, slot: Slot): Promise<Response | A
     return GONE();
   }
   const d = s.decide("transient", attempt, null);
-  await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
+  const word = await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
   const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
   if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", why));
-  await s.pause(d.delayMs);
+  await s.pause(pauseFor(d.delayMs, word));
   return AGAIN;
 }
 
@@ -173,7 +174,7 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   }
   // A refused request that will be back here keeps its claim on the refill it waits for.
   const next = cls === "rate_limit" && d.retry && !move ? `${s.requestId}:${s.asks + 1}` : undefined;
-  await at.limiter.settleNow(leaseId, {
+  const word = await at.limiter.settleNow(leaseId, {
     ...s.outcome(cls, res.status, info, latency, attempt, !d.retry), next,
     ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
   });
@@ -187,10 +188,13 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
     s.avoid = at;
     return AGAIN;
   }
-  await s.pause(d.delayMs);
+  await s.pause(pauseFor(d.delayMs, word));
   if (s.waiting.aborted) {
     if (next) at.limiter.cancel(next);
     return GONE();
   }
   return AGAIN;
 }
+
+/** The limiter places a retry it says may come now (limiter/outcomes.ts, retryWord): no pause of the Worker's own. */
+const pauseFor = (delayMs: number, word: SettleAnswer | undefined) => (word?.retry === "now" ? 0 : delayMs);

@@ -36,7 +36,8 @@ describe("LimiterDriver", () => {
     expect(results.map((r) => (typeof r === "object" && "granted" in r ? r.granted : r))).toEqual([true, true, { queued: true }]);
     // A settle that releases, then the same batch's acquire: the freed slot goes to the one already in line.
     const next = driver.exchange([{ t: "settle", id: "a", outcome: { ...ok, release: true } }, acquire("d")]);
-    expect(next.results[0]).toBe(true);
+    // A settle answers when its attempt's retry may come: a success is not retried.
+    expect(next.results[0]).toEqual({ retry: "wait" });
     expect(next.results[1]).toEqual({ queued: true });
     expect(driver.core.leases.has("c")).toBe(true);
   });
@@ -75,13 +76,14 @@ describe("LimiterDriver", () => {
       const go = (id: string, retry = false) => api.acquire(id, retry).then((r) => log.push(`${id}:${r.granted}`));
       const first = go("p");
       await first;
-      api.settle("p", ok);
+      // An answer in no time: the new key opens at once (timing.ts, opening).
+      api.settle("p", { ...ok, latencyMs: 0 });
       const rest = [go("a"), go("b"), go("c")];
       await Promise.resolve();
       api.settle("a", refusedEmpty("a:2"));
       api.cancel("c");
       await Promise.all(rest);
-      return { log, claims: core.claims.size, leases: [...core.leases.keys()], cooldown: core.cooldownUntil };
+      return { log, claims: core.claims.size, leases: [...core.leases.values()].map((l) => l.id), cooldown: core.cooldownUntil };
     };
     const t = { t: 0 };
     const { driver, core } = driven(t);

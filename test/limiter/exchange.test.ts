@@ -32,7 +32,7 @@ describe("Limiter.exchange: a batch of calls from one isolate", () => {
     expect((await stub.state()).concurrency.queued).toBe(2);
     // Another isolate's batch releases a: c (first in line) goes, not d.
     const other = await stub.exchange(meta, [{ t: "settle", id: "a", outcome: ok }]);
-    expect(other.results).toEqual([true]);
+    expect(other.results).toEqual([{ retry: "wait" }]);
     expect(await c).toMatchObject({ granted: true, leaseId: "c" });
     const st = await stub.state();
     expect(st.concurrency).toMatchObject({ inFlight: 2, queued: 1 });

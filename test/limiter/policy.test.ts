@@ -24,12 +24,46 @@ function line(core: LimiterCore, n: number, now = 0, prefix = "q"): string[] {
 }
 
 describe("a key never seen before", () => {
-  it("sends one request alone until its answer comes back", () => {
-    const core = new LimiterCore(cfg);
-    expect(line(core, 10)).toEqual(["q0"]);
-    core.settle("q0", out(), 300);
+  it("sends one request alone until its answer comes back, then opens half of START_CONCURRENCY and one more slot a step (the answer's latency over START_CONCURRENCY)", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
+    expect(line(core, 20)).toEqual(["q0"]);
+    core.settle("q0", out({ latencyMs: 200 }), 300); // START 8: a step of 25 ms
     core.release("q0", 300);
     expect(core.pump(300).granted).toHaveLength(4);
+    expect(core.wakeAt(300)).toBe(325);
+    expect(core.pump(324).granted).toHaveLength(0);
+    expect(core.pump(325).granted).toHaveLength(1);
+    // Within half an answer's time the key is at START_CONCURRENCY, as it was at once before.
+    expect(core.pump(400).granted).toHaveLength(3);
+    expect(core.pump(500).granted).toHaveLength(0);
+    expect(core.inFlight).toBe(8);
+  });
+
+  it("the opening lets a concurrency cap under START_CONCURRENCY refuse one request, not a burst: the refusal ends it", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 16 });
+    for (let i = 0; i < 40; i++) core.enqueue(w(`q${i}`), 0);
+    core.pump(0);
+    core.settle("q0", out({ latencyMs: 320 }), 320); // a step of 20 ms
+    core.release("q0", 320);
+    let granted: string[] = [];
+    for (let t = 320; t <= 320 + 5 * 20; t += 20) granted = [...granted, ...core.pump(t).granted.map((g) => g.id)];
+    expect(granted).toHaveLength(13); // 8 at once, then one each 20 ms
+    // The 13th is refused (a cap of 12, quota with room) before the 14th would go: one refusal, then the cut decides.
+    core.settle(granted[12]!, out({ cls: "rate_limit", status: 429, final: false, info: { ...rpm(100_000, 99_000, 1_000), retryAfterMs: 1_000 } }), 430);
+    core.release(granted[12]!, 430);
+    expect(core.aimd.limit).toBe(12);
+    expect(core.limitAt(10_000)).toBe(12);
+    expect(core.pump(10_000).granted).toHaveLength(0);
+  });
+
+  it("keeps what its learning ramp had out, none refused, when the first answer comes (it does not fall back to START_CONCURRENCY)", () => {
+    const core = new LimiterCore({ ...cfg, startConcurrency: 8 });
+    expect(line(core, 40)).toEqual(["q0"]);
+    core.pump(LEARN_MS + 20 * LEARN_STEP_MS); // 22 out while the first answer is slow
+    expect(core.inFlight).toBe(22);
+    core.settle("q0", out({ latencyMs: 3_000 }), 3_000);
+    expect(core.aimd.limit).toBe(22);
+    expect(core.aimd.history.at(-1)).toMatchObject({ from: 8, to: 22, reason: "slow_start" });
   });
 
   it("and while its answer is slow, opens one at a time each LEARN_STEP_MS after LEARN_MS (a refusal comes back fast; a slow answer says nothing of what is left)", () => {
@@ -146,6 +180,33 @@ describe("two kinds of 429", () => {
     expect(core.aimd.limit).toBe(6);
     expect(core.cooldownUntil).toBe(1_050);
   });
+
+  it("a refusal for concurrency pauses nobody, and its retry takes the next free slot, ahead of the line, not the hint's second", () => {
+    const core = known({ ...cfg, startConcurrency: 16 }, rpm(100_000, 99_000, 1_000));
+    const ids = line(core, 16);
+    for (let i = 0; i < 10; i++) core.enqueue(w(`later${i}`), 5);
+    const o = { ...refused(rpm(100_000, 98_900, 1_000)), next: `${ids[12]}:2` };
+    core.settle(ids[12]!, o, 10); // the 13th in flight: a cap of 12
+    core.release(ids[12]!, 10);
+    expect(core.cooldownUntil).toBe(0);
+    expect(core.retryWord(o, 10)).toEqual({ retry: "now" });
+    // It comes back at once; the four over the cap hold their slots a moment, then the first slot to free is its.
+    core.enqueue(w(`${ids[12]}:2`, { retry: true }), 12);
+    for (const id of ids.slice(13)) core.release(id, 15);
+    expect(core.pump(15).granted).toEqual([]);
+    core.release(ids[0]!, 300);
+    expect(core.pump(300).granted.map((g) => g.id)).toEqual([`${ids[12]}:2`]);
+  });
+
+  it("a refusal that shut the gate (an empty window, no quota information) keeps its wait: the hint", () => {
+    for (const [learned, info] of [[rpm(600, 9, 60_000), rpm(600, 0, 60_000)], [NONE, NONE]] as const) {
+      const core = known({ ...cfg, startConcurrency: 8 }, learned);
+      const ids = line(core, 8);
+      const o = { ...refused(info), next: "x:2" };
+      core.settle(ids[5]!, o, 50);
+      expect(core.retryWord(o, 50)).toEqual({ retry: "wait" });
+    }
+  });
 });
 
 describe("a hint longer than the deadline", () => {
@@ -164,6 +225,20 @@ describe("a hint longer than the deadline", () => {
 });
 
 describe("transients", () => {
+  it("a fault says nothing about the next slot: its retry comes at once; in a storm, or when it is the last attempt, it waits", () => {
+    const core = known({ ...cfg, startConcurrency: 8 });
+    const fault = out({ cls: "transient", status: 529, final: false });
+    const ids = line(core, 8);
+    core.settle(ids[0]!, fault, 10);
+    expect(core.retryWord(fault, 10)).toEqual({ retry: "now" });
+    expect(core.retryWord({ ...fault, final: true }, 10)).toEqual({ retry: "wait" });
+    // Most recent attempts failing is a storm: the Worker's backoff again.
+    for (let i = 0; i < 40; i++) core.settle(`f${i}`, fault, 20 + i);
+    expect(core.retryWord(fault, 100)).toEqual({ retry: "wait" });
+    // A success is never retried.
+    expect(core.retryWord(out(), 100)).toEqual({ retry: "wait" });
+  });
+
   it("never cut; the other successes of the round still grow the limit", () => {
     const core = known({ ...cfg, startConcurrency: 8 });
     const ids = line(core, 8);

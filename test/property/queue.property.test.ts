@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import { checkBounds, type LimiterConfig } from "../../src/config/limits";
-import { LEARN_MS, LEARN_STEP_MS, LimiterCore, type Lease, type Outcome, SEND_JITTER_MS } from "../../src/limiter/core";
+import { LEARN_MS, LEARN_STEP_MS, LimiterCore, type Outcome, SEND_JITTER_MS } from "../../src/limiter/core";
 import type { Lane } from "../../src/limiter/lanes";
 import { DEFAULT_CALLER, type Waiter } from "../../src/limiter/queue";
 import { fitsAt, type QuotaState, type QuotaWindow } from "../../src/limiter/quota";
@@ -185,18 +185,20 @@ class Harness {
   /** Lease ids ever settled (the core ignores a repeat), and when the first grant (the probe) went. */
   private settledIds = new Set<string>();
   private probeAt: number | null = null;
+  /** The opening after a new key's first answer (null: none, or a refusal ended it). */
+  private opening: { at: number; from: number; limit: number; stepMs: number } | null = null;
   /** The largest cost granted so far: a grant larger than a whole window may overdraw it by that much. */
   private maxCost = 0;
   step = -1;
 
   constructor(cfg: LimiterConfig) {
     this.core = new LimiterCore(cfg);
-    // Watch every grant from inside: LimiterCore.grant puts the lease in the map before charging the quota.
+    // Watch every grant from inside: LimiterCore.grant takes the lease before charging the quota.
     const leases = this.core.leases;
-    const set = leases.set.bind(leases);
-    leases.set = (id: string, lease: Lease) => {
-      this.atGrant(id, lease);
-      return set(id, lease);
+    const grant = leases.grant.bind(leases);
+    leases.grant = (id: string, cost: number, now: number, ttlMs: number, caller?: string) => {
+      this.atGrant(id, cost, now + ttlMs);
+      return grant(id, cost, now, ttlMs, caller);
     };
   }
 
@@ -227,15 +229,22 @@ class Harness {
 
   /**
    * The model's limit now: while no answer has come, 1 until LEARN_MS after the probe, then one
-   * more each LEARN_STEP_MS (up to the maximum); after it, the AIMD limit.
+   * more each LEARN_STEP_MS (up to the maximum); after it, the AIMD limit, which the opening holds
+   * down to one more slot a step (plus the limit's growth since) until a refusal.
    */
   private limit(): number {
-    if (this.settledIds.size > 0) return this.core.aimd.limit;
+    if (this.settledIds.size > 0) {
+      const l = this.core.aimd.limit;
+      const o = this.opening;
+      if (!o) return l;
+      const steps = o.stepMs > 0 ? Math.floor((this.now - o.at) / o.stepMs + 1e-9) : Number.POSITIVE_INFINITY;
+      return Math.min(l, o.from + 1 + steps + Math.max(0, l - o.limit));
+    }
     if (this.probeAt === null || this.now - this.probeAt < LEARN_MS) return 1;
     return Math.min(this.core.config.maxConcurrency, 2 + Math.floor((this.now - this.probeAt - LEARN_MS) / LEARN_STEP_MS));
   }
 
-  private atGrant(id: string, lease: Lease) {
+  private atGrant(id: string, cost: number, expiresAt: number) {
     const c = this.core;
     this.ok(!c.leases.has(id), `(S4) lease ${id} granted twice`);
     // Checked against the harness's own model, not the core's busy/limitAt/fitsAt: the limit counts
@@ -246,8 +255,8 @@ class Harness {
     this.ok(busy + 1 <= limit, `(S1) grant of ${id} makes ${busy + 1} busy over the limit ${limit}`);
     this.probeAt ??= this.now;
     this.ok(this.now >= c.cooldownUntil, `(S2) grant of ${id} while the gate is shut until ${c.cooldownUntil}`);
-    this.ok(modelFits(c.quota, lease.cost, this.now), `(S3) grant of ${id} (cost ${lease.cost}) that the quota's windows cannot pay for`);
-    this.ok(lease.expiresAt === this.now + c.config.leaseTtlMs, `lease ${id} expires at now + leaseTtlMs`);
+    this.ok(modelFits(c.quota, cost, this.now), `(S3) grant of ${id} (cost ${cost}) that the quota's windows cannot pay for`);
+    this.ok(expiresAt === this.now + c.config.leaseTtlMs, `lease ${id} expires at now + leaseTtlMs`);
   }
 
   pump(): { granted: Waiter[]; expired: Waiter[] } {
@@ -326,8 +335,17 @@ class Harness {
         const info: RateLimitInfo = { retryAfterMs: o.retryAfterMs, requests: at(o.requests), tokens: at(o.tokens) };
         const outcome: Outcome = { cls: o.cls, status: 200, info, latencyMs: 100, attempt: o.attempt, final: true };
         if (!this.settledIds.has(id) && o.cls === "success" && this.held.includes(id)) this.done.add(id);
+        const first = this.settledIds.size === 0;
         this.settledIds.add(id);
         c.settle(id, outcome, this.now);
+        // A new key's first answer to a slot it granted opens half of START_CONCURRENCY, then one slot a step (its latency over START_CONCURRENCY).
+        if (o.cls === "rate_limit") this.opening = null;
+        else if (first)
+          this.opening = !this.held.includes(id) ? null
+            : {
+              at: this.now, from: Math.max(this.busy(), Math.floor(c.config.startConcurrency / 2) - 1), limit: c.aimd.limit,
+              stepMs: Math.min(LEARN_STEP_MS, Math.floor(outcome.latencyMs / c.config.startConcurrency)),
+            };
         break;
       }
       case "tick":
@@ -404,7 +422,7 @@ class Harness {
     const got = byLine([...c.queue]);
     this.ok(got.length === want.length && got.every((l, i) => l === want[i]), `(S4/F) queue is ${JSON.stringify(got)}, model says ${JSON.stringify(want)}`);
     this.ok(c.queue.size === this.line().length, "queue.size matches");
-    this.ok(c.leases.size === this.held.length && this.held.every((id) => c.leases.has(id)), `(S8) leases ${JSON.stringify([...c.leases.keys()])}, model holds ${JSON.stringify(this.held)}`);
+    this.ok(c.leases.size === this.held.length && this.held.every((id) => c.leases.has(id)), `(S8) leases ${JSON.stringify([...c.leases.values()].map((l) => l.id))}, model holds ${JSON.stringify(this.held)}`);
     this.ok(c.cooldownUntil >= this.lastCooldown, `(S8) cooldownUntil moved back from ${this.lastCooldown}`);
     this.lastCooldown = c.cooldownUntil;
     const { minConcurrency: lo, maxConcurrency: hi } = c.config;

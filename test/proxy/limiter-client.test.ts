@@ -95,6 +95,18 @@ describe("LimiterClient: the channel while the key has room, a session once its 
     expect(n).toEqual({ exchange: 0, session: 1, release: 1, settle: 0 });
   });
 
+  it("a settle waited for brings back the limiter's word on the retry, on the channel and on a session alike", async () => {
+    for (const busy of [false, true]) {
+      const stub = withBoth({ acquire: async () => GRANT, settle: async () => ({ retry: "now" as const }) });
+      const channel = freshChannel();
+      if (busy) channel.note({ queued: 3, room: 0 });
+      const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: () => {}, channel });
+      await client.acquire(req, Date.now() + 5_000);
+      const outcome = { cls: "transient", status: 503, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 5, attempt: 1, final: false, release: true } as const;
+      expect(await client.settleNow("l", outcome)).toEqual({ retry: "now" });
+    }
+  });
+
   it("after its session broke, the request's ops still reach the object (on the channel, or on a call of their own)", async () => {
     const calls: string[] = [];
     const stub = {

@@ -5,12 +5,13 @@ import { type Deps, type Plan, run } from "../../src/proxy/run";
 import { ERROR_BODY_MAX } from "../../src/proxy/answer";
 import { freshChannel, META, withExchange } from "../support/exchange";
 
-function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal, over: Partial<Plan> = {}, sleep?: Deps["sleep"]) {
+/** `word`: what the object answers each settle (the limiter's word on the retry; absent: nothing). */
+function setup(acquire: () => Promise<unknown>, fetchImpl: typeof fetch, signal = new AbortController().signal, over: Partial<Plan> = {}, sleep?: Deps["sleep"], word?: unknown) {
   const calls = { cancel: 0, settle: [] as unknown[], release: 0, acquire: 0 };
   const stub = withExchange({
     acquire: () => (calls.acquire++, acquire()),
     cancel: async () => void calls.cancel++,
-    settle: async (_: string, o: unknown) => void calls.settle.push(o),
+    settle: async (_: string, o: unknown) => (calls.settle.push(o), word),
     release: async () => void calls.release++,
     renew: async () => true,
   });
@@ -195,5 +196,33 @@ describe("run", () => {
     const res = await go();
     expect(res.status).toBe(400);
     expect((await res.arrayBuffer()).byteLength).toBe(ERROR_BODY_MAX);
+  });
+
+  describe("the limiter's word on a retry", () => {
+    /** A 429 with retry-after: 1, then a 529, then an answer; the settles answer `word`. Returns the Worker's pauses. */
+    async function pausesWith(word: unknown) {
+      const pauses: number[] = [];
+      const answers = [
+        new Response("{}", { status: 429, headers: { "retry-after": "1", "content-type": "application/json" } }),
+        new Response("{}", { status: 529, headers: { "content-type": "application/json" } }),
+        new Response('{"ok":1}', { headers: { "content-type": "application/json" } }),
+      ];
+      const { go } = setup(GRANT, (() => Promise.resolve(answers.shift()!)) as never, undefined, { deadline: Date.now() + 60_000 }, async (ms) => void pauses.push(ms), word);
+      const res = await go();
+      expect(res.status).toBe(200);
+      return pauses;
+    }
+
+    it("now: the refused or faulted attempt comes back at once (the queue places it), not after the hint or a backoff", async () => {
+      expect(await pausesWith({ retry: "now" })).toEqual([0, 0]);
+    });
+
+    it("wait, or no word (an object that says nothing): the provider's hint, then the Worker's own backoff", async () => {
+      for (const word of [{ retry: "wait" }, undefined]) {
+        const pauses = await pausesWith(word);
+        expect(pauses[0]).toBe(1_000);
+        expect(pauses[1]).toBeGreaterThan(0);
+      }
+    });
   });
 });

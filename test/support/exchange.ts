@@ -20,8 +20,8 @@ export function withExchange<S extends FakeStub>(stub: S): S & { exchange: (meta
       case "acquire":
         return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
       case "settle":
-        await stub.settle?.(op.id, op.outcome as never);
-        return true;
+        // The object answers a settle with its word on the retry; a stub that says nothing answers true.
+        return ((await stub.settle?.(op.id, op.outcome as never)) as OpResult | undefined) ?? true;
       case "release":
         return Boolean(await stub.release?.(op.id));
       case "renew":
@@ -59,8 +59,7 @@ export function withSession<S extends FakeStub>(stub: S): S & { session: (meta: 
       case "acquire":
         return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
       case "settle":
-        await stub.settle?.(op.id, op.outcome as never);
-        return true;
+        return ((await stub.settle?.(op.id, op.outcome as never)) as OpResult | undefined) ?? true;
       case "release":
         return Boolean(await stub.release?.(op.id));
       case "renew":

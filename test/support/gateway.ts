@@ -33,21 +33,47 @@ export interface Gateway {
   output(): string;
   /** Resident memory of the gateway's workerd processes, in bytes (Linux /proc). */
   rss(): number;
+  /** Time each of the gateway's workerd processes has spent on a CPU, and waiting on a run queue, so far (ms, Linux schedstat). */
+  sched(): Sched;
+}
+
+/** Calls `each` with the pid and /proc stat fields (after the command) of every workerd process of a process group. */
+function eachWorkerd(pgid: number, each: (pid: string, fields: string[]) => void): void {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && stat.includes("(workerd)")) each(pid, fields);
+    } catch {}
+  }
 }
 
 /** Sums VmRSS over the processes of a process group whose command is workerd. */
 function groupRss(pgid: number): number {
   let total = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== pgid || !stat.includes("(workerd)")) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {}
-  }
+  eachWorkerd(pgid, (pid) => {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    if (m) total += Number(m[1]) * 1024;
+  });
   return total;
+}
+
+/** Per workerd process of a process group: time on a CPU and waiting on a run queue, over its threads (Linux schedstat, ms). */
+export type Sched = Record<string, { cpuMs: number; waitMs: number }>;
+
+function groupSched(pgid: number): Sched {
+  const out: Sched = {};
+  eachWorkerd(pgid, (pid) => {
+    let cpu = 0;
+    let wait = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const [run, queued] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+      cpu += run ?? 0;
+      wait += queued ?? 0;
+    }
+    out[pid] = { cpuMs: cpu / 1e6, waitMs: wait / 1e6 };
+  });
+  return out;
 }
 
 export function freePort(): Promise<number> {
@@ -143,5 +169,5 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   const restart = async () => {
     child = await launch();
   };
-  return { url, port, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!) };
+  return { url, port, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!), sched: () => groupSched(child!.pid!) };
 }

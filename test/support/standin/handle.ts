@@ -154,6 +154,8 @@ export async function handleApi(
       {
         at, credential: credential ?? null, ...credentialHeaders(h, credential), provider: dialect.name, path, query,
         model, stream: req?.stream ?? false, status, outcome,
+        // The first window's remaining as this answer reports it (requests before tokens), for timelines.
+        remaining: account?.snapshot(o, performance.now())[0]?.remaining ?? null,
       },
       o.logLimit, limitedBy,
     );

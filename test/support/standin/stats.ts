@@ -25,6 +25,8 @@ export interface Attempt {
   stream: boolean;
   status: number;
   outcome: Outcome;
+  /** The first reported window's remaining after this attempt (requests before tokens); null without one. */
+  remaining?: number | null;
 }
 
 export interface Stats {

@@ -1,0 +1,94 @@
+import type { Lease } from "./state";
+
+/**
+ * The slots held: one lease per granted attempt, in grant order, with its expiry. In-flight is
+ * their number; `busy` leaves out the answers already complete whose Worker has not released the
+ * slot yet (the provider is done with them, as its own cap counts). Pure: time is passed in.
+ */
+export class Leases {
+  private byId = new Map<string, Lease>();
+  /** Grants made by this instance, numbered: tells a 429's echo from a fresh one. */
+  private grants = 0;
+  /** Leases whose answer is complete but whose slot the Worker has not released yet. */
+  private doneOpen = 0;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** Slots the provider is busy with: held leases less the answers already complete. */
+  get busy(): number {
+    return this.byId.size - this.doneOpen;
+  }
+
+  /** The number of the latest grant. */
+  get seq(): number {
+    return this.grants;
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  get(id: string): Lease | undefined {
+    return this.byId.get(id);
+  }
+
+  values(): IterableIterator<Lease> {
+    return this.byId.values();
+  }
+
+  /** A new lease, numbered, with the provider's in-flight level it makes (itself included). */
+  grant(id: string, cost: number, now: number, ttlMs: number, caller?: string): Lease {
+    const lease: Lease = { id, cost, expiresAt: now + ttlMs, seq: ++this.grants, grantedAt: now, caller };
+    this.byId.set(id, lease);
+    lease.inFlight = this.busy;
+    return lease;
+  }
+
+  /** A lease this instance did not grant (restored after a restart, or taken back on renewal): held, unnumbered. */
+  hold(id: string, cost: number, expiresAt: number): Lease {
+    const lease: Lease = { id, cost, expiresAt };
+    this.byId.set(id, lease);
+    return lease;
+  }
+
+  /** Its whole answer is in: the slot stays held, but the provider is no longer busy with it. */
+  done(lease: Lease): void {
+    if (lease.done || !this.byId.has(lease.id)) return;
+    lease.done = true;
+    this.doneOpen++;
+  }
+
+  /** Takes the lease out; returns it, or undefined if it was not held. */
+  release(id: string): Lease | undefined {
+    const lease = this.byId.get(id);
+    if (!lease) return undefined;
+    if (lease.done) this.doneOpen--;
+    this.byId.delete(id);
+    return lease;
+  }
+
+  /** Extends a held lease; returns whether it was held. */
+  renew(id: string, now: number, ttlMs: number): boolean {
+    const lease = this.byId.get(id);
+    if (lease) lease.expiresAt = now + ttlMs;
+    return lease !== undefined;
+  }
+
+  /** Leases whose holder has not renewed them in time (a Worker that died mid-request), still held. */
+  expired(now: number): Lease[] {
+    return [...this.byId.values()].filter((l) => l.expiresAt <= now);
+  }
+
+  nextExpiry(): number | null {
+    let min: number | null = null;
+    for (const l of this.byId.values()) if (min === null || l.expiresAt < min) min = l.expiresAt;
+    return min;
+  }
+
+  /** When the longest-held slot was granted (leases keep grant order), or null. */
+  oldestGrantAt(): number | null {
+    return (this.byId.values().next().value as Lease | undefined)?.grantedAt ?? null;
+  }
+}
