@@ -131,7 +131,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             route,
             stop: watch?.revoked,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
-            meter,
+            // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
+            meter: batch ? undefined : meter,
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
