@@ -8,30 +8,28 @@ export type Op =
   | { k: "upload" | "files" | "create" | "list" }
   | { k: "file" | "content" | "unfile" | "batch" | "cancel" | "results" | "unbatch"; id: string };
 
-const V1 = String.raw`(?:/v1)?`;
-const ID = "([^/]+)";
-/** [method, path, op], by API family; Azure's paths are OpenAI's behind `/openai`, not tracked (left to the scopes). */
-const ROUTES: Partial<Record<FlavourName, [string, RegExp, Op["k"]][]>> = {
-  openai: [
-    ["POST", RegExp(`^${V1}/files$`), "upload"],
-    ["GET", RegExp(`^${V1}/files$`), "files"],
-    ["GET", RegExp(`^${V1}/files/${ID}$`), "file"],
-    ["GET", RegExp(`^${V1}/files/${ID}/content$`), "content"],
-    ["DELETE", RegExp(`^${V1}/files/${ID}$`), "unfile"],
-    ["POST", RegExp(`^${V1}/batches$`), "create"],
-    ["GET", RegExp(`^${V1}/batches$`), "list"],
-    ["GET", RegExp(`^${V1}/batches/${ID}$`), "batch"],
-    ["POST", RegExp(`^${V1}/batches/${ID}/cancel$`), "cancel"],
-  ],
-  anthropic: [
-    ["POST", /^\/v1\/messages\/batches$/, "create"],
-    ["GET", /^\/v1\/messages\/batches$/, "list"],
-    ["GET", RegExp(`^/v1/messages/batches/${ID}$`), "batch"],
-    ["GET", RegExp(`^/v1/messages/batches/${ID}/results$`), "results"],
-    ["POST", RegExp(`^/v1/messages/batches/${ID}/cancel$`), "cancel"],
-    ["DELETE", RegExp(`^/v1/messages/batches/${ID}$`), "unbatch"],
-  ],
+/**
+ * `method path op` by API family; `{id}` is the batch or file named. OpenAI's `/v1` is optional as
+ * in the endpoint table; Azure's paths (behind `/openai`) are not tracked, and are left to the scopes.
+ */
+const TABLE: Partial<Record<FlavourName, string>> = {
+  openai:
+    "POST /files upload;GET /files files;GET /files/{id} file;GET /files/{id}/content content;DELETE /files/{id} unfile;" +
+    "POST /batches create;GET /batches list;GET /batches/{id} batch;POST /batches/{id}/cancel cancel",
+  anthropic:
+    "POST /messages/batches create;GET /messages/batches list;GET /messages/batches/{id} batch;" +
+    "GET /messages/batches/{id}/results results;POST /messages/batches/{id}/cancel cancel;DELETE /messages/batches/{id} unbatch",
 };
+
+const ROUTES = Object.fromEntries(
+  Object.entries(TABLE).map(([flavour, rows]) => [
+    flavour,
+    rows.split(";").map((row) => {
+      const [method, path, k] = row.split(" ") as [string, string, Op["k"]];
+      return [method, RegExp(`^${flavour === "openai" ? "(?:/v1)?" : "/v1"}${path.replace("{id}", "([^/]+)")}$`), k] as const;
+    }),
+  ]),
+) as Partial<Record<FlavourName, (readonly [string, RegExp, Op["k"]])[]>>;
 
 /** The batch or file operation a request is, or null (another endpoint, or a family whose batches are not tracked). */
 export function opOf(flavour: FlavourName, method: string, rest: string): Op | null {

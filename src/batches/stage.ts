@@ -4,7 +4,7 @@
 // makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
 import { budgetOf } from "../budget/object";
-import { estimateUsd, reserveBudget } from "../budget/stage";
+import { estimateUsd, reserveBudget, unpriced } from "../budget/stage";
 import type { Env } from "../env";
 import type { VirtualKey } from "../keys/object";
 import type { Pool } from "../pools/config";
@@ -188,7 +188,7 @@ function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
   for (const body of bodies) {
     const model = String((body as { model?: unknown } | null)?.model ?? "");
     const price = priceOf(b.prices, b.provider, model);
-    if (!price) return gatewayError("forbidden", `virtual key ${b.vk.name} has a budget, and model ${JSON.stringify(model.slice(0, 128))} has no price: add it to PRICES`);
+    if (!price) return unpriced(b.vk.name, model);
     const bytes = JSON.stringify(body).length;
     usd += estimateUsd(bytes, estimateTokens(body, bytes), batchPrice(price));
   }

@@ -49,7 +49,7 @@ export interface Priced {
 export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Priced, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
   if (!priced.price && priced.model !== "*")
-    return gatewayError("forbidden", `virtual key ${vk.name} has a budget, and model ${JSON.stringify(priced.model.slice(0, 128))} has no price: add it to PRICES`);
+    return unpriced(vk.name, priced.model);
   const estimate = priced.estimate();
   const held = await reserveBudget(env, { ...vk, budget: vk.budget }, estimate, "this request");
   if (held instanceof Response) return held;
@@ -66,6 +66,10 @@ export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Pr
     },
   };
 }
+
+/** A budgeted key naming a model with no price: it would cost the budget nothing. */
+export const unpriced = (name: string, model: string) =>
+  gatewayError("forbidden", `virtual key ${name} has a budget, and model ${JSON.stringify(model.slice(0, 128))} has no price: add it to PRICES`);
 
 /**
  * Reserves `estimate` in a budgeted key's Budget: 402 budget_exceeded when it does not fit, 503
