@@ -11,6 +11,7 @@ import type { Pool } from "../pools/config";
 import { memberHash } from "../pools/member";
 import { estimateTokens } from "../policy/estimate";
 import { gatewayError } from "../proxy/errors";
+import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
 import { batchPrice, costOf, type PriceTable, priceOf } from "../usage/prices";
 import type { UsageRecord } from "../usage/types";
@@ -54,8 +55,11 @@ const isFileOp = (op: Op) => ["upload", "files", "file", "content", "unfile"].in
 /** null: not a batch or file request of a tracked API. A Response: refused, or a list answered here. */
 export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | null> {
   const op = opOf(b.flavour, b.method, b.rest);
-  if (!op) return null;
   const { vk } = b;
+  // Batches whose owner the gateway cannot tell (Gemini's, Azure's): only a key that may see the whole account.
+  if (!op && !vk.scopes.includes("all") && scopeOf(b.flavour, b.method, b.rest) === "batches")
+    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own batches on OpenAI and Anthropic only; here that needs the scope all`);
+  if (!op) return null;
   // A key whose scopes reach the whole account here keeps today's meaning; otherwise only its own.
   const own = !vk.scopes.includes("all") && !(isFileOp(op) && vk.scopes.includes("files"));
   const book = bookOf(b.env, vk);

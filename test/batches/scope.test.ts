@@ -106,4 +106,20 @@ describe("a virtual key with the batches scope", () => {
     const del = await exports.default.fetch(`http://gateway/anthropic/v1/messages/batches/${made.id}`, { method: "DELETE", headers });
     expect(del.status).toBe(403);
   });
+
+  it("Gemini's batches, whose owner the gateway does not track: only a key with the all scope reaches them", async () => {
+    const up = batchUpstream();
+    const g = (key: string, method: string, path: string) =>
+      exports.default.fetch(`http://gateway/gemini${path}`, { method, headers: { "x-goog-api-key": key, "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined });
+    const batches = await mint("gem", { scopes: ["batches"] });
+    for (const [method, path] of [["GET", "/v1beta/batches"], ["GET", "/v1beta/batches/123"], ["POST", "/v1beta/models/gemini-2.5-flash:batchGenerateContent"]] as const) {
+      const res = await g(batches.key, method, path);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect((await errorOf(res)).message).toMatch(/needs the scope all/);
+    }
+    expect(up.calls).toHaveLength(0);
+    const all = await mint("gem", { scopes: ["all"] });
+    expect((await g(all.key, "GET", "/v1beta/batches")).status).toBe(404);
+    expect(up.calls).toHaveLength(1);
+  });
 });
