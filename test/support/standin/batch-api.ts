@@ -42,15 +42,17 @@ const ROUTES: [method: string, path: RegExp, api: Api, handler: Handler][] = [
   ["POST", /\/v1\/messages\/batches\/([^/]+)\/cancel$/, "anthropic", cancelMessageBatch],
 ];
 
-const MAX_BODY = 256 * 1024 * 1024;
+/** A batch input (a file, or Anthropic's inline requests) may be this large. */
+const MAX_BATCH_BODY = 256 * 1024 * 1024;
 
-function readBytes(req: IncomingMessage): Promise<Buffer> {
+/** A request's body, whole, refused past `max` bytes. */
+export function readBytes(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) reject(new Error("body too large"));
+      if (size > max) reject(new Error("body too large"));
       else chunks.push(c);
     });
     req.on("end", () => resolve(Buffer.concat(chunks)));
@@ -66,7 +68,7 @@ export async function handleBatchApi(state: State, req: IncomingMessage, res: Se
   const dialect = api === "openai" ? openai : anthropic;
   const h = req.headers;
   const credential = dialect.credential(h);
-  const body = await readBytes(req);
+  const body = await readBytes(req, MAX_BATCH_BODY);
   const ids = dialect.requestId();
   const record = (status: number) => {
     const outcome: Outcome = status < 400 ? "success" : status === 401 ? "unauthorized" : "invalid";

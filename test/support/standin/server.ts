@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Dice } from "./faults.ts";
-import { handleBatchApi } from "./batch-api.ts";
+import { handleBatchApi, readBytes } from "./batch-api.ts";
 import { advance } from "./batch-run.ts";
 import { handleApi, route, sendJson } from "./handle.ts";
 import type { State } from "./handle.ts";
@@ -30,19 +30,7 @@ export interface Standin {
 
 const MAX_BODY = 32 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) reject(new Error("body too large"));
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
+const readBody = async (req: IncomingMessage): Promise<string> => (await readBytes(req, MAX_BODY)).toString("utf8");
 
 export async function startStandin(options: Partial<StandinOptions> = {}): Promise<Standin> {
   const initial = mergeOptions(options);
