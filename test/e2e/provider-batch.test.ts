@@ -16,7 +16,7 @@ const POOLS: Pools = {
   jobs: { provider: "openai", members: [{ name: "a", secret: "PB_A" }, { name: "b", secret: "PB_B" }] },
   claude: { provider: "anthropic", members: [{ name: "c", secret: "PB_ANT" }] },
 };
-const BATCH = { batchValidatingMs: 50, batchFinalizingMs: 50, batchTurnaroundMs: 1_500 };
+const BATCH = { batchValidatingMs: 50, batchFinalizingMs: 50, batchTurnaroundMs: 1_000 };
 const stack = useStack({ admin: true, standin: { latencyMs: 5, rpm: 0, tpm: 0, ...BATCH }, vars: { ...poolVars(POOLS, SECRETS), USAGE_FLUSH_MS: "500" } });
 
 const admin = () => new Admin(stack.gateway.url, ADMIN_TOKEN);
@@ -79,7 +79,7 @@ describe("provider batches through the gateway", () => {
 
   it("lines that failed or expired in their batches fall back once; the ledger tells the batch rows from the synchronous ones", async () => {
     const s = stack.standin;
-    s.configure({ ...BATCH, batchTurnaroundMs: 2_000, batchExpireMs: 1_200, batchFailRate: 0.1, batchEnqueuedTokens: 0 });
+    s.configure({ ...BATCH, batchTurnaroundMs: 1_200, batchExpireMs: 700, batchFailRate: 0.1, batchEnqueuedTokens: 0 });
     s.resetStats();
     const vk = await mint("claude", {});
     const dir = tempDir();

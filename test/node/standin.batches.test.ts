@@ -72,7 +72,7 @@ describe("stand-in: OpenAI batches", () => {
   });
 
   it("expires lines still running at the window's end (error file: batch_expired) and cancels to cancelled", async () => {
-    const s = await standin({ ...FAST, batchTurnaroundMs: 2_000, batchExpireMs: 700 });
+    const s = await standin({ ...FAST, batchTurnaroundMs: 1_200, batchExpireMs: 500 });
     const { oa, batch } = await batchOf(s, 10);
     const expired = await waitFor(() => oa.batches.retrieve(batch.id), (b) => b.status === "expired");
     expect(expired.status).toBe("expired");

@@ -15,7 +15,7 @@ const exactlyOnce = (out: string, n: number) => {
 describe("provider batches, direct", () => {
   test("2,000 lines killed half-way (SIGKILL) and resumed: every line once, no chunk's batch made twice, generations = lines", async () => {
     // Room for ten batches at a time: the job goes in waves, and the kill lands between them.
-    const s = await standin({ ...FAST_BATCHES, batchTurnaroundMs: 1_500, batchEnqueuedTokens: 20_000 });
+    const s = await standin({ ...FAST_BATCHES, batchTurnaroundMs: 1_000, batchEnqueuedTokens: 20_000 });
     const dir = tempDir();
     const input = writeInput(dir, inputOf(2_000));
     const out = join(dir, "results.jsonl");
@@ -43,7 +43,7 @@ describe("provider batches, direct", () => {
   });
 
   test("lines that failed or expired in their batch run synchronously, once; the cost is at batch prices", async () => {
-    const s = await standin({ ...FAST_BATCHES, batchTurnaroundMs: 2_000, batchExpireMs: 1_200, batchFailRate: 0.1 });
+    const s = await standin({ ...FAST_BATCHES, batchTurnaroundMs: 1_200, batchExpireMs: 700, batchFailRate: 0.1 });
     const dir = tempDir();
     const input = writeInput(dir, inputOf(200));
     const out = join(dir, "results.jsonl");
@@ -68,7 +68,7 @@ describe("provider batches, direct", () => {
     const dir = tempDir();
     const input = writeInput(dir, inputOf(60));
     const out = join(dir, "results.jsonl");
-    const summary = await runBatch({ input, out, baseUrl: s.url, mode: "provider", batchLines: 30, pollMs: 200, deadline: Date.now() + 1_500 });
+    const summary = await runBatch({ input, out, baseUrl: s.url, mode: "provider", batchLines: 30, pollMs: 200, deadline: Date.now() + 1_000 });
     exactlyOnce(out, 60);
     expect(readOutput(out).every((l) => l.error === null)).toBe(true);
     const st = s.stats().batch;
