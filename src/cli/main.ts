@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { type BatchOptions, runBatch } from "./batch";
+import { JobStopped } from "./job/api";
 import { UsageError } from "./input";
 import { formatSummary } from "./progress";
 import { BATCH_PROVIDERS, credentialVar } from "./providers";
@@ -193,6 +194,10 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof UsageError) {
       err.write(`slotgate batch: ${e.message}\n`);
       return e.exitCode;
+    }
+    if (e instanceof JobStopped) {
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(rest, "--resume")}\n`);
+      return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);
     return 1;

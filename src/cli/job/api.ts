@@ -27,8 +27,8 @@ export interface BatchView {
 
 export type Created =
   | { kind: "created"; view: BatchView }
-  /** No batch was made: `queue` (no room now), `error` (its lines go synchronously), `final` (they would be refused there too). */
-  | { kind: "refused"; why: "queue" | "error" | "final"; code: string; message: string };
+  /** No batch was made: `queue` (no room now), `error` (its lines go synchronously), `stop` (the key or its budget may not: the job stops). */
+  | { kind: "refused"; why: "queue" | "error" | "stop"; code: string; message: string };
 
 export interface ApiContext {
   ctx: SendContext;
@@ -54,13 +54,19 @@ export interface BatchApi {
 /** A create whose answer says nothing of whether the batch was made (a 5xx): it is looked for before anything is sent again. */
 export class Uncertain extends Error {}
 
-/** A create's refusal: 429 is no room yet; a 401, 402 or 403 would refuse the lines synchronously too; anything else sends them there. */
+/**
+ * A create's refusal: 429 is no room yet; a 401, 402 or 403 says the key (its scopes, its budget)
+ * may not make batches, which no line of the job would change; anything else sends them synchronously.
+ */
 export function refusal(r: Reply): Created {
   const { code, message } = errorText(r);
   if (r.status >= 500) throw new Uncertain(`create: HTTP ${r.status} ${code}: ${message}`);
-  const why = r.status === 429 ? "queue" : r.status === 401 || r.status === 402 || r.status === 403 ? "final" : "error";
+  const why = r.status === 429 ? "queue" : r.status === 401 || r.status === 402 || r.status === 403 ? "stop" : "error";
   return { kind: "refused", why, code: r.headers.get("x-slotgate-error") ?? code, message };
 }
+
+/** The job cannot go on (the key may not make batches); what it recorded stands, and --resume goes on once that is fixed. */
+export class JobStopped extends Error {}
 
 /** A look that did not answer 2xx: the job cannot go on with this batch now. */
 export class ApiError extends Error {

@@ -26,8 +26,8 @@ export type JobEvent =
   | { e: "batch"; chunk: string; attempt: number; batchId: string; at: number }
   /**
    * The attempt made no batch that runs: `queue` (no room: submitted again later), `error` (its
-   * lines go synchronously), `final` (they are answered with `message`), `lost` (a crash before
-   * its create was recorded, and no batch of it exists: submitted again).
+   * lines go synchronously), `lost` (none was made: a crash before its create was recorded and no
+   * batch of it found, or a refusal that stopped the job; submitted again).
    */
   | { e: "refused"; chunk: string; attempt: number; why: Why; code: string; message: string }
   | { e: "status"; chunk: string; attempt: number; status: string; counts: Counts }
@@ -35,7 +35,7 @@ export type JobEvent =
   /** Its answers are in the output; the rest of its lines went (or go) synchronously. */
   | { e: "collected"; chunk: string; attempt: number };
 
-export type Why = "queue" | "error" | "final" | "lost";
+export type Why = "queue" | "error" | "lost";
 
 export interface Counts {
   total: number;
@@ -102,13 +102,13 @@ export function apply(job: Job, ev: JobEvent): void {
 export const current = (c: Chunk): Attempt | undefined => c.attempts.at(-1);
 
 /** What a chunk waits for. */
-export type Phase = "new" | "submitting" | "running" | "queued" | "fallback" | "final" | "collected";
+export type Phase = "new" | "submitting" | "running" | "queued" | "fallback" | "collected";
 
 export function phaseOf(c: Chunk): Phase {
   if (c.collected) return "collected";
   const a = current(c);
   if (!a) return "new";
-  if (a.refused) return ({ queue: "queued", final: "final", error: "fallback", lost: "new" } as const)[a.refused.why];
+  if (a.refused) return ({ queue: "queued", error: "fallback", lost: "new" } as const)[a.refused.why];
   return a.batchId ? "running" : "submitting";
 }
 

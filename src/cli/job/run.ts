@@ -10,7 +10,7 @@ import type { Session } from "../session";
 import type { BatchSummary, OutputLine } from "../types";
 import { sleep } from "../../sleep";
 import { anthropicApi } from "./anthropic";
-import type { ApiContext, BatchApi } from "./api";
+import { type ApiContext, type BatchApi, JobStopped } from "./api";
 import type { SendContext } from "../exchange";
 import { type Chunk, current, fold, Journal, journalPath, phaseOf } from "./journal";
 import { SyncLane } from "./lane";
@@ -101,7 +101,8 @@ async function loop(s: Session, steps: Steps): Promise<void> {
         // A step that failed is tried again at the next round; one that keeps failing ends the run (--resume goes on).
         const count = (failures.get(name) ?? 0) + 1;
         failures.set(name, count);
-        if (count >= MAX_FAILURES || s.ctx.abort.aborted) throw err;
+        if (err instanceof JobStopped || count >= MAX_FAILURES) throw err;
+        if (s.ctx.abort.aborted) return;
         (o.progress?.stream ?? process.stderr).write(`[slotgate] ${name}: ${(err as Error).message} (tried again shortly)\n`);
       }
     }
@@ -116,7 +117,6 @@ async function step(steps: Steps, name: string, c: Chunk, late: boolean, may: bo
   const phase = phaseOf(c);
   if (phase === "submitting") await steps.reconcile(name);
   else if (phase === "fallback") steps.fallback(name);
-  else if (phase === "final") steps.finalize(name);
   else if (phase === "new" || phase === "queued") {
     if (late) steps.fallback(name);
     else if (may) await steps.submit(name);

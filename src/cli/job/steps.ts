@@ -2,9 +2,8 @@
 // happens), find a batch a crash left unrecorded, look at it, take its answers when it ends, cancel
 // it. Every step that creates something upstream is in the journal before the next one starts.
 import type { Item } from "../input";
-import { outputLine } from "../output";
 import type { Session } from "../session";
-import type { BatchApi, BatchView } from "./api";
+import { type BatchApi, type BatchView, JobStopped } from "./api";
 import { apply, type Chunk, current, type Job, type JobEvent, type Journal } from "./journal";
 import type { SyncLane } from "./lane";
 import type { Api } from "./plan";
@@ -61,6 +60,9 @@ export class Steps {
     if (made.kind === "created") {
       this.add({ e: "batch", chunk: name, attempt: n, batchId: made.view.id, at: this.s.ctx.now() });
       this.views.set(name, made.view);
+    } else if (made.why === "stop") {
+      this.add({ e: "refused", chunk: name, attempt: n, why: "lost", code: made.code, message: made.message });
+      throw new JobStopped(`the ${c.plan.api} batch API refused this job (${made.code}): ${made.message}`);
     } else this.add({ e: "refused", chunk: name, attempt: n, why: made.why, code: made.code, message: made.message });
   }
 
@@ -129,14 +131,6 @@ export class Steps {
   fallback(name: string): void {
     this.lane.push(...this.undone(this.chunk(name)));
     this.add({ e: "collected", chunk: name, attempt: current(this.chunk(name))?.n ?? 0 });
-  }
-
-  /** The chunk's batch was refused for a reason its lines would meet synchronously too (the budget, the key): that is their answer. */
-  finalize(name: string): void {
-    const c = this.chunk(name);
-    const r = current(c)!.refused!;
-    for (const it of this.undone(c)) this.lane.push(outputLine(it.customId, null, { code: r.code, message: r.message }));
-    this.add({ e: "collected", chunk: name, attempt: current(c)!.n });
   }
 
   async cancel(name: string): Promise<void> {

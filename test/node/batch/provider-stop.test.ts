@@ -97,4 +97,21 @@ describe("provider batches, stopped", () => {
     expect(s.stats().batch.cancels).toBe(1);
     expect(journal(out).some((e) => e.e === "cancel")).toBe(true);
   });
+
+  test("a key that may not make batches (401, 402, 403) stops the job with the reason and nothing written; --resume goes on once it may", async () => {
+    const s = await standin({ ...FAST_BATCHES, batchTurnaroundMs: 200, apiKeys: ["sk-another-key"] });
+    const dir = tempDir();
+    const input = writeInput(dir, inputOf(10));
+    const out = join(dir, "results.jsonl");
+    const args = ["batch", input, "--out", out, "--base-url", s.url, "--mode", "provider", "--poll", "1"];
+    const run = cli(args);
+    expect((await run.exited).code).toBe(1);
+    expect(run.stderr()).toMatch(/the openai batch API refused this job \(invalid_api_key\): Incorrect API key provided/);
+    expect(run.stderr()).toContain("--resume");
+    expect(readOutput(out)).toEqual([]);
+    s.configure({ apiKeys: null });
+    await runBatch({ input, out, baseUrl: s.url, mode: "provider", resume: true, pollMs: 200 });
+    expect(idCounts(readOutput(out)).size).toBe(10);
+    expect(s.stats().batch).toMatchObject({ created: 1, generations: 10 });
+  });
 });
