@@ -1,5 +1,6 @@
 import type { Item } from "./input";
-import { parseLine, readLines } from "./input";
+import { parseLine, readLines, UsageError } from "./input";
+import { Journal, journalPath } from "./job/journal";
 import { runProviderJob } from "./job/run";
 import { outputLine } from "./output";
 import { startReporter, type ProgressState } from "./progress";
@@ -17,8 +18,11 @@ export { defaultCaller } from "./session";
  * output holds results and resume is off.
  */
 export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
-  const session = await openSession(o);
   const mode = o.mode ?? "sync";
+  // Lines of a provider job may be in batches still running: sent synchronously too, they would be paid twice.
+  if (mode === "sync" && !o.cancel && Journal.read(journalPath(o.out)).some((e) => e.e === "batch"))
+    throw new UsageError(`${journalPath(o.out)} names provider batches of this output: resume it with --mode provider (or auto), or choose another --out`);
+  const session = await openSession(o);
   if (mode !== "sync" || o.cancel) return runProviderJob(session, mode === "sync" ? "provider" : mode);
   const pending = session.entries.filter((e) => !session.done.has(e.id)).length;
   const reporter = o.progress ? startReporter(() => progressOf(session, pending), o.progress) : null;

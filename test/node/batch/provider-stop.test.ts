@@ -63,6 +63,11 @@ describe("provider batches, stopped", () => {
     expect(run.stderr()).toContain(`slotgate batch ${args.slice(1).join(" ")} --cancel`);
     expect(s.stats().batch.cancels).toBe(0);
 
+    // Its lines are in batches: a synchronous resume would pay for them twice, and is refused.
+    const sync = cli(["batch", input, "--out", out, "--base-url", s.url, "--resume"]);
+    expect((await sync.exited).code).toBe(2);
+    expect(sync.stderr()).toMatch(/names provider batches of this output: resume it with --mode provider/);
+
     const cancel = cli([...args, "--cancel"]);
     expect((await cancel.exited).code).toBe(0);
     expect(s.stats().batch.cancels).toBe(2);
