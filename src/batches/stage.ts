@@ -120,7 +120,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
       if (!["upload", "create", "batch", "cancel"].includes(op.k)) return res;
       const text = await res.text();
       const obj = parse(text) as Record<string, unknown> | null;
-      const out = new Response(op.k === "upload" ? text : JSON.stringify(rewrite(b, obj)), res);
+      const out = rewritten(b, text, obj, res);
       if (typeof obj?.id !== "string") return out;
       if (upload) {
         await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }]);
@@ -147,10 +147,16 @@ const parse = (v: Uint8Array | string): unknown => {
   }
 };
 
-/** Anthropic's results_url names the provider: the caller is sent back through the gateway instead. */
-function rewrite(b: BatchAsk, obj: Record<string, unknown> | null): unknown {
-  if (obj && typeof obj.results_url === "string") obj.results_url = `${b.here}/v1/messages/batches/${encodeURIComponent(String(obj.id))}/results`;
-  return obj;
+/**
+ * The answer as the provider sent it, but for Anthropic's results_url, which names the provider:
+ * the caller is sent back through the gateway instead.
+ */
+function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | null, res: Response): Response {
+  if (typeof obj?.results_url !== "string") return new Response(text, res);
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  const body = JSON.stringify({ ...obj, results_url: `${b.here}/v1/messages/batches/${encodeURIComponent(String(obj.id))}/results` });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
 
 /** The member a pooled answer came from, by the hash in its limiter key. */
