@@ -11,6 +11,7 @@ import { type Gateway, type GatewayOptions, startGateway } from "../test/support
 import { startStandin } from "../test/support/standin/index.ts";
 import type { BenchOptions, Ctx, Scenario } from "./context.ts";
 import { snapshot } from "./snapshot.ts";
+import { batch } from "./scenarios/batch.ts";
 import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
@@ -25,7 +26,7 @@ import { shared } from "./scenarios/shared.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
@@ -54,6 +55,8 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   --only pools   key pools and virtual keys (issue 19): pools-share (600+600 and 900+300 RPM beside one key
                  of 1,200), pools-quota (a member without quota; --pool-seconds N, default 120, quick 20;
                  BENCH_POOL_SECONDS), pools-revoke, pools-overhead. Fleets fixed per row
+  --only batch   provider batches (issue 27): one 2,000-line job (quick: 400) by slotgate batch through the
+                 gateway, sync beside --mode provider: the ledger's cost and the wall time
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output

@@ -15,9 +15,12 @@ import { transformSync } from "esbuild";
  * compiled the 172 KB bundle in 8 ms here). It was 150 KB until the response cache and the
  * hardening (160 KB), then pools and virtual keys, usage and spend (200 KB). The dashboard is in
  * the static assets now (scripts/dashboard.mjs), out of the bundle: 167 KB with the virtual keys'
- * trust work. The next place to look is the error messages and the admin JSON shapes.
+ * trust work; 177 KB with provider batches (issue 27: the batch stage, the BatchBook object, the
+ * ledger's batch rows), hence 180 KB. The next places to look: Hono's default router (two routers
+ * and a chooser; `hono/tiny`'s one PatternRouter measured 6 KB smaller), the error messages and
+ * the admin JSON shapes.
  */
-const BUDGET_BYTES = 170_000;
+const BUDGET_BYTES = 180_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

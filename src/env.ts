@@ -1,3 +1,4 @@
+import type { BatchBook } from "./batches/book";
 import type { Budget } from "./budget/object";
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
@@ -28,6 +29,8 @@ export interface Env {
   VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
   /** One per virtual key with a maxConcurrency: its slots across the whole pool. */
   KEY_SLOTS: DurableObjectNamespace<KeySlots>;
+  /** One per virtual key that used the batch or file endpoints: what it made, on which member, and its metered results. */
+  BATCH_BOOKS: DurableObjectNamespace<BatchBook>;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;

@@ -4,6 +4,7 @@ import { gatewayError } from "./proxy/errors";
 import { admin } from "./routes/admin";
 import { proxy } from "./routes/proxy";
 
+export { BatchBook } from "./batches/book";
 export { Budget } from "./budget/object";
 export { CacheShard } from "./cache/object";
 export { Directory } from "./directory/object";

@@ -13,6 +13,8 @@ const EXPIRED_KEPT = 1_000;
 export interface Reservation {
   usd: number;
   at: number;
+  /** How long it may stay unsettled, when not RESERVATION_TTL_MS (a provider batch's: its completion window and then some). */
+  ttl?: number;
 }
 
 export interface Account {
@@ -38,7 +40,7 @@ export function roll(a: Account, period: Period, now: number): void {
     a.spend = 0;
   }
   for (const [id, r] of Object.entries(a.reservations)) {
-    if (now - r.at < RESERVATION_TTL_MS) continue;
+    if (now - r.at < (r.ttl ?? RESERVATION_TTL_MS)) continue;
     delete a.reservations[id];
     // Charged now, to this period, whichever it was made in: spend is never forgotten, only known late.
     a.spend += r.usd;
@@ -53,13 +55,13 @@ export function roll(a: Account, period: Period, now: number): void {
  * estimate fit in the budget, and reserves its estimate. So spend can pass the budget only by what
  * the requests in flight cost beyond their estimates. The same id twice is admitted once.
  */
-export function reserve(a: Account, id: string, estimateUsd: number, budget: number, period: Period, now: number): Verdict {
+export function reserve(a: Account, id: string, estimateUsd: number, budget: number, period: Period, now: number, ttl?: number): Verdict {
   roll(a, period, now);
   if (a.reservations[id]) return { ok: true };
   const reserved = reservedUsd(a);
   const usd = Math.max(0, estimateUsd);
   if (a.spend + reserved >= budget || a.spend + reserved + usd > budget) return { ok: false, spend: a.spend, reserved };
-  a.reservations[id] = { usd, at: now };
+  a.reservations[id] = ttl ? { usd, at: now, ttl } : { usd, at: now };
   return { ok: true };
 }
 

@@ -31,8 +31,8 @@ export class Budget extends DurableObject<Env> {
     this.account = row ? (JSON.parse(row.v) as Account) : emptyAccount();
   }
 
-  async reserve(id: string, estimateUsd: number, budget: number, period: Period): Promise<Verdict> {
-    const v = reserve(this.account, id, estimateUsd, budget, period, this.now());
+  async reserve(id: string, estimateUsd: number, budget: number, period: Period, ttlMs?: number): Promise<Verdict> {
+    const v = reserve(this.account, id, estimateUsd, budget, period, this.now(), ttlMs);
     this.save();
     return v;
   }

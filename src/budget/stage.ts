@@ -49,27 +49,15 @@ export interface Priced {
 export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Priced, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
   if (!priced.price && priced.model !== "*")
-    return gatewayError("forbidden", `virtual key ${vk.name} has a budget, and model ${JSON.stringify(priced.model.slice(0, 128))} has no price: add it to PRICES`);
+    return unpriced(vk.name, priced.model);
   const estimate = priced.estimate();
-  const { budget } = vk;
-  const period = vk.budgetPeriod ?? "total";
-  const stub = budgetOf(env, vk);
-  const id = crypto.randomUUID();
-  let verdict;
-  try {
-    verdict = await stub.reserve(id, estimate, budget, period);
-  } catch {
-    return gatewayError("limiter_unavailable", `the budget of virtual key ${vk.name} could not be checked`, { "retry-after": "1" });
-  }
-  if (!verdict.ok) {
-    const held = verdict.reserved > 0 ? ` (${usd(verdict.reserved)} more is held by requests in flight)` : "";
-    return gatewayError("budget_exceeded", `virtual key ${vk.name} has spent ${usd(verdict.spend)} of its ${WORD[period]} budget of ${usd(budget)}${held}; this request may cost up to ${usd(estimate)}`);
-  }
+  const held = await reserveBudget(env, { ...vk, budget: vk.budget }, estimate, "this request");
+  if (held instanceof Response) return held;
   let done = false;
   const settle = (cost: number) => {
     if (done) return;
     done = true;
-    waitUntil(stub.settle(id, cost, period).catch(() => {}));
+    waitUntil(held.settle(cost).catch(() => {}));
   };
   return {
     counted: (r) => settle(r.costUsd ?? (r.tokens ? 0 : estimate)),
@@ -77,4 +65,31 @@ export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Pr
       if (!metered) settle(0);
     },
   };
+}
+
+/** A budgeted key naming a model with no price: it would cost the budget nothing. */
+export const unpriced = (name: string, model: string) =>
+  gatewayError("forbidden", `virtual key ${name} has a budget, and model ${JSON.stringify(model.slice(0, 128))} has no price: add it to PRICES`);
+
+/**
+ * Reserves `estimate` in a budgeted key's Budget: 402 budget_exceeded when it does not fit, 503
+ * when the budget cannot be checked (fail closed). `ttlMs`: how long it may stay unsettled (a
+ * provider batch's reservation outlives a request's).
+ */
+export async function reserveBudget(env: Env, vk: Budgeted & { budget: number }, estimate: number, what: string, ttlMs?: number): Promise<Response | { id: string; settle: (cost: number) => Promise<void> }> {
+  const { budget } = vk;
+  const period = vk.budgetPeriod ?? "total";
+  const stub = budgetOf(env, vk);
+  const id = crypto.randomUUID();
+  let verdict;
+  try {
+    verdict = await stub.reserve(id, estimate, budget, period, ttlMs);
+  } catch {
+    return gatewayError("limiter_unavailable", `the budget of virtual key ${vk.name} could not be checked`, { "retry-after": "1" });
+  }
+  if (!verdict.ok) {
+    const held = verdict.reserved > 0 ? ` (${usd(verdict.reserved)} more is held by requests in flight)` : "";
+    return gatewayError("budget_exceeded", `virtual key ${vk.name} has spent ${usd(verdict.spend)} of its ${WORD[period]} budget of ${usd(budget)}${held}; ${what} may cost up to ${usd(estimate)}`);
+  }
+  return { id, settle: (cost) => stub.settle(id, cost, period) };
 }

@@ -1,5 +1,7 @@
+import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { type BatchOptions, runBatch } from "./batch";
+import { JobStopped } from "./job/api";
 import { UsageError } from "./input";
 import { formatSummary } from "./progress";
 import { BATCH_PROVIDERS, credentialVar } from "./providers";
@@ -27,12 +29,32 @@ Options:
   --max-attempts N    attempts per request on transient errors (default 8); 429s are waited
                       out until the request's deadline (120 s from its first send)
   --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
+  --mode MODE         sync (default): every line through the limiter, at once;
+                      provider: every line through the provider's batch API (OpenAI chat
+                      completions, embeddings, completions and responses; Anthropic messages), at
+                      its batch price (half, on a separate quota), answered within 24 h;
+                      auto: batch API where the line's provider has one, sync for the rest
+  --deadline WHEN     provider/auto: at WHEN (90m, 2h, 30s from now, or an ISO time) running
+                      batches are cancelled and the lines they did not answer run synchronously
+  --poll SECONDS      provider/auto: look at running batches at most this often (default 30)
+  --batch-lines N     provider/auto: most lines per batch (default the provider's: 50,000 OpenAI,
+                      100,000 Anthropic)
+  --batch-bytes N     provider/auto: most bytes per batch (default the provider's; 8 MiB with
+                      --gateway, under its MAX_BODY_BYTES)
+  --cancel            provider/auto: cancel the running batches of the job in --out's state file
   -h, --help          this text
 
 Credentials come from the environment only: ${BATCH_PROVIDERS.map(credentialVar).join(", ")}.
 With --gateway, SLOTGATE_TOKEN (if set) is sent as x-slotgate-token.
 
-Ctrl-C stops sending and waits for requests in flight; a second Ctrl-C aborts them.
+Provider batches: the output is what sync mode writes, one line per input line. The batch ids go to
+<out>.batches.jsonl before anything else happens; --resume attaches to running batches and never
+submits a line whose batch exists. Lines a batch did not answer (failed, expired, or cancelled at
+the deadline) run synchronously, once. Through --gateway with a virtual key, the key needs the
+batches scope, and the gateway meters the batches' answers at batch prices.
+
+Ctrl-C stops sending and waits for requests in flight; a second Ctrl-C aborts them. In provider
+mode Ctrl-C leaves the batches running and says how to resume; a second Ctrl-C offers to cancel them.
 Exit codes: 0 all succeeded, 1 some lines failed, 2 usage or input error (nothing sent), 130 stopped.`;
 
 const OPTIONS = {
@@ -45,6 +67,12 @@ const OPTIONS = {
   priority: { type: "string" },
   "max-attempts": { type: "string" },
   "base-url": { type: "string" },
+  mode: { type: "string" },
+  deadline: { type: "string" },
+  poll: { type: "string" },
+  "batch-lines": { type: "string" },
+  "batch-bytes": { type: "string" },
+  cancel: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -54,8 +82,17 @@ function positiveInt(raw: string | undefined, flag: string): number | undefined 
   return Number(raw);
 }
 
+/** `90m`, `2h`, `30s`, `1d` from `now`, or an ISO 8601 time: epoch ms. */
+export function parseDeadline(raw: string, now: number): number {
+  const m = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(raw.trim());
+  if (m) return now + Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
+  const t = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isFinite(t)) throw new UsageError(`--deadline must be a duration (90m, 2h, 30s) or an ISO time, got ${JSON.stringify(raw)}`);
+  return t;
+}
+
 /** Parses `batch ...` arguments into runner options; UsageError on anything wrong. */
-export function parseBatchArgs(args: string[]): BatchOptions {
+export function parseBatchArgs(args: string[], now = Date.now()): BatchOptions {
   let parsed;
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
@@ -69,7 +106,19 @@ export function parseBatchArgs(args: string[]): BatchOptions {
   const maxAttempts = positiveInt(v["max-attempts"], "--max-attempts");
   if (!v.gateway && (v.caller !== undefined || v.priority !== undefined)) throw new UsageError("--caller and --priority are for --gateway: they tell the gateway who is asking");
   if (v.priority !== undefined && !["high", "normal", "low"].includes(v.priority)) throw new UsageError("--priority must be high, normal or low");
+  const mode = v.mode ?? (v.cancel ? "provider" : "sync");
+  if (!["sync", "provider", "auto"].includes(mode)) throw new UsageError("--mode must be sync, provider or auto");
+  const batchOnly = ["deadline", "poll", "batch-lines", "batch-bytes", "cancel"] as const;
+  const misplaced = batchOnly.find((f) => v[f] !== undefined);
+  if (mode === "sync" && misplaced) throw new UsageError(`--${misplaced} is for --mode provider or auto`);
+  const poll = positiveInt(v.poll, "--poll");
   return {
+    mode: mode as BatchOptions["mode"],
+    cancel: v.cancel ?? false,
+    deadline: v.deadline === undefined ? undefined : parseDeadline(v.deadline, now),
+    pollMs: poll === undefined ? undefined : poll * 1000,
+    batchLines: positiveInt(v["batch-lines"], "--batch-lines"),
+    batchBytes: positiveInt(v["batch-bytes"], "--batch-bytes"),
     input: positionals[0]!,
     out: v.out,
     provider: v.provider,
@@ -83,20 +132,33 @@ export function parseBatchArgs(args: string[]): BatchOptions {
   };
 }
 
-/** The command line again, with --resume: what to run to finish the job. */
-function resumeCommand(args: string[]): string {
-  const quoted = args.filter((a) => a !== "--resume").map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
-  return `slotgate batch ${quoted.join(" ")} --resume`;
+/** The command line again, with `flag` (--resume: what to run to finish the job; --cancel: to cancel its batches). */
+function commandWith(args: string[], flag: "--resume" | "--cancel"): string {
+  const quoted = args.filter((a) => a !== "--resume" && a !== "--cancel").map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
+  return `slotgate batch ${quoted.join(" ")} ${flag}`;
 }
 
-/** Ctrl-C once: stop sending. Twice: abort what is in flight. */
+/** A yes/no question on the terminal; undefined when there is none to ask on. */
+function terminalConfirm(): ((q: string) => Promise<boolean>) | undefined {
+  if (!process.stdin.isTTY) return undefined;
+  return async (q) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await rl.question(q)).trim());
+    } finally {
+      rl.close();
+    }
+  };
+}
+
+/** Ctrl-C once: stop sending (provider batches are left running). Twice: abort what is in flight (and offer to cancel the batches). */
 function interrupts(err: NodeJS.WriteStream) {
   const stop = new AbortController();
   const abort = new AbortController();
   const onSigint = () => {
     if (!stop.signal.aborted) {
       stop.abort();
-      err.write("\n[slotgate] stopping: nothing new is sent; waiting for requests in flight (Ctrl-C again to abort them)\n");
+      err.write("\n[slotgate] stopping: nothing new is sent or submitted, provider batches are left running; waiting for requests in flight (Ctrl-C again to abort them)\n");
     } else if (!abort.signal.aborted) {
       abort.abort();
       err.write("\n[slotgate] aborting requests in flight; they are recorded as interrupted\n");
@@ -121,15 +183,21 @@ export async function main(argv: string[]): Promise<number> {
   const signals = interrupts(err);
   try {
     const options = parseBatchArgs(rest);
-    const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) } });
+    const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) }, confirm: terminalConfirm() });
     out.write(`${formatSummary(summary)}\n`);
-    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${resumeCommand(rest)}\n`);
+    if (options.cancel) return 0;
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(rest, "--resume")}\n`);
+    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(rest, "--cancel")}\n`);
     if (summary.stopped) return 130;
     return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
   } catch (e) {
     if (e instanceof UsageError) {
       err.write(`slotgate batch: ${e.message}\n`);
       return e.exitCode;
+    }
+    if (e instanceof JobStopped) {
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(rest, "--resume")}\n`);
+      return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);
     return 1;

@@ -1,5 +1,6 @@
 import cliProgress from "cli-progress";
 import type { BatchSummary } from "./batch";
+import type { BatchesSummary } from "./types";
 import { spendRows } from "./spend";
 
 /** What the runner knows at one moment. */
@@ -96,8 +97,22 @@ export function formatSummary(s: BatchSummary): string {
   if (s.retryable > 0) rows.push(["  retryable", `${s.retryable}  (rate limit or transient errors that ran out of attempts; --resume runs them again)`]);
   if (s.notDone > 0 || s.stopped) rows.push(["not done", `${s.notDone}  (stopped before an answer; --resume runs them)`]);
   if (s.skipped > 0) rows.push(["skipped", `${s.skipped}  (already answered in ${s.out})`]);
+  if (s.batches) rows.push(...batchRows(s.batches));
   rows.push(...spendRows(s.spend));
   rows.push(["429s absorbed", String(s.absorbed429)], ["retries", String(s.retries)], ["wall time", duration(s.wallMs)], ["output", s.out]);
   const head = `slotgate batch ${s.stopped ? "stopped" : "finished"}: ${s.lines} lines`;
   return [head, ...rows.map(([k, v]) => `  ${k.padEnd(16)}${v}`)].join("\n");
+}
+
+/** Provider mode: the batches by state, where the answers came from, what is left running. */
+function batchRows(b: BatchesSummary): [string, string][] {
+  const states = Object.entries(b.byStatus).map(([st, k]) => `${k} ${st}`).join(", ") || "none";
+  const rows: [string, string][] = [
+    ["batches", states],
+    ["answered by", `batch ${b.answered}, synchronously ${b.fallback} (failed, expired or cancelled in a batch, or no batch API)`],
+  ];
+  if (b.running.length > 0) rows.push(["still running", `${b.running.join(", ")}  (--resume attaches to them)`]);
+  for (const note of b.notes) rows.push(["note", note]);
+  rows.push(["state file", b.stateFile]);
+  return rows;
 }

@@ -14,9 +14,28 @@ export interface OutputLine {
   error: { code: string; message: string } | null;
 }
 
+/** sync: every line through the limiter (or gateway); provider: the providers' batch APIs; auto: those where the line's provider has one. */
+export type BatchMode = "sync" | "provider" | "auto";
+
 export interface BatchOptions {
   input: string;
   out: string;
+  /** Default sync. */
+  mode?: BatchMode;
+  /** Provider mode: cancel the running batches the state file names, and stop. */
+  cancel?: boolean;
+  /** Provider mode: epoch ms past which running batches are cancelled and what they did not answer runs synchronously. */
+  deadline?: number;
+  /** Provider mode: how often running batches are looked at (default 30 s). */
+  pollMs?: number;
+  /** Provider mode: most lines per batch (default: the provider's limit). */
+  batchLines?: number;
+  /** Provider mode: most bytes per batch (default: the provider's limit; 8 MiB through a gateway). */
+  batchBytes?: number;
+  /** Asks the user a yes/no question (a TTY); absent: nobody to ask. */
+  confirm?: (question: string) => Promise<boolean>;
+  /** Provider mode: how long to wait for a second Ctrl-C after the first (default 10 s with confirm, else 0). */
+  lingerMs?: number;
   /** Provider of lines that name none (default openai). */
   provider?: string;
   /** A Slotgate gateway's URL: it does the limiting. Without it, providers are called directly. */
@@ -70,4 +89,21 @@ export interface BatchSummary {
   stopped: boolean;
   /** Tokens the succeeded answers reported, and their cost at the price table. */
   spend: SpendSummary;
+  /** Provider mode: the batches, and how their lines ended. */
+  batches?: BatchesSummary;
+}
+
+export interface BatchesSummary {
+  /** Batches of this job by their last state (created by this run or an earlier one). */
+  byStatus: Record<string, number>;
+  /** Lines answered by a provider batch in this run. */
+  answered: number;
+  /** Lines run synchronously because their batch failed, expired or was cancelled, or could not take them. */
+  fallback: number;
+  /** Batches still running (stopped early): --resume attaches to them. */
+  running: string[];
+  /** Where the batch ids are kept. */
+  stateFile: string;
+  /** What needs a person's eye (a batch the job could not tell apart from another after a crash). */
+  notes: string[];
 }

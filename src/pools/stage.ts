@@ -12,6 +12,7 @@ import type { Who } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import type { KeyMeta } from "../limiter/types";
 import { allowed, scopeOf } from "../providers/endpoints";
+import { batchesGrant } from "../batches/stage";
 import type { Provider } from "../providers/table";
 import { type Pool, poolsOf, serves } from "./config";
 import { memberRequest, virtualKeyIn } from "./member";
@@ -43,7 +44,8 @@ export async function virtualKeyStage(env: Env, asked: Asked, table: Record<stri
     if (!pool) return { kind: "refused", res: gatewayError("config_error", `virtual key ${vk.name} names pool ${vk.pool}, which POOLS does not define`) };
     if (!serves(pool, provider))
       return { kind: "refused", res: gatewayError("invalid_request", `virtual key ${vk.name} is for pool ${pool.name} (${pool.provider}); this route is ${provider.name}`) };
-    if (!allowed(vk.scopes, provider.flavour, asked.method, asked.rest)) {
+    // The batches scope reaches the files endpoints a batch job needs; the batch stage keeps the key to its own.
+    if (!allowed(vk.scopes, provider.flavour, asked.method, asked.rest) && !batchesGrant(vk.scopes, provider.flavour, asked.method, asked.rest)) {
       const group = scopeOf(provider.flavour, asked.method, asked.rest);
       const needs = group ? `the scope ${group}` : "the scope all";
       return { kind: "refused", res: gatewayError("forbidden", `virtual key ${vk.name} may not call ${asked.method} ${asked.rest.slice(0, 200)}: it needs ${needs} (it has ${vk.scopes.join(", ")})`) };

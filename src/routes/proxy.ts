@@ -2,9 +2,10 @@
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
 //   token → settings → asked → caller → virtual key → body held → body read
-//     → pool route → budget → cache → cap → limiter and attempts (run)
+//     → batches → pool route → budget → cache → cap → limiter and attempts (run)
 import { type Context, Hono } from "hono";
 import { gatewayTokenOk } from "../auth";
+import { batchStage } from "../batches/stage";
 import { budgetStage, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
@@ -66,9 +67,17 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, { waitUntil, location: s.location });
   const headers = upstreamHeaders(req.headers);
 
+  // Provider batches and files: a key kept to what it made, sent to the member that holds it, its results metered.
+  const batch = pooled
+    ? await batchStage({
+        env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest,
+        search: a.incoming.searchParams, body: bytes, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}`, waitUntil,
+      })
+    : null;
+  if (batch instanceof Response) return batch;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: batch?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
@@ -122,7 +131,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             route,
             stop: watch?.revoked,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
-            meter,
+            // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
+            meter: batch ? undefined : meter,
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
@@ -136,6 +146,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   }
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
+  if (batch) res = await batch.finish(res);
   logGatewayError(c.env, key.key, res);
   return res;
 }

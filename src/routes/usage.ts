@@ -1,7 +1,7 @@
 // GET /admin/usage: the ledger's minute rollups over a time range, by one dimension.
 import type { Env } from "../env";
 import { gatewayError } from "../proxy/errors";
-import { DIMENSIONS, type Dimension, isEmptyLedger, queryUsage } from "../usage/ledger";
+import { DIMENSIONS, type Dimension, isEmptyLedger, type Mode, queryUsage } from "../usage/ledger";
 import { MINUTE_MS } from "../usage/rollup";
 
 /** Rows one answer may hold; `truncated` says when more matched. */
@@ -17,10 +17,12 @@ function instant(raw: string | undefined, fallback: number): number | null {
 
 const nulled = (v: string | undefined) => (v === "" || v === undefined ? null : v);
 
-/** `?since=&until=` (epoch ms or ISO 8601; default the last hour) and `by=caller|virtualKey|model|key|pool`. */
+/** `?since=&until=` (epoch ms or ISO 8601; default the last hour), `by=caller|virtualKey|model|key|pool|mode` and `mode=sync|batch`. */
 export async function usage(env: Env, query: (name: string) => string | undefined, now: number): Promise<Response> {
   const byRaw = query("by");
   if (byRaw !== undefined && !Object.hasOwn(DIMENSIONS, byRaw)) return gatewayError("invalid_request", `by must be one of ${Object.keys(DIMENSIONS).join(", ")}`);
+  const mode = query("mode") ?? null;
+  if (mode !== null && mode !== "sync" && mode !== "batch") return gatewayError("invalid_request", "mode must be sync or batch");
   const until = instant(query("until"), now);
   const since = until === null ? null : instant(query("since"), until - HOUR_MS);
   if (until === null || since === null) return gatewayError("invalid_request", "since and until must be epoch milliseconds or ISO 8601 dates");
@@ -31,7 +33,7 @@ export async function usage(env: Env, query: (name: string) => string | undefine
   const from = Math.floor(since / MINUTE_MS) * MINUTE_MS;
   let found;
   try {
-    found = await queryUsage(env.LEDGER, from, until, by, USAGE_ROWS_MAX);
+    found = await queryUsage(env.LEDGER, from, until, by, USAGE_ROWS_MAX, mode as Mode | null);
   } catch (err) {
     if (!isEmptyLedger(err)) throw err;
     found = { rows: [], totals: null };
@@ -43,6 +45,6 @@ export async function usage(env: Env, query: (name: string) => string | undefine
   }));
   const zero = { requests: 0, unknownUsage: 0, unpricedRequests: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
   const totals = Object.fromEntries(Object.entries(zero).map(([k, v]) => [k, (found.totals as Record<string, number | null> | null)?.[k] ?? v]));
-  const body = { since: new Date(from).toISOString(), until: new Date(until).toISOString(), by, rows, totals, truncated: found.rows.length > USAGE_ROWS_MAX };
+  const body = { since: new Date(from).toISOString(), until: new Date(until).toISOString(), by, mode, rows, totals, truncated: found.rows.length > USAGE_ROWS_MAX };
   return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
 }

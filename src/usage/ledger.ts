@@ -1,6 +1,6 @@
 // The ledger in D1: minute rollups written in batches by the limiters, read by GET /admin/usage.
 import type { Row } from "./rollup";
-import { BATCHES_SCHEMA, KEYS, SCHEMA, SUMS } from "./schema";
+import { BATCHES_SCHEMA, KEYS, type LedgerTable, schemaOf, SUMS } from "./schema";
 
 const COLUMNS = [...KEYS, ...SUMS];
 /**
@@ -8,33 +8,36 @@ const COLUMNS = [...KEYS, ...SUMS];
  * usage_batches inside the batch's transaction, so a batch sent again after a lost reply adds
  * nothing. (INSERT ... SELECT needs its WHERE before ON CONFLICT, which it has.)
  */
-const UPSERT = `INSERT INTO usage (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map(() => "?").join(", ")} WHERE NOT EXISTS (SELECT 1 FROM usage_batches WHERE id = ?) ON CONFLICT (${KEYS.join(", ")}) DO UPDATE SET ${SUMS.map((s) => `${s} = ${s} + excluded.${s}`).join(", ")}`;
+const upsert = (table: LedgerTable) =>
+  `INSERT INTO ${table} (${COLUMNS.join(", ")}) SELECT ${COLUMNS.map(() => "?").join(", ")} WHERE NOT EXISTS (SELECT 1 FROM usage_batches WHERE id = ?) ON CONFLICT (${KEYS.join(", ")}) DO UPDATE SET ${SUMS.map((s) => `${s} = ${s} + excluded.${s}`).join(", ")}`;
 const DONE = "INSERT OR IGNORE INTO usage_batches (id, at) VALUES (?, ?)";
 const PRUNE = "DELETE FROM usage_batches WHERE at < ?";
 /** How long a batch id is remembered: far longer than any retry of a limiter's write (seconds). */
 export const BATCH_ID_KEPT_MS = 86_400_000;
 
-/** Whether this isolate has made sure the tables exist (a deploy need not run the migrations first). */
-let ready = false;
+/** The tables this isolate has made sure exist (a deploy need not run the migrations first). */
+const ready = new Set<LedgerTable>();
 
 /**
  * One batch, one round trip, one transaction: each row adds to its minute's row, once per batch
  * id however often it is sent; then the id is noted and ids older than a day are forgotten.
  */
-export async function writeRows(db: D1Database, rows: readonly Row[], batchId: string, now: number): Promise<void> {
+export async function writeRows(db: D1Database, rows: readonly Row[], batchId: string, now: number, table: LedgerTable = "usage"): Promise<void> {
   if (rows.length === 0) return;
-  const up = db.prepare(UPSERT);
+  const up = db.prepare(upsert(table));
   const stmts = rows.map((r) =>
     up.bind(r.minute, r.key, r.caller, r.virtualKey, r.pool, r.model, r.requests, r.unknown, r.unpriced, r.input, r.output, r.cached, r.cacheWrite, r.costUsd, batchId),
   );
   stmts.push(db.prepare(DONE).bind(batchId, now), db.prepare(PRUNE).bind(now - BATCH_ID_KEPT_MS));
-  if (!ready) stmts.unshift(db.prepare(SCHEMA), db.prepare(BATCHES_SCHEMA));
+  if (!ready.has(table)) stmts.unshift(db.prepare(schemaOf(table)), db.prepare(BATCHES_SCHEMA));
   await db.batch(stmts);
-  ready = true;
+  ready.add(table);
 }
 
-export const DIMENSIONS = { caller: "caller", virtualKey: "virtual_key", model: "model", key: "key", pool: "pool" } as const;
+/** A row's dimensions as GET /admin/usage names them; `mode` is `sync` (the usage table) or `batch` (batch_usage). */
+export const DIMENSIONS = { caller: "caller", virtualKey: "virtual_key", model: "model", key: "key", pool: "pool", mode: "mode" } as const;
 export type Dimension = keyof typeof DIMENSIONS;
+export type Mode = "sync" | "batch";
 
 export interface UsageFigures {
   requests: number;
@@ -51,15 +54,28 @@ export interface UsageFigures {
 const NAMES = ["requests", "unknownUsage", "unpricedRequests", "inputTokens", "outputTokens", "cachedTokens", "cacheWriteTokens", "costUsd"];
 const SELECT = SUMS.map((s, i) => `SUM(${s}) AS ${NAMES[i]}`).join(", ");
 
-/** Rows per minute (and per `by`), at most `limit` of them, oldest first; and the range's totals. */
-export async function queryUsage(db: D1Database, since: number, until: number, by: Dimension | null, limit: number) {
+/**
+ * Rows per minute (and per `by`), at most `limit` of them, oldest first; and the range's totals.
+ * Both tables are read as one, each row tagged with its mode; a ledger made before batch_usage
+ * existed (or with no table yet) is read as it is.
+ */
+export async function queryUsage(db: D1Database, since: number, until: number, by: Dimension | null, limit: number, mode: Mode | null = null) {
+  const have = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('usage', 'batch_usage') ORDER BY name DESC").all<{ name: LedgerTable }>();
+  const tables = have.results.map((r) => r.name);
+  return tables.length ? query(db, since, until, by, limit, mode, tables) : { rows: [], totals: null };
+}
+
+async function query(db: D1Database, since: number, until: number, by: Dimension | null, limit: number, mode: Mode | null, tables: LedgerTable[]) {
+  const from = `(${tables.map((t) => `SELECT *, '${t === "usage" ? "sync" : "batch"}' AS mode FROM ${t}`).join(" UNION ALL ")})`;
+  const where = `WHERE minute >= ? AND minute < ?${mode ? " AND mode = ?" : ""}`;
+  const args = mode ? [since, until, mode] : [since, until];
   const col = by ? DIMENSIONS[by] : null;
   const dim = col ? `, ${col} AS dim` : "";
   const rows = await db
-    .prepare(`SELECT minute${dim}, ${SELECT} FROM usage WHERE minute >= ? AND minute < ? GROUP BY minute${col ? ", dim" : ""} ORDER BY minute${col ? ", dim" : ""} LIMIT ?`)
-    .bind(since, until, limit + 1)
+    .prepare(`SELECT minute${dim}, ${SELECT} FROM ${from} ${where} GROUP BY minute${col ? ", dim" : ""} ORDER BY minute${col ? ", dim" : ""} LIMIT ?`)
+    .bind(...args, limit + 1)
     .all<{ minute: number; dim?: string } & UsageFigures>();
-  const totals = await db.prepare(`SELECT ${SELECT} FROM usage WHERE minute >= ? AND minute < ?`).bind(since, until).first<UsageFigures>();
+  const totals = await db.prepare(`SELECT ${SELECT} FROM ${from} ${where}`).bind(...args).first<UsageFigures>();
   return { rows: rows.results, totals };
 }
 

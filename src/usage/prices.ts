@@ -9,6 +9,8 @@ export interface Price {
   output: number;
   cached?: number;
   cacheWrite?: number;
+  /** Provider batches' price (OpenAI, Anthropic and Gemini bill them apart); default half of each rate. */
+  batch?: Price;
 }
 
 /** When the built-in figures were last compared with the providers' public price pages. */
@@ -72,17 +74,34 @@ export function priceTable(raw: unknown): PriceTable {
   if (typeof json !== "object" || json === null || Array.isArray(json)) throw new ConfigError("PRICES must be a JSON object of model to price");
   const table = new Map(BUILT_IN);
   for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
-    const o = v as Record<string, unknown>;
-    const bad = typeof v !== "object" || v === null || FIELDS.some((f) => o[f] !== undefined && !(typeof o[f] === "number" && Number.isFinite(o[f]) && (o[f] as number) >= 0));
-    if (bad || o.input === undefined || o.output === undefined)
-      throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] needs input and output (USD per million tokens, >= 0), optionally cached and cacheWrite`);
-    const p: Price = { input: o.input as number, output: o.output as number };
-    if (o.cached !== undefined) p.cached = o.cached as number;
-    if (o.cacheWrite !== undefined) p.cacheWrite = o.cacheWrite as number;
+    const p = readPrice(v);
+    const batch = p && (v as { batch?: unknown }).batch;
+    if (!p || (batch !== undefined && !(p.batch = readPrice(batch) ?? undefined)))
+      throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] needs input and output (USD per million tokens, >= 0), optionally cached, cacheWrite and batch (the same fields)`);
     table.set(name, p);
   }
   parsed = { raw, table };
   return table;
+}
+
+/** One price object of PRICES, or null when it is not one. */
+function readPrice(v: unknown): Price | null {
+  const o = v as Record<string, unknown>;
+  if (typeof v !== "object" || v === null || FIELDS.some((f) => o[f] !== undefined && !(typeof o[f] === "number" && Number.isFinite(o[f]) && (o[f] as number) >= 0))) return null;
+  if (o.input === undefined || o.output === undefined) return null;
+  const p: Price = { input: o.input as number, output: o.output as number };
+  if (o.cached !== undefined) p.cached = o.cached as number;
+  if (o.cacheWrite !== undefined) p.cacheWrite = o.cacheWrite as number;
+  return p;
+}
+
+/** What a provider batch's answer costs: the price's own `batch`, else half of each rate. */
+export function batchPrice(p: Price): Price {
+  if (p.batch) return p.batch;
+  const half: Price = { input: p.input / 2, output: p.output / 2 };
+  if (p.cached !== undefined) half.cached = p.cached / 2;
+  if (p.cacheWrite !== undefined) half.cacheWrite = p.cacheWrite / 2;
+  return half;
 }
 
 /** `gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`, `mistral-large-latest`: the name without its date or tag. */

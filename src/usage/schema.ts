@@ -4,10 +4,14 @@
 export const KEYS = ["minute", "key", "caller", "virtual_key", "pool", "model"];
 export const SUMS = ["requests", "unknown", "unpriced", "input", "output", "cached", "cache_write", "cost_usd"];
 
-/** The ledger's table; migrations/0001_usage.sql holds the same statement (a test keeps them equal). */
-export const SCHEMA = `CREATE TABLE IF NOT EXISTS usage (${KEYS.map((k, i) => `${k} ${i ? "TEXT" : "INTEGER"} NOT NULL`)
+/** `usage`: answers of synchronous requests; `batch_usage`: provider batches' result lines (at batch prices). */
+export type LedgerTable = "usage" | "batch_usage";
+
+/** A ledger table, rows of one shape; migrations/0001_usage.sql and 0003_batch_usage.sql hold the same statements (a test keeps them equal). */
+export const schemaOf = (table: LedgerTable) => `CREATE TABLE IF NOT EXISTS ${table} (${KEYS.map((k, i) => `${k} ${i ? "TEXT" : "INTEGER"} NOT NULL`)
   .concat(SUMS.map((s) => `${s} ${s === "cost_usd" ? "REAL" : "INTEGER"} NOT NULL`))
   .join(", ")}, PRIMARY KEY (${KEYS.join(", ")}))`;
+export const SCHEMA = schemaOf("usage");
 
 /**
  * The batches already written (id, epoch ms), so a batch sent again (its reply was lost) adds
@@ -19,4 +23,5 @@ export const BATCHES_SCHEMA = "CREATE TABLE IF NOT EXISTS usage_batches (id TEXT
 export const MIGRATIONS: Record<string, string[]> = {
   "0001_usage.sql": [SCHEMA],
   "0002_usage_batches.sql": [BATCHES_SCHEMA],
+  "0003_batch_usage.sql": [schemaOf("batch_usage")],
 };

@@ -3,6 +3,7 @@
 // The Limiter runs the writes from its alarm; this decides nothing about time itself.
 import { failed, flushDue, IDLE, nextBatch, overflow, received, type Schedule, taken, written } from "./flush";
 import { writeRows } from "./ledger";
+import type { LedgerTable } from "./schema";
 import { Outbox } from "./outbox";
 import { RecentIds } from "./recent";
 import { rollUp } from "./rollup";
@@ -31,9 +32,12 @@ export class LedgerWriter {
   private everyMs: number;
   private pendingMax: number;
   private writing: Promise<void> | null = null;
+  /** The ledger's table the rows go to: `usage`, or `batch_usage` for provider batches' results. */
+  private table: LedgerTable;
 
-  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX) {
+  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX, table: LedgerTable = "usage") {
     this.db = db;
+    this.table = table;
     this.everyMs = everyMs;
     this.pendingMax = pendingMax;
     this.outbox = new Outbox(sql);
@@ -84,7 +88,7 @@ export class LedgerWriter {
       this.schedule = taken(this.schedule, cut);
     }
     try {
-      await writeRows(db, rollUp(this.outbox.records(batch)), batch.id, now);
+      await writeRows(db, rollUp(this.outbox.records(batch)), batch.id, now, this.table);
       this.outbox.done(batch);
       this.schedule = written(this.schedule);
     } catch {

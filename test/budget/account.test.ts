@@ -149,4 +149,16 @@ describe("a budget's reservations and settlements", () => {
     settle(a, "n", -1, "total", T);
     expect(a.spend).toBe(0);
   });
+
+  it("a reservation with a TTL of its own (a provider batch's) outlives a request's", () => {
+    const a = emptyAccount();
+    reserve(a, "batch", 2, 10, "total", 0, 25 * 3_600_000);
+    reserve(a, "x", 0, 10, "total", RESERVATION_TTL_MS + 1);
+    expect(reservedUsd(a)).toBe(2);
+    expect(a.spend).toBe(0);
+    reserve(a, "y", 0, 10, "total", 25 * 3_600_000);
+    expect(a.spend).toBe(2);
+    settle(a, "batch", 1.5, "total", 25 * 3_600_000 + 1);
+    expect(a.spend).toBe(1.5);
+  });
 });

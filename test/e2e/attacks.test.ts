@@ -5,7 +5,7 @@
 // listed the member's files, a second key replayed the first one's cached answers, labels made
 // new limiters and multiplied the cap, and a budget let an unpriced model or a too-large request through.
 import { randomBytes } from "node:crypto";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Admin, type MintedKey, type Pools, poolVars } from "../support/pools.ts";
 import { ADMIN_TOKEN, OPENAI_MODEL, openaiVia, rejection, useStack } from "./setup.ts";
@@ -110,6 +110,38 @@ describe("attack 5: spend without a budget", () => {
     expect(big.status).toBe(402);
     expect(stack.standin.stats().attempts).toBe(0);
     expect((await ask(holder, "cheap")).choices).toHaveLength(1);
+  });
+});
+
+describe("attack 6: reach another key's batches and files", () => {
+  it("a second key of the same pool, with the batches scope and every id, reads, downloads, cancels and lists none of the first's; nothing is sent", async () => {
+    stack.standin.configure({ batchValidatingMs: 50, batchTurnaroundMs: 300, batchFinalizingMs: 50 });
+    const holder = openaiVia(stack, (await mint("team", { scopes: ["inference", "batches"] })).key);
+    const thief = openaiVia(stack, (await mint("team", { scopes: ["inference", "batches"] })).key);
+    const line = JSON.stringify({ custom_id: "private-1", method: "POST", url: "/v1/chat/completions", body: { model: OPENAI_MODEL, max_tokens: 8, messages: [{ role: "user", content: "team A's secret eval" }] } });
+    const file = await holder.files.create({ file: await toFile(Buffer.from(`${line}\n`), "input.jsonl"), purpose: "batch" });
+    const batch = await holder.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    let done = batch;
+    for (let i = 0; i < 100 && done.status !== "completed"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      done = await holder.batches.retrieve(batch.id);
+    }
+    expect(done.output_file_id).toBeTruthy();
+    expect(await (await holder.files.content(done.output_file_id!)).text()).toContain("private-1");
+    stack.standin.resetStats();
+    for (const attempt of [
+      () => thief.batches.retrieve(batch.id), () => thief.batches.cancel(batch.id), () => thief.files.content(done.output_file_id!),
+      () => thief.files.content(file.id), () => thief.files.retrieve(file.id), () => thief.files.delete(file.id),
+      () => thief.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" }),
+    ])
+      expect((await status(attempt())).status).toBe(403);
+    expect((await thief.batches.list()).data).toEqual([]);
+    expect((await thief.files.list()).data).toEqual([]);
+    // Nor does the holder reach the account's other files, or upload anything but batch input.
+    expect((await holder.files.list()).data.map((f) => f.id).sort()).toEqual([file.id, done.output_file_id].sort());
+    expect((await status(holder.files.content("file-eval-answers"))).status).toBe(403);
+    expect((await status(holder.files.create({ file: await toFile(Buffer.from("x"), "x.jsonl"), purpose: "fine-tune" }))).status).toBe(403);
+    expect(stack.standin.stats().attempts).toBe(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env";
-import { costOf, PRICES_CHECKED, priceOf, priceTable } from "../../src/usage/prices";
+import { batchPrice, costOf, PRICES_CHECKED, priceOf, priceTable } from "../../src/usage/prices";
 
 const t = (input: number, output: number, cached = 0, cacheWrite = 0) => ({ input, output, cached, cacheWrite });
 
@@ -47,5 +47,14 @@ describe("price table", () => {
     // No cached or cache-write rate: input's.
     expect(costOf(t(100, 10, 50, 50), { input: 2, output: 4 })).toBeCloseTo((100 * 2 + 10 * 4) / 1e6, 15);
     expect(costOf(t(0, 0), p)).toBe(0);
+  });
+
+  it("provider batches: half of each rate by default; PRICES may give a batch price of its own", () => {
+    const mini = priceOf(priceTable(undefined), "openai", "gpt-4o-mini")!;
+    expect(batchPrice(mini)).toEqual({ input: 0.075, output: 0.3, cached: 0.0375 });
+    const table = priceTable('{"house":{"input":2,"output":4,"batch":{"input":0.5,"output":1}}}');
+    expect(batchPrice(priceOf(table, "openai", "house")!)).toEqual({ input: 0.5, output: 1 });
+    for (const raw of ['{"m":{"input":1,"output":1,"batch":{"input":1}}}', '{"m":{"input":1,"output":1,"batch":3}}'])
+      expect(() => priceTable(raw), raw).toThrow(/batch/);
   });
 });

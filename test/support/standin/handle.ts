@@ -15,6 +15,8 @@ import type { StandinOptions } from "./options.ts";
 import { makeReply } from "./reply.ts";
 import { parseRequest } from "./request.ts";
 import type { Outcome, StatsRecorder } from "./stats.ts";
+import type { BatchBook } from "./batch-run.ts";
+import type { StoredFile } from "./files.ts";
 
 export interface State {
   options: StandinOptions;
@@ -23,6 +25,10 @@ export interface State {
   dice: Dice;
   /** Wakes each request held (options.hold); called when hold is turned off. */
   held: Set<() => void>;
+  /** Each account's files (/v1/files), by credential. */
+  files: Map<string, Map<string, StoredFile>>;
+  /** Every account's batches (/v1/batches, /v1/messages/batches). */
+  book: BatchBook;
 }
 
 type Headers = Record<string, string>;
@@ -111,29 +117,13 @@ async function writeStream(res: ServerResponse, plan: StreamPlan, totalMs: numbe
 }
 
 /** Which header carried the credential, and any other credential sent beside it, for tests of how a gateway sent them. */
-function credentialHeaders(h: IncomingHttpHeaders, credential: string | undefined): { credentialHeader: string | null; extraCredentials: string[] } {
+export function credentialHeaders(h: IncomingHttpHeaders, credential: string | undefined): { credentialHeader: string | null; extraCredentials: string[] } {
   const bearer = /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() ?? h.authorization;
   const sent = [bearer, h["api-key"], h["x-api-key"], h["x-goog-api-key"]].filter((v): v is string => typeof v === "string" && v !== "");
   const extraCredentials = [...new Set(sent.filter((v) => v !== credential))];
   if (credential === undefined) return { credentialHeader: null, extraCredentials };
   const header = ["api-key", "x-api-key"].find((name) => h[name] === credential) ?? "authorization";
   return { credentialHeader: header, extraCredentials };
-}
-
-/**
- * `GET /v1/files`: the account's files, as OpenAI lists them to any key of the organization. Only
- * what a gateway must keep a virtual key away from; recorded like any request.
- */
-export function handleFiles(state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, query: string): void {
-  const credential = openai.credential(h);
-  const ok = credential !== undefined && (!state.options.apiKeys || state.options.apiKeys.includes(credential));
-  state.stats.record(
-    { at: Date.now(), credential: credential ?? null, ...credentialHeaders(h, credential), provider: "openai", path, query, model: "", stream: false, status: ok ? 200 : 401, outcome: ok ? "success" : "unauthorized" },
-    state.options.logLimit,
-  );
-  if (!ok) return sendJson(res, 401, openai.unauthorized(credential).body);
-  const files = [{ id: "file-eval-answers", object: "file", bytes: 2_048, created_at: 1_764_000_000, filename: "answers.jsonl", purpose: "batch_output" }];
-  sendJson(res, 200, { object: "list", data: files, has_more: false }, { ...openai.requestId(), ...openai.identity(state.options.organization) });
 }
 
 const HOSTS: Record<Dialect["name"], string> = { openai: "api.openai.com", anthropic: "api.anthropic.com", azure: "myresource.openai.azure.com" };

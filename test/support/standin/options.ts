@@ -73,6 +73,26 @@ export interface StandinOptions {
    * caller leaves while held is never answered, and its usage is not counted.
    */
   hold: boolean;
+  /** Provider batches (`/v1/batches`, `/v1/messages/batches`): time from the end of validation until every line has ended; lines end evenly over it. */
+  batchTurnaroundMs: number;
+  /** How long a new batch is `validating` (OpenAI) before it runs or fails. */
+  batchValidatingMs: number;
+  /** How long a batch whose lines have all ended is `finalizing`, and a cancelled one `cancelling`. */
+  batchFinalizingMs: number;
+  /** The completion window: a batch still running this long after its creation expires (its lines not ended: expired). */
+  batchExpireMs: number;
+  /** Share of a batch's lines that fail at the provider (a 500 in the error file; Anthropic `errored`), drawn per line from the seed. */
+  batchFailRate: number;
+  /**
+   * Tokens (prompt + output limit) an account's running batches of one model may hold: OpenAI
+   * fails a batch past it at validation (`token_limit_exceeded`), Anthropic refuses it with a 429.
+   * 0 = no limit.
+   */
+  batchEnqueuedTokens: number;
+  /** Requests one batch may hold (OpenAI 50,000; Anthropic 100,000). */
+  batchMaxRequests: number;
+  /** Bytes one batch's input may hold (OpenAI's file, Anthropic's request body). */
+  batchMaxBytes: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
@@ -101,13 +121,22 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   organization: "org-standin",
   logLimit: 100_000,
   hold: false,
+  batchTurnaroundMs: 3_000,
+  batchValidatingMs: 200,
+  batchFinalizingMs: 200,
+  batchExpireMs: 86_400_000,
+  batchFailRate: 0,
+  batchEnqueuedTokens: 0,
+  batchMaxRequests: 50_000,
+  batchMaxBytes: 200 * 1024 * 1024,
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
 const FAULTS: readonly string[] = ["500", "503", "524", "529"];
 const NUMBERS = [
   "port", "rpm", "tpm", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
-  "streamChunks", "outputTokens", "seed", "logLimit",
+  "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
+  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes",
 ] as const;
 
 function fail(message: string): never {
@@ -137,6 +166,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   if ("retryAfter" in o && !RETRY_MODES.includes(o.retryAfter as string)) {
     fail(`retryAfter must be one of ${RETRY_MODES.join(", ")}`);
   }
+  if ("batchFailRate" in o && ((o.batchFailRate as number) < 0 || (o.batchFailRate as number) > 1)) fail("batchFailRate must be a rate in [0, 1]");
   if ("burst" in o) validateBurst(o.burst);
   if ("keyLimits" in o) validateKeyLimits(o.keyLimits);
   if ("faults" in o) validateFaults(o.faults);

@@ -3,7 +3,9 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Dice } from "./faults.ts";
-import { handleApi, handleFiles, route, sendJson } from "./handle.ts";
+import { handleBatchApi, readBytes } from "./batch-api.ts";
+import { advance } from "./batch-run.ts";
+import { handleApi, route, sendJson } from "./handle.ts";
 import type { State } from "./handle.ts";
 import { openai } from "./openai.ts";
 import { mergeOptions } from "./options.ts";
@@ -28,23 +30,20 @@ export interface Standin {
 
 const MAX_BODY = 32 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) reject(new Error("body too large"));
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
+const readBody = async (req: IncomingMessage): Promise<string> => (await readBytes(req, MAX_BODY)).toString("utf8");
 
 export async function startStandin(options: Partial<StandinOptions> = {}): Promise<Standin> {
   const initial = mergeOptions(options);
-  const state: State = { options: initial, accounts: new Map(), stats: new StatsRecorder(), dice: new Dice(initial.seed), held: new Set() };
+  const stats = new StatsRecorder();
+  const state: State = {
+    options: initial, accounts: new Map(), stats, dice: new Dice(initial.seed), held: new Set(), files: new Map(), book: { batches: new Map(), stats },
+  };
+  // Batch lines are made when looked at; stats look at every batch first, so they count what the clock says has ended.
+  const snapshot = () => {
+    const now = Date.now();
+    for (const b of state.book.batches.values()) advance(state.book, b, state.options, now);
+    return state.stats.snapshot();
+  };
 
   const configure = (partial: Partial<StandinOptions>) => {
     const next = mergeOptions(state.options, partial);
@@ -60,7 +59,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
 
   async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
     const key = `${req.method} ${path}`;
-    if (key === "GET /_stats") sendJson(res, 200, state.stats.snapshot());
+    if (key === "GET /_stats") sendJson(res, 200, snapshot());
     else if (key === "POST /_reset") {
       reset();
       sendJson(res, 200, { ok: true });
@@ -79,7 +78,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
-    if (req.method === "GET" && /\/v1\/files$/.test(path)) return handleFiles(state, res, req.headers, path, query);
+    if (await handleBatchApi(state, req, res, path, query)) return;
     const target = req.method === "POST" ? route(path) : null;
     const raw = await readBody(req);
     if (!target) {
@@ -106,7 +105,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   return {
     url: `http://${host}:${port}`,
     port,
-    stats: () => state.stats.snapshot(),
+    stats: snapshot,
     resetStats: () => state.stats.reset(),
     reset,
     configure,

@@ -61,6 +61,26 @@ export interface Stats {
   lastAttemptAt: number | null;
   /** One record per attempt (bounded by logLimit). */
   log: Attempt[];
+  /** Provider batches: what was made, and each line's outcome once it ended. */
+  batch: BatchStats;
+}
+
+export interface BatchStats {
+  /** Batches created (refused ones included). */
+  created: number;
+  /** Refused at validation or creation for lack of room in the enqueued-token limit. */
+  refused: number;
+  /** Cancels asked. */
+  cancels: number;
+  /** Lines answered: the generations a provider bills. */
+  generations: number;
+  failedLines: number;
+  expiredLines: number;
+  cancelledLines: number;
+  /** Tokens the batch answers reported in their usage. */
+  usage: { input: number; output: number };
+  /** Files uploaded to /v1/files. */
+  uploads: number;
 }
 
 export interface CredentialStats {
@@ -103,6 +123,7 @@ function empty(): Stats {
     rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0, held: 0,
     usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
+    batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
   };
 }
 
@@ -134,6 +155,23 @@ export class StatsRecorder {
   used(input: number, output: number): void {
     this.#s.usage.input += input;
     this.#s.usage.output += output;
+  }
+
+  /** One batch line ended: answered (with its usage), failed at the provider, expired or cancelled. */
+  batchLine(kind: "succeeded" | "failed" | "expired" | "cancelled", input = 0, output = 0): void {
+    const b = this.#s.batch;
+    if (kind === "succeeded") {
+      b.generations++;
+      b.usage.input += input;
+      b.usage.output += output;
+    } else if (kind === "failed") b.failedLines++;
+    else if (kind === "expired") b.expiredLines++;
+    else b.cancelledLines++;
+  }
+
+  /** A batch was created (`refused`: it will fail, or was refused, for lack of queue room), a cancel asked, or a file uploaded. */
+  batchEvent(what: "created" | "refused" | "cancels" | "uploads"): void {
+    this.#s.batch[what]++;
   }
 
   begin(): void {

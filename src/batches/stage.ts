@@ -1,0 +1,225 @@
+// The batch stage of the request path, for virtual keys: a key with the `batches` scope (and not
+// `files` or `all`) reaches only the batches and files it made, lists only those, and may upload
+// only batch input; a request naming one of them goes to the pool member that holds it. What it
+// makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
+// budgeted key reserves a batch's estimate when it is created.
+import { budgetOf } from "../budget/object";
+import { estimateUsd, reserveBudget, unpriced } from "../budget/stage";
+import type { Env } from "../env";
+import type { VirtualKey } from "../keys/object";
+import type { Pool } from "../pools/config";
+import { memberHash } from "../pools/member";
+import { estimateTokens } from "../policy/estimate";
+import { gatewayError } from "../proxy/errors";
+import { scopeOf } from "../providers/endpoints";
+import type { FlavourName } from "../providers/table";
+import { batchPrice, costOf, type PriceTable, priceOf } from "../usage/prices";
+import type { UsageRecord } from "../usage/types";
+import { bookOf, type Owned } from "./book";
+import { factsOf, type LineUse, type Op, opOf } from "./ops";
+import { tapResults } from "./tap";
+
+/** A batch's reservation may stay unsettled for its 24 h window and an hour to read its results. */
+const BATCH_HOLD_MS = 25 * 3_600_000;
+
+export interface BatchAsk {
+  env: Env;
+  vk: VirtualKey;
+  pool: Pool;
+  provider: string;
+  flavour: FlavourName;
+  method: string;
+  rest: string;
+  search: URLSearchParams;
+  body: Uint8Array;
+  headers: Headers;
+  prices: PriceTable;
+  /** `<gateway origin>/<provider>`: where Anthropic's results_url should send the caller back to. */
+  here: string;
+  waitUntil: (p: Promise<unknown>) => void;
+}
+
+export interface BatchPlan {
+  /** The pool, or only the member that holds what the request names. */
+  pool: Pool;
+  /** The answer, once run: recorded, metered, or rewritten. */
+  finish(res: Response): Promise<Response>;
+}
+
+/** Whether `scopes` let a key reach the files endpoints a batch job needs (src/batches/ then keeps it to its own). */
+export const batchesGrant = (scopes: readonly string[], flavour: FlavourName, method: string, rest: string): boolean =>
+  scopes.includes("batches") && ["upload", "files", "file", "content"].includes(opOf(flavour, method, rest)?.k ?? "");
+
+const isFileOp = (op: Op) => ["upload", "files", "file", "content", "unfile"].includes(op.k);
+
+/** null: not a batch or file request of a tracked API. A Response: refused, or a list answered here. */
+export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | null> {
+  const op = opOf(b.flavour, b.method, b.rest);
+  const { vk } = b;
+  // Batches whose owner the gateway cannot tell (Gemini's, Azure's): only a key that may see the whole account.
+  if (!op && !vk.scopes.includes("all") && scopeOf(b.flavour, b.method, b.rest) === "batches")
+    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own batches on OpenAI and Anthropic only; here that needs the scope all`);
+  if (!op) return null;
+  // A key whose scopes reach the whole account here keeps today's meaning; otherwise only its own.
+  const own = !vk.scopes.includes("all") && !(isFileOp(op) && vk.scopes.includes("files"));
+  const book = bookOf(b.env, vk);
+  const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches scope a key reaches only the batches and files it made)`);
+  if (own && (op.k === "unfile" || op.k === "unbatch")) return forbid("may not delete");
+  if (own && (op.k === "files" || op.k === "list")) return listed(b, op, book);
+  const known = "id" in op ? await book.find(op.id) : null;
+  if (own && "id" in op && (!known || (known.kind === "file") !== isFileOp(op))) return forbid(`did not make ${op.id.slice(0, 100)}`);
+
+  let member = known?.member;
+  let estimate = 0;
+  let upload: { usd: number } | null = null;
+  if (op.k === "upload") {
+    const read = await readUpload(b, own);
+    if (read instanceof Response) return read;
+    upload = read;
+  } else if (op.k === "create") {
+    const asked = parse(b.body) as { input_file_id?: unknown; requests?: { params?: unknown }[] } | null;
+    if (b.flavour === "openai") {
+      const file = typeof asked?.input_file_id === "string" ? await book.find(asked.input_file_id) : null;
+      if (own && file?.kind !== "file") return forbid(`did not upload the input file ${String(asked?.input_file_id).slice(0, 100)}`);
+      member = file?.member;
+      estimate = file?.usd ?? -1;
+    } else {
+      const est = estimateOf(b, Array.isArray(asked?.requests) ? asked.requests.map((r) => r?.params) : []);
+      if (est instanceof Response) return est;
+      estimate = est;
+    }
+  }
+  // A budgeted key reserves what the whole batch may cost before it is made.
+  let held: Awaited<ReturnType<typeof reserveBudget>> | null = null;
+  if (op.k === "create" && typeof vk.budget === "number") {
+    if (estimate < 0) return forbid("has a budget: the batch's input file must be uploaded through the gateway, so its cost is known");
+    held = await reserveBudget(b.env, { ...vk, budget: vk.budget }, estimate, "this batch", BATCH_HOLD_MS);
+    if (held instanceof Response) return held;
+  }
+  const pool = member ? { ...b.pool, members: b.pool.members.filter((m) => m.name === member) } : b.pool;
+  if (pool.members.length === 0) return gatewayError("not_found", `pool ${b.pool.name} no longer has member ${member}, which holds ${"id" in op ? op.id : "this"}`);
+
+  return {
+    pool,
+    async finish(res) {
+      const reservation = held && !(held instanceof Response) ? held : null;
+      if (res.status >= 300) {
+        if (reservation) b.waitUntil(reservation.settle(0).catch(() => {}));
+        return res;
+      }
+      const hash = res.headers.get("x-slotgate-key")?.split(":").pop() ?? "";
+      const by = member ?? (await memberOf(pool, hash));
+      if (op.k === "content" || op.k === "results") {
+        const batch = op.k === "results" ? op.id : known?.batch;
+        if (!batch || !res.body) return res;
+        // In order: the last lines are metered before the batch is closed to metering.
+        let chain: Promise<unknown> = Promise.resolve();
+        const then = (f: () => Promise<unknown>) => b.waitUntil((chain = chain.then(f, f)));
+        return new Response(tapResults(res.body, (lines) => then(() => meter(b, batch, hash, lines)), (whole) => whole && then(() => close(b, batch))), res);
+      }
+      if (!["upload", "create", "batch", "cancel"].includes(op.k)) return res;
+      const text = await res.text();
+      const obj = parse(text) as Record<string, unknown> | null;
+      const out = rewritten(b, text, obj, res);
+      if (typeof obj?.id !== "string") return out;
+      if (upload) {
+        await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }]);
+        return out;
+      }
+      const facts = factsOf(obj);
+      if (!facts) return out;
+      const rows: Owned[] = [{ id: facts.id, kind: "batch", member: by, res: reservation?.id ?? null, obj: JSON.stringify(obj) }];
+      for (const f of facts.files) rows.push({ id: f, kind: "file", member: by, batch: facts.id, obj: JSON.stringify({ id: f, object: "file", purpose: "batch_output" }) });
+      // Only the key's own batches are noted (a key that sees the account may look at others').
+      if (op.k === "create" || known) await book.note(rows);
+      // Over with no output to read: nothing more to meter, the reservation settles now.
+      if (facts.ended && (b.flavour === "openai" ? obj.output_file_id == null : false)) b.waitUntil(close(b, facts.id));
+      return out;
+    },
+  };
+}
+
+const parse = (v: Uint8Array | string): unknown => {
+  try {
+    return JSON.parse(typeof v === "string" ? v : new TextDecoder().decode(v));
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The answer as the provider sent it, but for Anthropic's results_url, which names the provider:
+ * the caller is sent back through the gateway instead.
+ */
+function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | null, res: Response): Response {
+  if (typeof obj?.results_url !== "string") return new Response(text, res);
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  const body = JSON.stringify({ ...obj, results_url: `${b.here}/v1/messages/batches/${encodeURIComponent(String(obj.id))}/results` });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers });
+}
+
+/** The member a pooled answer came from, by the hash in its limiter key. */
+async function memberOf(pool: Pool, hash: string): Promise<string> {
+  for (const m of pool.members) if ((await memberHash(m)) === hash) return m.name;
+  return pool.members[0]!.name;
+}
+
+/** A key that sees only its own: its batches or files as it last saw them, in the provider's list shape; nothing is sent. */
+async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Promise<Response> {
+  const limit = Math.min(op.k === "files" ? 10_000 : 100, Number(b.search.get("limit")) || 20);
+  const after = b.search.get("after") ?? b.search.get("after_id");
+  const { ids, objs, more } = await book.list(op.k === "files" ? "file" : "batch", limit, after);
+  const tail = `"first_id":${JSON.stringify(ids[0] ?? null)},"last_id":${JSON.stringify(ids.at(-1) ?? null)},"has_more":${more}`;
+  // The objects are the provider's JSON as stored: put together, not parsed again.
+  return new Response(`{${b.flavour === "anthropic" ? "" : '"object":"list",'}"data":[${objs.join(",")}],${tail}}`, { headers: { "content-type": "application/json" } });
+}
+
+/** An upload's form: a key that sees only its own uploads batch input only; a budgeted key's lines are priced now. */
+async function readUpload(b: BatchAsk, own: boolean): Promise<{ usd: number } | Response> {
+  let form: FormData;
+  try {
+    form = await new Request("https://upload.invalid/", { method: "POST", headers: b.headers, body: b.body }).formData();
+  } catch {
+    return gatewayError("invalid_request", "the upload is not a multipart form");
+  }
+  if (own && form.get("purpose") !== "batch") return gatewayError("forbidden", `virtual key ${b.vk.name} may upload only batch input (purpose batch)`);
+  const file = form.get("file");
+  if (typeof b.vk.budget !== "number" || typeof file === "string" || !file) return { usd: 0 };
+  const lines = (await file.text()).split("\n").filter((l) => l.trim() !== "");
+  const usd = estimateOf(b, lines.map((l) => (parse(l) as { body?: unknown } | null)?.body));
+  return usd instanceof Response ? usd : { usd };
+}
+
+/** What requests may cost at batch prices (their prompts and output limits); 403 for a model with no price. */
+function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
+  if (typeof b.vk.budget !== "number") return 0;
+  let usd = 0;
+  for (const body of bodies) {
+    const model = String((body as { model?: unknown } | null)?.model ?? "");
+    const price = priceOf(b.prices, b.provider, model);
+    if (!price) return unpriced(b.vk.name, model);
+    const bytes = JSON.stringify(body).length;
+    usd += estimateUsd(bytes, estimateTokens(body, bytes), batchPrice(price));
+  }
+  return usd;
+}
+
+/** Result lines into the key's book (each once), at batch prices, under the member's key for their model. */
+async function meter(b: BatchAsk, batch: string, hash: string, lines: LineUse[]): Promise<void> {
+  const byModel = new Map<string, { id: string; record: UsageRecord }[]>();
+  for (const l of lines) {
+    const model = l.model ?? "*";
+    const price = priceOf(b.prices, b.provider, model);
+    const record = { caller: b.vk.name, virtualKey: b.vk.name, pool: b.pool.name, model, tokens: l.tokens, costUsd: price ? costOf(l.tokens, batchPrice(price)) : null };
+    byModel.set(model, [...(byModel.get(model) ?? []), { id: l.id, record }]);
+  }
+  const book = bookOf(b.env, b.vk);
+  for (const [model, recs] of byModel) await book.meter(batch, `${b.provider}:${model}:${hash}`, recs).catch(() => 0);
+}
+
+/** The batch's results were read whole (or there are none): its reservation settles with what its lines cost. */
+async function close(b: BatchAsk, batch: string): Promise<void> {
+  const held = await bookOf(b.env, b.vk).close(batch);
+  if (held && typeof b.vk.budget === "number") await budgetOf(b.env, b.vk).settle(held.res, held.usd, b.vk.budgetPeriod ?? "total");
+}
