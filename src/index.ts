@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import type { Env } from "./env";
 import { gatewayError } from "./proxy/errors";
 import { admin } from "./routes/admin";

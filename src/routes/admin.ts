@@ -1,4 +1,5 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
+import { Hono } from "hono/tiny";
 import { bearerOk } from "../auth";
 import { cacheStats, purgeCache } from "../cache/admin";
 import { parseOverride } from "../config/limits";

@@ -3,7 +3,8 @@
 //
 //   token → settings → asked → caller → virtual key → body held → body read
 //     → batches → pool route → budget → cache → cap → limiter and attempts (run)
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
 import { batchStage } from "../batches/stage";
 import { budgetStage, estimateUsd } from "../budget/stage";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { ConfigError } from "../config/env";
 import type { Env } from "../env";
 import { shardOfName } from "../keys/format";
