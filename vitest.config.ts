@@ -43,7 +43,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/node/**", "test/sim/**"],
+          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**"],
         },
       },
       {
@@ -51,7 +51,7 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -1,6 +1,6 @@
 // Metrics and event lines end to end: traffic with a known secret API key and prompt through
 // `wrangler dev` into a stand-in that refuses past 4 in flight; then the exposition through
-// promtool, a real Prometheus scraping the gateway with the README's bearer-token config, and
+// promtool, a real Prometheus scraping the gateway with the bearer-token config docs/operating.md gives, and
 // wrangler's own log output for the event lines. Needs Debian's `prometheus` package (promtool and
 // prometheus; CI installs it); without it this FAILS.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -54,11 +54,11 @@ async function chat(i: number): Promise<{ status: number; key: string; text: str
   return { status: res.status, key: res.headers.get("x-slotgate-key") ?? "", text: await res.text() };
 }
 
-/** The README's scrape config, pointed at this gateway over plain http and scraping every second. */
+/** The operating guide's scrape config, pointed at this gateway over plain http and scraping every second. */
 function scrapeConfig(tokenFile: string): string {
-  const readme = readFileSync(resolve(import.meta.dirname, "../../README.md"), "utf8");
-  const block = /```yaml\n(scrape_configs:[\s\S]*?job_name: slotgate[\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error("README.md has no yaml block with the slotgate scrape config");
+  const guide = readFileSync(resolve(import.meta.dirname, "../../docs/operating.md"), "utf8");
+  const block = /```yaml\n(scrape_configs:[\s\S]*?job_name: slotgate[\s\S]*?)```/.exec(guide)?.[1];
+  if (!block) throw new Error("docs/operating.md has no yaml block with the slotgate scrape config");
   const host = new URL(gateway.url).host;
   const out = block
     .replace("scheme: https", "scheme: http")
@@ -101,7 +101,7 @@ it("exposes the run's numbers to promtool and a real Prometheus, and logs its de
   expect(checkMetrics(text)).toEqual({ status: 0, output: "" });
   expect((await fetch(`${gateway.url}/admin/metrics`)).status).toBe(401);
 
-  // 2. A real Prometheus with the README's config scrapes the gateway.
+  // 2. A real Prometheus with the operating guide's config scrapes the gateway.
   const tokenFile = join(dir, "token");
   writeFileSync(tokenFile, ADMIN_TOKEN);
   writeFileSync(join(dir, "prometheus.yml"), scrapeConfig(tokenFile));
