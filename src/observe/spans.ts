@@ -86,7 +86,7 @@ export class RequestSpan extends Span {
     }
     this.set("slotgate.limiter.key", key);
     this.set("slotgate.caller", who.caller);
-    this.set("slotgate.lane", who.priority);
+    this.set("slotgate.lane", who.priority ?? "normal");
     this.set("slotgate.pool", pool?.pool);
     this.set("slotgate.virtual_key", pool?.vk);
   }
