@@ -68,6 +68,8 @@ export class AttemptSpan extends Span {
 export class RequestSpan extends Span {
   /** Filled by the meter from the answer (model, id, finish reasons). */
   readonly facts: AnswerFacts = {};
+  /** The answer's record was final before it went back: a plain answer, read whole. */
+  private metered = false;
   private genai: Attrs;
 
   constructor(t: Trace, name: string, start: number, genai: Attrs) {
@@ -108,6 +110,7 @@ export class RequestSpan extends Span {
 
   /** The answer's usage, once it is final (a stream's at its end). */
   usage(r: UsageRecord): void {
+    this.metered = true;
     const t = r.tokens;
     if (!t) return;
     this.set("gen_ai.usage.input_tokens", t.input);
@@ -117,8 +120,8 @@ export class RequestSpan extends Span {
   }
 
   /**
-   * The caller's answer: its status and the gateway's headers as attributes; the span ends when
-   * its body has gone out (a stream at its end) or the caller left.
+   * The caller's answer: its status and the gateway's headers as attributes. The span ends now when
+   * the body is in memory, else when it has gone out (a stream at its end) or the caller left.
    */
   answer(res: Response, waitUntil: (p: Promise<unknown>) => void): Response {
     const h = res.headers;
@@ -133,11 +136,12 @@ export class RequestSpan extends Span {
     for (const name of ["attempts", "queue-ms"]) if (h.has(`x-slotgate-${name}`)) this.set(`slotgate.${name.replace("-", "_")}`, Number(h.get(`x-slotgate-${name}`)));
     this.set("slotgate.cache", h.get("x-slotgate-cache"));
     const error = res.status === 499 ? "caller_left" : (h.get("x-slotgate-error") ?? (res.status >= 400 ? String(res.status) : null));
-    if (!res.body) {
+    // A body already in memory (a plain answer metered whole, an error read capped) ends it now.
+    if (!res.body || this.metered || res.status >= 400) {
       end(error);
       return res;
     }
-    // The body through an identity stream (native, as streamBack's): the span ends as it does.
+    // A stream (or a stored answer) through an identity stream (native, as streamBack's): the span ends as it does.
     const { readable, writable } = new TransformStream();
     waitUntil(res.body.pipeTo(writable).then(() => end(error), () => end(error ?? "interrupted")));
     return new Response(readable, res);
