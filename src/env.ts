@@ -67,6 +67,25 @@ export interface Env {
   POOLS?: string | Record<string, unknown>;
   /** ms a pool member is out after hard quota, 401 or 403, the first time (doubling per strike). */
   POOL_OUT_MS?: string;
+  /**
+   * Traces (src/observe/otel-config.ts), OpenTelemetry's own variables: off unless an endpoint is set.
+   * OTEL_EXPORTER_OTLP_HEADERS (and _TRACES_HEADERS) is a secret.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS?: string;
+  OTEL_EXPORTER_OTLP_TIMEOUT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?: string;
+  OTEL_TRACES_SAMPLER?: string;
+  OTEL_TRACES_SAMPLER_ARG?: string;
+  OTEL_TRACES_EXPORTER?: string;
+  OTEL_SDK_DISABLED?: string;
+  OTEL_SERVICE_NAME?: string;
+  OTEL_RESOURCE_ATTRIBUTES?: string;
+  OTEL_BSP_SCHEDULE_DELAY?: string;
+  OTEL_BSP_MAX_QUEUE_SIZE?: string;
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE?: string;
   ADMIN_TOKEN?: string;
   GATEWAY_TOKENS?: string;
   /** The HMAC key of virtual keys (default: ADMIN_TOKEN). */

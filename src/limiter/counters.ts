@@ -1,4 +1,6 @@
 import type { OutcomeClass } from "../policy/types";
+import type { Tokens } from "../usage/tokens";
+import type { Ended } from "../usage/types";
 import type { ChangeReason } from "./aimd";
 
 /**
@@ -17,6 +19,12 @@ export const OBJECT_ERRORS = ["queue_timeout"] as const;
 export const LATENCY_BOUNDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /** Most grants wait nothing; a queued one waits for a slot, a gate or a quota refill. */
 export const WAIT_BOUNDS = [0.001, 0.01, 0.05, 0.25, 1, 5, 15, 60, 120];
+
+/** The OpenTelemetry GenAI conventions' buckets: gen_ai.client.token.usage and gen_ai.client.operation.duration (seconds). */
+export const TOKEN_BOUNDS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+export const OPERATION_BOUNDS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+/** Label sets per key in each gen_ai family; past it, new models (and errors) count as `_OTHER`. */
+export const GENAI_SERIES_MAX = 16;
 
 export interface Histogram {
   /** Per bucket (not cumulative), one more than the bounds: the last is +Inf. */
@@ -46,6 +54,11 @@ export interface Counters {
   tokens: { input: number; output: number; cached: number; cacheWrite: number };
   /** What those tokens cost at the price table (priced answers only). */
   costUsd: number;
+  /**
+   * The gen_ai.client.* histograms, per label set `<operation>\n<model named>\n<type>`: `type` is
+   * the token type (input, output) or the operation's error.type ("" when it succeeded).
+   */
+  genai: { tokens: Record<string, Histogram>; duration: Record<string, Histogram> };
 }
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
@@ -65,6 +78,7 @@ export function emptyCounters(): Counters {
     queueWait: emptyHistogram(WAIT_BOUNDS),
     tokens: { input: 0, output: 0, cached: 0, cacheWrite: 0 },
     costUsd: 0,
+    genai: { tokens: {}, duration: {} },
   };
 }
 
@@ -99,6 +113,18 @@ export function countLimitChange(c: Counters, reason: ChangeReason): void {
 export function countUsage(c: Counters, t: Counters["tokens"] | null, costUsd: number | null): void {
   if (t) for (const k of ["input", "output", "cached", "cacheWrite"] as const) c.tokens[k] += t[k];
   c.costUsd += costUsd ?? 0;
+}
+
+function genaiSeries(m: Record<string, Histogram>, bounds: readonly number[], op: string, model: string, type: string): Histogram {
+  let k = `${op}\n${model}\n${type}`;
+  if (!m[k] && Object.keys(m).length >= GENAI_SERIES_MAX) k = `${op}\n_OTHER\n${type === "" || type === "input" || type === "output" ? type : "_OTHER"}`;
+  return (m[k] ??= emptyHistogram(bounds));
+}
+
+/** A GenAI operation's end: its duration, and its tokens when its answer reported them. */
+export function countOperation(c: Counters, e: Ended, t: Tokens | null): void {
+  observe(genaiSeries(c.genai.duration, OPERATION_BOUNDS, e.op, e.model, e.error ?? ""), OPERATION_BOUNDS, e.ms / 1_000);
+  if (t) for (const type of ["input", "output"] as const) observe(genaiSeries(c.genai.tokens, TOKEN_BOUNDS, e.op, e.model, type), TOKEN_BOUNDS, t[type]);
 }
 
 export function countLeasesExpired(c: Counters, n: number): void {
@@ -143,5 +169,8 @@ export function restoreCounters(saved: unknown): Counters {
   c.queueWait = mergeHistogram(c.queueWait, s.queueWait);
   mergeRecord(c.tokens, s.tokens);
   c.costUsd = num(s.costUsd);
+  const g = (s.genai ?? {}) as Record<string, unknown>;
+  for (const [family, bounds] of [["tokens", TOKEN_BOUNDS], ["duration", OPERATION_BOUNDS]] as const)
+    for (const [k, h] of Object.entries((g[family] ?? {}) as Record<string, unknown>).slice(0, GENAI_SERIES_MAX)) c.genai[family][k] = mergeHistogram(emptyHistogram(bounds), h);
   return c;
 }

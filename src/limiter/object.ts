@@ -16,7 +16,7 @@ import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
-import { countUsage } from "./counters";
+import { countOperation, countUsage } from "./counters";
 
 /** One key's numbers for `GET /admin/metrics`. */
 export interface KeyMetricsReport extends KeyMetrics {
@@ -282,8 +282,10 @@ export class Limiter extends DurableObject<Env> {
    */
   private count(leaseId: string, usage: UsageRecord, at: number): void {
     if (!this.store.proven) this.prove(this.now());
-    if (!this.ledger.add(leaseId, this.meta?.key ?? "", usage, at)) return;
+    const { ended, ...record } = usage;
+    if (!this.ledger.add(leaseId, this.meta?.key ?? "", record, at)) return;
     countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
+    if (ended) countOperation(this.telemetry.counters, ended, usage.tokens);
     const due = this.ledger.due();
     if (due !== null) this.store.arm(due);
   }

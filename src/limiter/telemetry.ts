@@ -1,9 +1,10 @@
 import type { ChangeReason, HistoryEntry } from "./aimd";
 import type { Lease, LimiterCore, Outcome } from "./core";
-import { type Counters, countAttempt, countGrant, countLeasesExpired, countLimitChange, countQueueTimeout, emptyCounters, restoreCounters } from "./counters";
+import { type Counters, countAttempt, countOperation, countGrant, countLeasesExpired, countLimitChange, countQueueTimeout, emptyCounters, restoreCounters } from "./counters";
 import { available, type QuotaWindow } from "./quota";
 import { emptyRing, type Levels, noteAttempt, noteLevels, type Point, restoreRing, type Ring, series } from "./samples";
 import type { EventLog } from "../observe/emit";
+import type { SettleRequest } from "./types";
 import * as E from "../observe/events";
 
 /** The numbers `GET /admin/metrics` renders for one key (no history, no samples: a scrape stays small). */
@@ -83,6 +84,8 @@ export class Telemetry {
     this.seen.add(id);
     if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value as string);
     countAttempt(this.counters, o);
+    const ended = (o as SettleRequest).ended;
+    if (ended) countOperation(this.counters, ended, null);
     const lv = this.levels();
     noteAttempt(this.ring, now, lv, o);
     const view = { ...o, gateBefore: before.gate, gateAfter: this.core.cooldownUntil, windowsBefore: before.windows, windowsAfter: this.windows(), ...lv };

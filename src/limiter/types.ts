@@ -2,7 +2,7 @@ import type { LimiterOverride } from "../config/limits";
 import type { CallerView } from "./callers";
 import type { Outcome } from "./core";
 import type { Lane } from "./lanes";
-import type { UsageRecord } from "../usage/types";
+import type { Ended, UsageRecord } from "../usage/types";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -56,6 +56,8 @@ export interface SettleRequest extends Outcome {
   release?: boolean;
   /** The answer's usage, for the ledger: a plain answer's rides its settle. */
   usage?: UsageRecord;
+  /** A request's final error: the GenAI operation it ended (the metrics). */
+  ended?: Ended;
 }
 
 export interface QuotaView {

@@ -1,5 +1,6 @@
-import { CHANGE_REASONS, cumulative, type Histogram, LATENCY_BOUNDS, OBJECT_ERRORS, OUTCOME_CLASSES, RETRY_CLASSES, WAIT_BOUNDS } from "../limiter/counters";
+import { CHANGE_REASONS, cumulative, type Histogram, LATENCY_BOUNDS, OBJECT_ERRORS, OPERATION_BOUNDS, OUTCOME_CLASSES, RETRY_CLASSES, TOKEN_BOUNDS, WAIT_BOUNDS } from "../limiter/counters";
 import type { KeyMetrics } from "../limiter/telemetry";
+import { providerName } from "./genai";
 
 /**
  * `GET /admin/metrics` as Prometheus text exposition (format 0.0.4). Pure: it renders what the
@@ -88,13 +89,27 @@ const quota = (field: "limit" | "remaining"): PerKey => (w, name, base, k) => {
   }
 };
 
-const histogram = (bounds: readonly number[], pick: (k: KeySeries) => Histogram): PerKey => (w, name, base, k) => {
-  const h = pick(k);
+function histogramOf(w: Writer, name: string, base: Labels, bounds: readonly number[], h: Histogram): void {
   const cum = cumulative(h);
   bounds.forEach((b, i) => w.sample(`${name}_bucket`, { ...base, le: formatValue(b) }, cum[i] ?? 0));
   w.sample(`${name}_bucket`, { ...base, le: "+Inf" }, h.count);
   w.sample(`${name}_sum`, base, h.sum);
   w.sample(`${name}_count`, base, h.count);
+}
+
+const histogram = (bounds: readonly number[], pick: (k: KeySeries) => Histogram): PerKey => (w, name, base, k) => histogramOf(w, name, base, bounds, pick(k));
+
+/**
+ * A gen_ai.client.* histogram per label set the key has seen (counters.ts): the per-key labels
+ * plus the OpenTelemetry attributes as Prometheus names them (dots to underscores).
+ */
+const genai = (bounds: readonly number[], pick: (k: KeySeries) => Record<string, Histogram> | undefined, typeLabel: string): PerKey => (w, name, base, k) => {
+  for (const [set, h] of Object.entries(pick(k) ?? {})) {
+    const [a, b] = [set.indexOf("\n"), set.lastIndexOf("\n")];
+    const type = set.slice(b + 1);
+    const labels = { ...base, gen_ai_operation_name: set.slice(0, a), gen_ai_provider_name: providerName(k.provider), gen_ai_request_model: set.slice(a + 1, b), ...(type && { [typeLabel]: type }) };
+    histogramOf(w, name, labels, bounds, h);
+  }
 };
 
 /** Every per-key family, in output order. Each key has a fixed number of series in each. */
@@ -121,6 +136,8 @@ const FAMILIES: [string, "gauge" | "counter" | "histogram", string, PerKey][] = 
   ["slotgate_cost_usd_total", "counter", "USD the key's answers cost at the price table (unpriced models add nothing).", gauge((k) => k.counters.costUsd)],
   ["slotgate_upstream_latency_seconds", "histogram", "Upstream attempt latency, to the response headers.", histogram(LATENCY_BOUNDS, (k) => k.counters.latency)],
   ["slotgate_queue_wait_seconds", "histogram", "Time a granted request waited for its slot.", histogram(WAIT_BOUNDS, (k) => k.counters.queueWait)],
+  ["gen_ai_client_token_usage", "histogram", "OpenTelemetry's gen_ai.client.token.usage: input and output tokens of each answer that reported them.", genai(TOKEN_BOUNDS, (k) => k.counters.genai?.tokens, "gen_ai_token_type")],
+  ["gen_ai_client_operation_duration_seconds", "histogram", "OpenTelemetry's gen_ai.client.operation.duration: a request's arrival to its answer's end (error_type: how it failed).", genai(OPERATION_BOUNDS, (k) => k.counters.genai?.duration, "error_type")],
 ];
 
 export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {

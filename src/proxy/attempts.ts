@@ -72,8 +72,15 @@ export class Attempts {
     });
   }
 
-  /** An attempt's outcome as its settle carries it (a pool's member hears it as pooled). */
+  /**
+   * An attempt's outcome as its settle carries it (a pool's member hears it as pooled); a final
+   * error, the GenAI operation it ended (a success's rides its usage record).
+   */
   outcome(cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): SettleRequest {
-    return { cls, status, info, latencyMs, attempt, final, release: true, ...(this.route && { pooled: true }) };
+    const o = final && cls !== "success" ? this.plan.operation : undefined;
+    return {
+      cls, status, info, latencyMs, attempt, final, release: true, ...(this.route && { pooled: true }),
+      ...(o && { ended: { op: o.op, model: o.model, ms: this.now() - o.start, error: status ? String(status) : "upstream_unreachable" } }),
+    };
   }
 }

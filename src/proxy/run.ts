@@ -2,6 +2,7 @@
 // the caller should see. The steps are steps.ts's; the request's record across them, attempts.ts's.
 import type { GatewayConfig } from "../config/limits";
 import type { KeyMeta } from "../limiter/types";
+import type { RequestSpan } from "../observe/spans";
 import type { Meter } from "../usage/meter";
 import type { Tags } from "../usage/types";
 import { AGAIN, Attempts, GONE } from "./attempts";
@@ -35,6 +36,10 @@ export interface Plan {
   route?: Route;
   /** Stops the request while it waits, never mid-attempt (its virtual key was revoked). */
   stop?: AbortSignal;
+  /** A GenAI operation (its name, the model it names, its arrival): a final error's settle says how it ended (the metrics). */
+  operation?: { op: string; model: string; start: number };
+  /** The request's span when it is traced (OTEL_*): each attempt is a child of it. */
+  trace?: RequestSpan;
 }
 
 export interface Deps {
@@ -66,6 +71,7 @@ export async function run(plan: Plan, limiter: LimiterCalls | null, deps: Deps):
     if (sent instanceof Response) return sent;
     const latency = s.now() - slot.sent;
     slot.timer.answered();
+    slot.span?.answered(s.now(), sent.res.status);
     const answer = sent.res.status < 400 ? await settleSuccess(s, slot, sent.res, latency) : await settleError(s, slot, sent.res, latency);
     if (answer !== AGAIN) return answer;
   }

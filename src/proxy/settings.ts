@@ -6,6 +6,7 @@ import type { GatewayConfig } from "../config/limits";
 import type { Env } from "../env";
 import { providers } from "../providers/registry";
 import type { Provider } from "../providers/table";
+import { readTraceConfig, type TraceConfig } from "../observe/otel-config";
 import { type PriceTable, priceTable } from "../usage/prices";
 import { checkWeights } from "./caller";
 import { gatewayError } from "./errors";
@@ -16,6 +17,8 @@ export interface Settings {
   cache: CacheConfig;
   prices: PriceTable;
   location: Location | undefined;
+  /** OTEL_*: null when tracing is off. */
+  trace: TraceConfig | null;
 }
 
 /** An isolate's env does not change: its settings are read once (a malformed one, on every request, as it fails). */
@@ -26,7 +29,7 @@ export function settingsOf(env: Env): Settings | Response {
   const hit = known.get(env);
   if (hit) return hit;
   try {
-    const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env) };
+    const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env) };
     checkLimiterEnv(env);
     checkWeights(env.PRIORITY_WEIGHTS);
     known.set(env, settings);

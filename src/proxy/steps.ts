@@ -1,6 +1,7 @@
 // The steps of one attempt, in the order run.ts takes them: pick where it goes, hold a slot there,
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
+import type { AttemptSpan } from "../observe/spans";
 import { classify, keyUnusable } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/headers";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
@@ -24,6 +25,8 @@ export interface Slot {
   stop: () => void;
   /** When it was sent. */
   sent: number;
+  /** Its span, when the request is traced. */
+  span?: AttemptSpan;
 }
 
 /** Where this attempt goes: the request's own key, or the pool member that can start it soonest. */
@@ -44,6 +47,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   const { plan } = s;
   const leaseId = `${s.requestId}:${++s.asks}`;
   const asked = s.now();
+  const span = plan.trace?.attempt(at, asked, s.route?.memberOf?.(at));
   const leave = () => at.limiter.cancel(leaseId);
   s.waiting.addEventListener("abort", leave);
   try {
@@ -52,6 +56,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
     if (!(err instanceof LimiterUnavailable)) throw err;
     // The object may have granted it after all: never leave that slot to its lease's expiry.
     at.limiter.cancel(leaseId);
+    span?.close(s.now(), "limiter_unavailable");
     return s.stamp(s.last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
   } finally {
     s.waiting.removeEventListener("abort", leave);
@@ -60,10 +65,12 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   s.queueMs += s.now() - asked;
   s.route?.heard(at, grant.view, s.now());
   if (s.waiting.aborted) {
+    span?.close(s.now(), "caller_left");
     if (grant.granted) at.limiter.release(leaseId);
     return GONE();
   }
   if (!grant.granted) {
+    span?.close(s.now(), grant.reason);
     // Out of its pool (the view said otherwise): another member, at no cost to the attempts.
     if (s.route && grant.reason === "out") {
       s.target = undefined;
@@ -77,7 +84,8 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
     renewing();
     timer.stop();
   };
-  return { at, leaseId, attempt: ++s.attempts, timer, stop, sent: s.now() };
+  span?.granted(s.attempts + 1, s.now());
+  return { at, leaseId, attempt: ++s.attempts, timer, stop, sent: s.now(), span };
 }
 
 /** The provider's answer to the attempt, or what the request does when it never came. */
@@ -94,8 +102,10 @@ export async function send(s: Attempts, slot: Slot): Promise<Response | Again | 
 export async function unreachable(s: Attempts, slot: Slot): Promise<Response | Again> {
   const { at, leaseId, attempt, timer } = slot;
   slot.stop();
+  const left = s.plan.signal.aborted && !timer.timedOut;
+  slot.span?.answered(s.now(), 0, left ? "caller_left" : timer.timedOut ? "timeout" : "upstream_unreachable");
   // The caller left: not the provider's fault, so the slot just goes back.
-  if (s.plan.signal.aborted && !timer.timedOut) {
+  if (left) {
     at.limiter.release(leaseId);
     return GONE();
   }

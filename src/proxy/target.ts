@@ -27,4 +27,6 @@ export interface Route {
   scrub(body: Uint8Array): Uint8Array;
   /** Names the pool in the error given when no member is in. */
   pool: string;
+  /** The member's name (a span's attribute). */
+  memberOf?(t: Target): string | undefined;
 }

@@ -13,6 +13,8 @@ import type { Env } from "../env";
 import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
+import { operationOf } from "../observe/genai";
+import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
 import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
 import { type Asked, askedOf } from "../proxy/asked";
@@ -24,7 +26,7 @@ import { LimiterClient } from "../proxy/limiter-client";
 import { readRequest } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
-import { Meter } from "../usage/meter";
+import { Meter, type UsageRecord } from "../usage/meter";
 import { priceOf } from "../usage/prices";
 
 export const proxy = new Hono<{ Bindings: Env }>();
@@ -35,13 +37,33 @@ type Caller = { who: Who; pooled: Pooled | null };
 
 proxy.all("/:provider/*", async (c) => {
   const req = c.req.raw;
+  const start = Date.now();
   // The token first: a stranger learns nothing, not even which providers or variables exist.
   if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, req.headers.get("x-slotgate-token"))))
     return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
   const settings = settingsOf(c.env);
   if (settings instanceof Response) return settings;
-  const asked = askedOf(req, settings, Date.now());
+  const asked = askedOf(req, settings, start);
   if (asked instanceof Response) return asked;
+  const op = operationOf(asked.method, asked.rest);
+  // Traces (OTEL_*): off, this one check; on, the request's span, which ends with its answer.
+  if (!settings.trace) return serve(c, settings, asked, { op, start });
+  const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+  const span = requestSpan(settings.trace, req.headers, start, asked.provider.name, asked.method, op, waitUntil);
+  if (!span) return serve(c, settings, asked, { op, start });
+  try {
+    return span.answer(await serve(c, settings, asked, { op, start, span }), waitUntil);
+  } catch (err) {
+    span.close(Date.now(), "internal_error");
+    throw err;
+  }
+});
+
+/** The request's GenAI operation (null: none) and arrival, and its span when traced. */
+type Op = { op: string | null; start: number; span?: RequestSpan };
+
+async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: Asked, op: Op): Promise<Response> {
+  const req = c.req.raw;
   const who = await whoIsAsking(req.headers, c.env.GATEWAY_TOKENS);
   if (typeof who === "string") return gatewayError("invalid_request", who);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
@@ -51,18 +73,19 @@ proxy.all("/:provider/*", async (c) => {
   const letGo = await holdBody(req, asked.hasBody, settings.gw);
   if (letGo instanceof Response) return letGo;
   try {
-    return await send(c, settings, asked, caller);
+    return await send(c, settings, asked, caller, op);
   } finally {
     letGo();
   }
-});
+}
 
 /** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller): Promise<Response> {
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op): Promise<Response> {
   const req = c.req.raw;
   const read = await readRequest(req, a, s.gw.maxBodyBytes);
   if (read instanceof Response) return read;
   const { bytes, key, cost, stream, body, model, sent } = read;
+  span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, { waitUntil, location: s.location });
@@ -85,7 +108,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
   const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
   if (budget instanceof Response) return budget;
-  const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted: budget?.counted });
+  const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
+  const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted, op, start, facts: span?.facts });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;
   const waiting = watch ? AbortSignal.any([req.signal, watch.revoked]) : req.signal;
@@ -134,6 +158,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
             // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
             meter: batch ? undefined : meter,
+            operation: op ? { op, model, start } : undefined,
+            trace: span,
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),

@@ -1,5 +1,6 @@
 // Reads each answer's usage for the ledger: the proxy's usage stage. The only work on the request
 // path is a JSON.parse of a plain answer already in memory, or a scan of a stream's event lines.
+import { type AnswerFacts, noteAnswer } from "../observe/genai";
 import type { Provider } from "../providers/table";
 import { costOf, type PriceTable, priceOf } from "./prices";
 import { tapStream } from "./stream";
@@ -33,8 +34,13 @@ export interface MeterOptions {
   prices: PriceTable;
   /** The gateway asked an OpenAI stream for its usage: its usage chunk is taken out again. */
   strip: boolean;
-  /** Told each record once it is final (a budget settles with it). */
+  /** Told each record once it is final (a budget settles with it, a span reads it). */
   counted?: (r: UsageRecord) => void;
+  /** The request's `gen_ai.operation.name` and arrival: its records carry the operation's end (the metrics). */
+  op?: string | null;
+  start?: number;
+  /** A span's: what the answer says of itself (model, id, finish reasons), noted as it is read. */
+  facts?: AnswerFacts;
 }
 
 export class Meter {
@@ -43,6 +49,9 @@ export class Meter {
   private prices: PriceTable;
   private strip: boolean;
   private counted?: (r: UsageRecord) => void;
+  private op?: string | null;
+  private start: number;
+  private facts?: AnswerFacts;
   /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
   used = false;
 
@@ -52,6 +61,9 @@ export class Meter {
     this.prices = o.prices;
     this.strip = o.strip;
     this.counted = o.counted;
+    this.op = o.op;
+    this.start = o.start ?? 0;
+    this.facts = o.facts;
   }
 
   /** A plain answer read whole. */
@@ -61,6 +73,7 @@ export class Meter {
     try {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {}
+    if (this.facts) noteAnswer(this.facts, json);
     return this.record(usageIn(json), tags);
   }
 
@@ -68,13 +81,15 @@ export class Meter {
   stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
     this.used = true;
     if (!body) return { body, record: () => this.record(null, tags) };
-    const tap = tapStream(body, sse, this.strip && sse);
+    const facts = this.facts;
+    const tap = tapStream(body, sse, this.strip && sse, facts && ((json) => noteAnswer(facts, json)));
     return { body: tap.body, record: () => this.record(tap.tokens(), tags) };
   }
 
   private record(tokens: Tokens | null, tags: Tags): UsageRecord {
     const price = tokens && priceOf(this.prices, this.provider, this.model);
     const r: UsageRecord = { ...tags, model: this.model, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
+    if (this.op) r.ended = { op: this.op, model: this.model, ms: Date.now() - this.start };
     this.counted?.(r);
     return r;
   }

@@ -22,10 +22,10 @@ const isUsageChunk = (json: unknown) => {
 /**
  * Passes `body` through and notes each usage it carries. `sse`: read it event by event (the
  * `data:` lines); otherwise (a JSON array, NDJSON) the last usage object in its tail is read when
- * it ends. `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
+ * it ends. `onJson`: told each event it parsed (a span reads the model from them). `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
  * whole events at a time (a chunk's bytes wait for the end of their event), else chunks pass untouched.
  */
-export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean): Tap {
+export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean, onJson?: (json: unknown) => void): Tap {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let seen: Tokens | null = null;
@@ -43,6 +43,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       return false;
     }
     seen = merge(seen, usageIn(json));
+    onJson?.(json);
     return strip && isUsageChunk(json);
   };
 

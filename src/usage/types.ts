@@ -8,6 +8,17 @@ export interface Tags {
   pool?: string;
 }
 
+/**
+ * A GenAI operation's end, for the `gen_ai.client.*` metrics: its `gen_ai.operation.name`, the
+ * model it named, its duration (arrival to the answer's end) and its `error.type` if it failed.
+ */
+export interface Ended {
+  op: string;
+  model: string;
+  ms: number;
+  error?: string;
+}
+
 /** One answer, as it goes to its key's limiter (with the release or settle it rides). */
 export interface UsageRecord extends Tags {
   model: string;
@@ -15,4 +26,6 @@ export interface UsageRecord extends Tags {
   tokens: Tokens | null;
   /** null: no usage, or a model with no price (counted in tokens, shown as unpriced). */
   costUsd: number | null;
+  /** For the metrics only (not the ledger's): the operation it ended. */
+  ended?: Ended;
 }

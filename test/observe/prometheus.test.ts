@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CHANGE_REASONS, countAttempt, countGrant, countLimitChange, countQueueTimeout, emptyCounters, LATENCY_BOUNDS, OUTCOME_CLASSES, WAIT_BOUNDS } from "../../src/limiter/counters";
+import { METRIC_GEN_AI_CLIENT_OPERATION_DURATION, METRIC_GEN_AI_CLIENT_TOKEN_USAGE } from "@opentelemetry/semantic-conventions/incubating";
+import { CHANGE_REASONS, countAttempt, countOperation, GENAI_SERIES_MAX, restoreCounters, countGrant, countLimitChange, countQueueTimeout, emptyCounters, LATENCY_BOUNDS, OUTCOME_CLASSES, WAIT_BOUNDS } from "../../src/limiter/counters";
 import { escapeLabel, formatValue, type KeySeries, keyHash, render, type ScrapeInfo } from "../../src/observe/prometheus";
 import { parseExposition, value } from "../support/exposition";
 
@@ -14,14 +15,15 @@ function series(key: string, o: Partial<KeySeries> = {}): KeySeries {
 }
 
 describe("Prometheus exposition", () => {
-  it("parses, one family each, with HELP and TYPE, every name slotgate_ and every counter _total", () => {
+  it("parses, one family each, with HELP and TYPE, every name slotgate_ (or OpenTelemetry's gen_ai_) and every counter _total", () => {
     const fams = parseExposition(render([series("openai:gpt-4o-mini:0123456789abcdef")], SCRAPE));
     for (const f of fams) {
-      expect(f.name).toMatch(/^slotgate_[a-z_]+$/);
+      expect(f.name).toMatch(/^(slotgate|gen_ai_client)_[a-z_]+$/);
       expect(f.help.length).toBeGreaterThan(10);
       if (f.type === "counter") expect(f.name).toMatch(/_total$/);
       else expect(f.name).not.toMatch(/_total$/);
-      if (f.type === "histogram") expect(f.name).toMatch(/_seconds$/);
+      // Token counts are no durations: OpenTelemetry's gen_ai.client.token.usage has no unit suffix.
+      if (f.type === "histogram" && f.name !== "gen_ai_client_token_usage") expect(f.name).toMatch(/_seconds$/);
     }
     expect(new Set(fams.map((f) => f.name)).size).toBe(fams.length);
   });
@@ -64,6 +66,40 @@ describe("Prometheus exposition", () => {
     expect(value(fams, "slotgate_keys")).toBe(3);
     expect(value(fams, "slotgate_keys_exported")).toBe(1);
     expect(value(fams, "slotgate_keys_omitted")).toBe(1);
+  });
+
+  it("renders OpenTelemetry's gen_ai.client.* histograms as Prometheus names them, per operation, model and token type", () => {
+    // The conventions' metric names, dots to underscores, and the duration's unit (s) as _seconds.
+    const prom = (otel: string) => otel.replaceAll(".", "_");
+    expect(prom(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)).toBe("gen_ai_client_token_usage");
+    expect(`${prom(METRIC_GEN_AI_CLIENT_OPERATION_DURATION)}_seconds`).toBe("gen_ai_client_operation_duration_seconds");
+    const c = emptyCounters();
+    countOperation(c, { op: "chat", model: "gpt-4o-mini", ms: 300 }, { input: 12, output: 5, cached: 0, cacheWrite: 0 });
+    countOperation(c, { op: "chat", model: "gpt-4o-mini", ms: 2_000 }, { input: 900, output: 40, cached: 0, cacheWrite: 0 });
+    countOperation(c, { op: "chat", model: "gpt-4o-mini", ms: 50, error: "429" }, null);
+    // Through the object's storage and back: what a restarted object renders.
+    const fams = parseExposition(render([series("openai:gpt-4o-mini:0123456789abcdef", { counters: restoreCounters(JSON.parse(JSON.stringify(c))) })], SCRAPE));
+    const g = { provider: "openai", model: "gpt-4o-mini", key_hash: "0123456789abcdef", gen_ai_operation_name: "chat", gen_ai_provider_name: "openai", gen_ai_request_model: "gpt-4o-mini" };
+    expect(value(fams, "gen_ai_client_token_usage_count", { ...g, gen_ai_token_type: "input" })).toBe(2);
+    expect(value(fams, "gen_ai_client_token_usage_sum", { ...g, gen_ai_token_type: "input" })).toBe(912);
+    expect(value(fams, "gen_ai_client_token_usage_sum", { ...g, gen_ai_token_type: "output" })).toBe(45);
+    expect(value(fams, "gen_ai_client_token_usage_bucket", { ...g, gen_ai_token_type: "input", le: "16" })).toBe(1);
+    expect(value(fams, "gen_ai_client_token_usage_bucket", { ...g, gen_ai_token_type: "input", le: "1024" })).toBe(2);
+    // Successes carry no error_type label at all.
+    const ok = (name: string) => fams.flatMap((f) => f.samples).filter((s) => s.name === name && s.labels.gen_ai_request_model === "gpt-4o-mini" && !("error_type" in s.labels));
+    expect(ok("gen_ai_client_operation_duration_seconds_count").map((s) => s.value)).toEqual([2]);
+    expect(ok("gen_ai_client_operation_duration_seconds_sum")[0]!.value).toBeCloseTo(2.3, 6);
+    expect(ok("gen_ai_client_operation_duration_seconds_bucket").find((s) => s.labels.le === "0.32")!.value).toBe(1);
+    expect(value(fams, "gen_ai_client_operation_duration_seconds_count", { ...g, error_type: "429" })).toBe(1);
+    const types = fams.find((f) => f.name === "gen_ai_client_operation_duration_seconds")!;
+    expect(types.type).toBe("histogram");
+  });
+
+  it("a key's gen_ai label sets are bounded: past the cap, new models count as _OTHER", () => {
+    const c = emptyCounters();
+    for (let i = 0; i < GENAI_SERIES_MAX + 10; i++) countOperation(c, { op: "chat", model: `m${i}`, ms: 10 }, null);
+    expect(Object.keys(c.genai.duration)).toHaveLength(GENAI_SERIES_MAX + 1);
+    expect(c.genai.duration["chat\n_OTHER\n"]!.count).toBe(10);
   });
 
   it("every key has the same fixed number of series: the label set grows only with the keys", () => {
