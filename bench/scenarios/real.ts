@@ -21,7 +21,8 @@ function scenario(base: RealShape): Scenario {
       // The machine's own cost, measured in this run, goes into the simulator's gateway (sim/machine.ts).
       const sim = simulated(s, "gateway", gateway.serialMs ?? 0);
       const simDirect = s.direct ? simulated(s, "direct") : null;
-      const r = rows({ shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect });
+      const simFree = gateway.serialMs ? simulated(s, "gateway") : undefined;
+      const r = rows({ shape: s, idealMs: sim.idealMs, gateway, direct, sim, simDirect, simFree });
       return { rows: r.rows, matrix: r.line, data: { shape: s, idealMs: sim.idealMs, serialMs: gateway.serialMs, gateway, direct, sim, simDirect } };
     },
   };
