@@ -23,7 +23,13 @@ it(`${REQUESTS} requests under a 20% fault storm are all answered 200, none by t
       const i = next++;
       const { data, response } = await client.chat.completions
         .create({ model: OPENAI_MODEL, messages: [{ role: "user", content: `storm ${i}` }] })
-        .withResponse();
+        .withResponse()
+        .catch((err: { status?: number; headers?: Headers }) => {
+          // Which way the gateway gave up (attempts, the limiter, the deadline) is in its stamp and its log.
+          const stamp = [...(err.headers?.entries() ?? [])].filter(([k]) => k.startsWith("x-slotgate")).map(([k, v]) => `${k}: ${v}`);
+          console.error(`[faults] request ${i} answered ${err.status}; ${stamp.join("; ")}\n${stack.gateway.output().slice(-4_000)}`);
+          throw err;
+        });
       expect(data.choices[0]?.message.content).toBeTruthy();
       const s = stamped(response, "openai", OPENAI_MODEL);
       attempts[i] = s.attempts;
