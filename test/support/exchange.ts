@@ -10,26 +10,29 @@ type FakeStub = {
   cancel?: (id: string) => Promise<unknown>;
 };
 
+/** One op on a fake stub's single calls, as the object applies it. */
+async function applyOne(stub: FakeStub, meta: KeyMeta, op: Op): Promise<OpResult> {
+  switch (op.t) {
+    case "acquire":
+      return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
+    case "settle":
+      // The object answers a settle with its word on the retry; a stub that says nothing answers true.
+      return ((await stub.settle?.(op.id, op.outcome as never)) as OpResult | undefined) ?? true;
+    case "release":
+      return Boolean(await stub.release?.(op.id));
+    case "renew":
+      return Boolean(await stub.renew?.(op.id));
+    case "cancel":
+      return Boolean(await stub.cancel?.(op.id));
+  }
+}
+
 /**
  * A fake stub's `exchange`, made of its single calls in order (as the object applies a batch):
  * lets a test script the object call by call and still go through the Worker's channel.
  */
 export function withExchange<S extends FakeStub>(stub: S): S & { exchange: (meta: KeyMeta, ops: Op[]) => Promise<ExchangeReply> } {
-  const one = async (meta: KeyMeta, op: Op): Promise<OpResult> => {
-    switch (op.t) {
-      case "acquire":
-        return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
-      case "settle":
-        // The object answers a settle with its word on the retry; a stub that says nothing answers true.
-        return ((await stub.settle?.(op.id, op.outcome as never)) as OpResult | undefined) ?? true;
-      case "release":
-        return Boolean(await stub.release?.(op.id));
-      case "renew":
-        return Boolean(await stub.renew?.(op.id));
-      case "cancel":
-        return Boolean(await stub.cancel?.(op.id));
-    }
-  };
+  const one = (meta: KeyMeta, op: Op) => applyOne(stub, meta, op);
   return Object.assign(stub, {
     exchange: async (meta: KeyMeta, ops: Op[]) => {
       const results: OpResult[] = [];
@@ -54,20 +57,7 @@ export function withBoth<S extends FakeStub>(stub: S) {
  * result; one that takes longer is `queued`, answered down the stream, as the object does.
  */
 export function withSession<S extends FakeStub>(stub: S): S & { session: (meta: KeyMeta, first: Op, more: ReadableStream<Uint8Array>) => Promise<SessionReply> } {
-  const one = async (meta: KeyMeta, op: Op): Promise<OpResult> => {
-    switch (op.t) {
-      case "acquire":
-        return (await stub.acquire({ ...meta, ...op.req } as never)) as OpResult;
-      case "settle":
-        return ((await stub.settle?.(op.id, op.outcome as never)) as OpResult | undefined) ?? true;
-      case "release":
-        return Boolean(await stub.release?.(op.id));
-      case "renew":
-        return Boolean(await stub.renew?.(op.id));
-      case "cancel":
-        return Boolean(await stub.cancel?.(op.id));
-    }
-  };
+  const one = (meta: KeyMeta, op: Op) => applyOne(stub, meta, op);
   return Object.assign(stub, {
     session: async (meta: KeyMeta, first: Op, more: ReadableStream<Uint8Array>): Promise<SessionReply> => {
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
