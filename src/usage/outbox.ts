@@ -54,6 +54,17 @@ export class Outbox {
     return true;
   }
 
+  /** The last record's sequence number. */
+  get last(): number {
+    return this.seq;
+  }
+
+  /** The records held that came after sequence number `seq`, in order. */
+  since(seq: number): UsageRecord[] {
+    if (!this.ready) return [];
+    return this.sql.exec<{ record: string }>("SELECT record FROM usage_outbox WHERE seq > ? ORDER BY seq", seq).toArray().map((r) => JSON.parse(r.record) as UsageRecord);
+  }
+
   /** The sequence number of the n-th oldest record held (all of them: the last one, with no scan). */
   lastOf(n: number): number {
     if (n >= this.size) return this.seq;
