@@ -15,6 +15,10 @@ import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
 import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
 import type { MemberView, Pacing, SettleAnswer } from "./types";
+import { isTicket, TicketBook } from "./ticket-book";
+import { issue as issueTickets, lapse, use, windows } from "./ticketing";
+import { type Ask, fellBelow, TICKET_LAPSE_MS } from "./tickets";
+import type { Lane } from "./lanes";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
 export { NO_HINT_GATE_MS } from "./outcomes";
@@ -38,6 +42,10 @@ export class LimiterCore implements Learned {
   readonly leases = new Leases();
   /** Refused requests' claims on the refill they wait for (claims.ts). */
   readonly claims = new Claims();
+  /** Tickets out (tickets.ts): slots and quota granted to isolates ahead of their requests. */
+  readonly tickets: TicketBook;
+  /** Changes whenever the tickets out are taken back: an isolate uses none of an older epoch. */
+  epoch: number;
   aimd!: AimdState;
   quota!: QuotaState;
   cooldownUntil!: number;
@@ -54,7 +62,10 @@ export class LimiterCore implements Learned {
   /** A new key's opening after its first answer (timing.ts), until a refusal. */
   private opening: Opening | null = null;
 
-  constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS) {
+  /** `origin`: this instance's own ticket epoch and id prefix (the object's are random, so a restart changes them). */
+  constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS, origin = { epoch: 0, prefix: "" }) {
+    this.tickets = new TicketBook(origin.prefix);
+    this.epoch = origin.epoch;
     this.queue = new WaitQueue<Waiter>(weights);
     this.settings = new Settings(base, saved?.overrides ?? {});
     this.adopt(learnedFrom(this.config, saved));
@@ -75,8 +86,9 @@ export class LimiterCore implements Learned {
     rebound(this.aimd, this.config, now, this.inFlight);
   }
 
+  /** Requests out (tickets not yet used hold slots, but no request). */
   get inFlight(): number {
-    return this.leases.size;
+    return this.leases.active;
   }
 
   /**
@@ -104,9 +116,14 @@ export class LimiterCore implements Learned {
     return persistedOf(this, this.overrides);
   }
 
-  /** Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know. */
-  private openAt(cost: number, now: number, requests = 1, behind = false): number {
-    return Math.max(this.cooldownUntil, fitsAt(this.quota, cost, now, requests, behind, SEND_JITTER_MS));
+  /**
+   * Earliest time a waiter of `cost` may be sent, as far as the send gate and quotas know.
+   * `granting`: what the tickets out reserve comes first (they are already granted); an estimate
+   * for a caller leaves them out, since they come back or lapse within TICKET_LAPSE_MS.
+   */
+  private openAt(cost: number, now: number, requests = 1, behind = false, granting = false): number {
+    const r = granting ? this.tickets.reserved : { requests: 0, tokens: 0 };
+    return Math.max(this.cooldownUntil, fitsAt(this.quota, cost + r.tokens, now, requests + r.requests, behind || r.requests > 0, SEND_JITTER_MS));
   }
 
   /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
@@ -158,6 +175,7 @@ export class LimiterCore implements Learned {
    * the line when it does not fit its quota, so large requests never starve.
    */
   pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[] } {
+    lapse(this, now);
     // A member just gone out of its pool sends its pooled waiters to the other members.
     const ousted = this.ousting ? [...this.queue].filter((w) => w.pooled && w.id !== this.member.probe) : [];
     for (const w of ousted) this.cancel(w.id);
@@ -181,7 +199,7 @@ export class LimiterCore implements Learned {
     for (const c of this.claims.inOrder()) {
       const w = this.queue.has(c.id) ? this.queue.peekId(c.id) : undefined;
       if (!w) continue;
-      if (this.openAt(c.tokens, now, c.requests) > now) break;
+      if (this.openAt(c.tokens, now, c.requests, false, true) > now) break;
       if (this.busy >= this.limitAt(now) && !this.paced(now)) break;
       this.queue.remove(c.id);
       this.claims.drop(c.id);
@@ -193,14 +211,17 @@ export class LimiterCore implements Learned {
       this.queue.shift();
       go(head);
     }
+    // Someone waits: under contention every request goes through the queue, so the tickets out
+    // are taken back (an isolate that hears of it gives its own back; the rest come back or lapse).
+    if (this.queue.size > 0) this.retake();
     return { granted, expired, ousted };
   }
 
   /** When a head of `cost` may go: after the gate, and after what every open claim needs. */
   private headOpenAt(cost: number, now: number): number {
-    if (this.claims.size === 0) return this.openAt(cost, now);
+    if (this.claims.size === 0) return this.openAt(cost, now, 1, false, true);
     const held = this.claims.total();
-    return this.openAt(cost + held.tokens, now, held.requests + 1, true);
+    return this.openAt(cost + held.tokens, now, held.requests + 1, true, true);
   }
 
   /**
@@ -239,6 +260,8 @@ export class LimiterCore implements Learned {
     // Every head may be held by its caller's cap: a release will pump, but deadlines still run.
     if (!head) return this.queue.earliestDeadline();
     let at = Math.min(this.queue.earliestDeadline() ?? Number.POSITIVE_INFINITY, this.claims.earliestEnd() ?? Number.POSITIVE_INFINITY);
+    // A lapse turns a ticket's reservation into a charge, which refills.
+    at = Math.min(at, this.tickets.nextLapse() ?? Number.POSITIVE_INFINITY);
     if (this.busy < this.limitAt(now)) at = Math.min(at, this.headOpenAt(head.cost, now), this.claimOpenAt(now));
     else if (this.learning(now) && this.probeAt !== null && this.limitAt(now) < this.config.maxConcurrency)
       at = Math.min(at, nextLearningStep(this.probeAt, now));
@@ -256,7 +279,7 @@ export class LimiterCore implements Learned {
 
   /** When the first claim whose retry is already queued may go. */
   private claimOpenAt(now: number): number {
-    for (const c of this.claims.inOrder()) if (this.queue.has(c.id)) return this.openAt(c.tokens, now, c.requests);
+    for (const c of this.claims.inOrder()) if (this.queue.has(c.id)) return this.openAt(c.tokens, now, c.requests, false, true);
     return Number.POSITIVE_INFINITY;
   }
 
@@ -266,8 +289,14 @@ export class LimiterCore implements Learned {
    */
   settle(id: string, o: Outcome, now: number): HistoryEntry | null {
     const first = this.learning();
+    // A settle means a request went upstream: on a ticket whose use has not arrived yet, too.
+    if (this.leases.get(id)?.ticket) use(this, id, Number.NaN, now);
+    const was = windows(this, now);
     const r = this.outcomes.settle(this, id, o, now);
     if (r.memberMoved) this.ousting = isOut(this.member);
+    // A 429, or a reading below the model, takes back every ticket out.
+    const is = windows(this, now);
+    if (o.cls === "rate_limit" || r.memberMoved || fellBelow(was.requests, is.requests, 1) || fellBelow(was.tokens, is.tokens, this.pace.cost ?? 1)) this.retake();
     // A refusal decides the limit from here; the first answer otherwise opens the key (timing.ts).
     if (o.cls === "rate_limit") this.opening = null;
     else if (first && !this.learning()) return this.opened(id, o, now) ?? r.changed;
@@ -288,6 +317,8 @@ export class LimiterCore implements Learned {
   }
 
   release(id: string, now: number): boolean {
+    // A ticket given back unused: its slot and its reservation go, and nothing is charged.
+    this.tickets.take(id);
     dropProbe(this.member, id);
     const lease = this.leases.release(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
@@ -307,9 +338,34 @@ export class LimiterCore implements Learned {
     return false;
   }
 
-  /** A lease held before a restart: its Worker may still be streaming, and will renew or release it. */
-  restoreLease(id: string, cost: number, expiresAt: number): void {
-    this.leases.hold(id, cost, expiresAt);
+  /**
+   * A lease held before a restart: its Worker may still be streaming, and will renew or release it.
+   * A ticket is restored as a ticket, its lapse counted from now: an isolate may still use it.
+   */
+  restoreLease(id: string, cost: number, expiresAt: number, now: number): void {
+    if (!isTicket(id)) return void this.leases.hold(id, cost, expiresAt);
+    this.leases.ticket(id, cost, expiresAt);
+    this.tickets.hold(id, cost, now + TICKET_LAPSE_MS);
+  }
+
+  /**
+   * Tickets for an isolate that asks (tickets.ts): slots and quota granted ahead of its requests,
+   * while nobody waits and the key has room to spare. Returns their ids (none: ask as before).
+   */
+  issue(ask: Ask, now: number): string[] {
+    lapse(this, now);
+    const room = { queued: this.queue.size, claims: this.claims.size, gateOpen: this.cooldownUntil <= now, opening: this.learning() || this.limitAt(now) < this.aimd.limit, limit: this.limitAt(now) };
+    return issueTickets(this, room, ask, now);
+  }
+
+  /** A request went upstream on ticket `id` (ticketing.ts). Returns whether the key held it. */
+  useTicket(id: string, cost: number, now: number, caller?: string, lane?: Lane): boolean {
+    return use(this, id, cost, now, { caller, lane });
+  }
+
+  /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch. */
+  retake(): void {
+    this.epoch = (this.epoch + 1) % 2 ** 31;
   }
 
   /** The lease granted under `id`, if it is held. */
@@ -325,6 +381,7 @@ export class LimiterCore implements Learned {
 
   /** Drops leases whose holder never released them (a Worker that died mid-request). */
   expireLeases(now: number): Lease[] {
+    lapse(this, now);
     const gone = this.leases.expired(now);
     for (const lease of gone) this.release(lease.id, now);
     return gone;
@@ -340,6 +397,7 @@ export class LimiterCore implements Learned {
     if ("error" in r) return r.error;
     rebound(this.aimd, this.config, now, this.inFlight);
     if (r.limit !== undefined) setManual(this.aimd, this.config, r.limit, now, this.inFlight);
+    this.retake();
     return null;
   }
 
@@ -350,6 +408,7 @@ export class LimiterCore implements Learned {
     this.probeAt = null;
     this.opening = null;
     this.claims.clear();
+    this.retake();
   }
 
   private adopt(l: Learned): void {

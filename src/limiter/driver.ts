@@ -1,6 +1,7 @@
 import type { HistoryEntry } from "./aimd";
 import type { Lease, LimiterCore, Outcome } from "./core";
 import type { AcquireResult, Op, OpResult, SettleAnswer, SettleRequest } from "./types";
+import type { Ask } from "./tickets";
 import { type Timers, Waiters, type WaiterRequest } from "./waiters";
 import type { Waiter } from "./queue";
 
@@ -21,6 +22,8 @@ export interface DriverHooks {
   dropped?(id: string): void;
   /** Levels moved: `batch` is true inside `exchange`, which reports once at its end. */
   moved?(now: number): void;
+  /** Tickets were issued (their leases are in the core). */
+  issued?(ids: string[]): void;
 }
 
 /**
@@ -110,6 +113,9 @@ export class LimiterDriver {
           case "cancel":
             results[i] = this.cancelOne(op.id, false);
             break;
+          case "use":
+            results[i] = this.core.useTicket(op.id, op.cost, now, op.caller, op.priority);
+            break;
         }
       });
     });
@@ -122,6 +128,13 @@ export class LimiterDriver {
     }
     this.hooks.moved?.(now);
     return { results, changed, waiting };
+  }
+
+  /** Tickets for an isolate that asks (tickets.ts), after its batch; their ids (none: it asks as before). */
+  issue(ask: Ask): string[] {
+    const ids = this.core.issue(ask, this.now());
+    if (ids.length > 0) this.hooks.issued?.(ids);
+    return ids;
   }
 
   /** Grants whoever may go now (a timer, an alarm, a new config). */

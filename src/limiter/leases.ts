@@ -11,9 +11,16 @@ export class Leases {
   private grants = 0;
   /** Leases whose answer is complete but whose slot the Worker has not released yet. */
   private doneOpen = 0;
+  /** Tickets not yet used: slots held with no request out on them. */
+  idle = 0;
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /** Requests out: held leases less the tickets not used yet. */
+  get active(): number {
+    return this.byId.size - this.idle;
   }
 
   /** Slots the provider is busy with: held leases less the answers already complete. */
@@ -42,12 +49,31 @@ export class Leases {
   grant(id: string, cost: number, now: number, ttlMs: number, caller?: string): Lease {
     const lease: Lease = { id, cost, expiresAt: now + ttlMs, seq: ++this.grants, grantedAt: now, caller };
     this.byId.set(id, lease);
-    lease.inFlight = this.busy;
+    lease.inFlight = this.busy - this.idle;
+    return lease;
+  }
+
+  /** A ticket (tickets.ts): its slot held from now, unnumbered until a request uses it. */
+  ticket(id: string, cost: number, expiresAt: number): Lease {
+    const lease = this.hold(id, cost, expiresAt);
+    lease.ticket = true;
+    this.idle++;
+    return lease;
+  }
+
+  /** A request used the ticket `id` (or it lapsed): numbered and dated from now, as a grant is. */
+  use(id: string, now: number, ttlMs: number, caller?: string): Lease | undefined {
+    const lease = this.byId.get(id);
+    if (!lease?.ticket) return lease;
+    lease.ticket = false;
+    this.idle--;
+    Object.assign(lease, { seq: ++this.grants, grantedAt: now, expiresAt: now + ttlMs, caller, inFlight: this.busy - this.idle });
     return lease;
   }
 
   /** A lease this instance did not grant (restored after a restart, or taken back on renewal): held, unnumbered. */
   hold(id: string, cost: number, expiresAt: number): Lease {
+    this.release(id);
     const lease: Lease = { id, cost, expiresAt };
     this.byId.set(id, lease);
     return lease;
@@ -65,6 +91,7 @@ export class Leases {
     const lease = this.byId.get(id);
     if (!lease) return undefined;
     if (lease.done) this.doneOpen--;
+    if (lease.ticket) this.idle--;
     this.byId.delete(id);
     return lease;
   }

@@ -14,6 +14,7 @@ import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
+import type { Ask } from "./tickets";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countOperation, countUsage } from "./counters";
@@ -63,7 +64,9 @@ export class Limiter extends DurableObject<Env> {
     const saved = rows.get("core");
     this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
-    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS));
+    // A restart changes the ticket epoch and ids: an isolate gives back what it held of the last life.
+    const [epoch, prefix] = crypto.getRandomValues(new Uint32Array(2));
+    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch: epoch! >>> 1, prefix: prefix!.toString(36) });
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
     this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
@@ -93,16 +96,23 @@ export class Limiter extends DurableObject<Env> {
       dropped: (id) => {
         this.journal(id, null);
         // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
-        if (this.core.inFlight === 0) this.store.idle();
+        if (this.core.leases.size === 0) this.store.idle();
       },
       moved: (now) => this.telemetry.moved(now),
+      // Written before the reply that carries them leaves (it waits for its turn's writes): a
+      // restarted object knows every ticket an isolate may hold.
+      issued: (ids) => {
+        for (const id of ids) this.journal(id, this.core.lease(id)!);
+        this.store.arm(this.core.lease(ids[0]!)!.expiresAt);
+        this.store.saveLeases();
+      },
     });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
     // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace));
+    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace), now);
     if (saved) this.telemetry.restored(leases.length, now);
     // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
     this.ensureAlarm();
@@ -114,8 +124,8 @@ export class Limiter extends DurableObject<Env> {
    * answered at once come back granted or refused; the rest `queued`, and wait with `acquire` on
    * the same id (it joins the same place).
    */
-  async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
-    return this.apply(meta, ops, 1).reply;
+  async exchange(meta: KeyMeta, ops: Op[], ask?: Ask): Promise<ExchangeReply> {
+    return this.apply(meta, ops, 1, ask).reply;
   }
 
   /**
@@ -157,7 +167,7 @@ export class Limiter extends DurableObject<Env> {
    * Applies a batch of ops (one pump at the end); `calls`: how many calls brought them (a
    * session's later ops come on its stream, not in calls).
    */
-  private apply(meta: KeyMeta, ops: Op[], calls: number): { reply: ExchangeReply; waiting: Map<number, Promise<AcquireResult>> } {
+  private apply(meta: KeyMeta, ops: Op[], calls: number, ask?: Ask): { reply: ExchangeReply; waiting: Map<number, Promise<AcquireResult>> } {
     const now = this.counted(ops.length, calls);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
     this.touch(meta, now, ops.some((op) => op.t === "acquire"));
@@ -168,8 +178,11 @@ export class Limiter extends DurableObject<Env> {
     }
     const before = this.core.cooldownUntil;
     const { results, changed, waiting } = this.driver.exchange(ops);
+    // Tickets only for a kept key: a restart must find them in its storage.
+    const ids = ask && this.store.proven ? this.driver.issue(ask) : [];
     this.persist(changed || this.core.cooldownUntil > before);
-    return { reply: { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) }, waiting };
+    const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: this.core.config.leaseTtlMs, ...this.core.pacing() } } : {};
+    return { reply: { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy), epoch: this.core.epoch, ...tickets }, waiting };
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {

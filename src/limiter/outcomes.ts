@@ -58,7 +58,7 @@ export class Outcomes {
       if (lease) lease.ok = true;
       if (lease && !o.streaming) k.leases.done(lease);
       noteHold(k.pace, o.latencyMs, true);
-      if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.size);
+      if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.active);
     } else if (o.cls === "transient") onTransient(k.aimd);
     else if (o.cls === "rate_limit") {
       changed = refused(k, o, lease, now);
@@ -84,7 +84,7 @@ function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number):
     return null;
   }
   const refusal = { inFlightAtGrant: lease?.inFlight ?? null, grantSeq: lease?.seq ?? null, seqNow: k.leases.seq };
-  const { entry, holdAll } = onConcurrencyLimit(k.aimd, k.config, now, k.leases.size, refusal);
+  const { entry, holdAll } = onConcurrencyLimit(k.aimd, k.config, now, k.leases.active, refusal);
   if (holdAll || seen === "unknown") hold();
   return entry;
 }

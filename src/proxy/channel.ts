@@ -1,5 +1,7 @@
 import type { Limiter } from "../limiter/object";
+import { TICKET_VALID_MS } from "../limiter/tickets";
 import type { ExchangeReply, KeyMeta, Op, OpResult } from "../limiter/types";
+import { HeldTickets, type Redeemed } from "./tickets";
 
 /**
  * How long a release or a plain settle may wait for the next acquire to carry it, when nobody is
@@ -34,7 +36,7 @@ type Entry = { op: Op; lease: string; at: number; held?: boolean; awaited?: { re
 const leaseOf = (op: Op) => (op.t === "acquire" ? op.req.leaseId : op.id);
 
 /** A background op on a call of its own (its batch, or its session, failed). All of them are idempotent. */
-export function alone(stub: Stub, op: Op): Promise<unknown> {
+export function alone(stub: Stub, op: Op, meta: KeyMeta): Promise<unknown> {
   switch (op.t) {
     case "settle":
       return stub.settle(op.id, op.outcome);
@@ -44,6 +46,8 @@ export function alone(stub: Stub, op: Op): Promise<unknown> {
       return stub.renew(op.id, op.cost);
     case "cancel":
       return stub.cancel(op.id);
+    case "use":
+      return stub.exchange(meta, [op]);
     case "acquire":
       return Promise.resolve();
   }
@@ -62,6 +66,8 @@ export function alone(stub: Stub, op: Op): Promise<unknown> {
  *   The batch's sender keeps it alive and retries it alone on failure.
  * - A background op never overtakes an earlier op of its lease: while a batch with that lease is
  *   out it waits (requests' stubs keep no order between them).
+ * - While the key has room, a batch asks for tickets (limiter/tickets.ts) and the isolate keeps
+ *   what comes back: a request that finds one goes without a call (limiter-client.ts).
  */
 export class Channel {
   private pending: Entry[] = [];
@@ -77,6 +83,8 @@ export class Channel {
   /** The last answer said the key had no slot to spare. */
   private full = false;
   private meta: KeyMeta;
+  /** Admissions granted ahead for this isolate's requests. */
+  private tickets = new HeldTickets();
   private now: () => number;
   private linger: number;
   private setTimer: SetTimer;
@@ -104,6 +112,20 @@ export class Channel {
     this.room = reply.room ?? 0;
     this.full = reply.room === 0;
     this.heard = true;
+  }
+
+  /**
+   * What a session's answer said of the key: its queue, and its ticket epoch (tickets of another
+   * go back, through `carrier`).
+   */
+  answered(reply: Pick<ExchangeReply, "queued" | "room" | "epoch">, carrier: Carrier): void {
+    this.note(reply);
+    this.giveBack(this.tickets.heard(reply, this.now()), carrier);
+  }
+
+  /** A ticket for a request of `cost` arriving now, or null (tickets.ts). */
+  redeem(cost: number): Redeemed | null {
+    return this.tickets.take(cost, this.now());
   }
 
   /** An op whose result the sender awaits: it leaves at the end of this turn. */
@@ -144,6 +166,8 @@ export class Channel {
   }
 
   private flush(carrier: Carrier): void {
+    const now = this.now();
+    for (const id of this.tickets.expired(now)) this.pending.push({ op: { t: "release", id }, lease: id, at: now });
     const batch: Entry[] = [];
     const held: Entry[] = [];
     for (const e of this.pending) {
@@ -153,12 +177,12 @@ export class Channel {
     this.pending = held;
     if (batch.length === 0) return;
     this.batches++;
-    const now = this.now();
     const ops = batch.map((e) => (now > e.at ? { ...e.op, ageMs: now - e.at } : e.op));
     for (const e of batch) this.out.set(e.lease, (this.out.get(e.lease) ?? 0) + 1);
+    const ask = this.busy ? undefined : this.tickets.ask(now);
     let call: Promise<ExchangeReply>;
     try {
-      call = carrier.stub().exchange(this.meta, ops) as Promise<ExchangeReply>;
+      call = (ask ? carrier.stub().exchange(this.meta, ops, ask) : carrier.stub().exchange(this.meta, ops)) as Promise<ExchangeReply>;
     } catch (err) {
       call = Promise.reject(err);
     }
@@ -167,13 +191,15 @@ export class Channel {
         (reply) => {
           this.note(reply);
           batch.forEach((e, i) => e.awaited?.resolve(reply.results[i]!));
+          this.giveBack(this.tickets.heard(reply, now), carrier);
+          if (reply.tickets) this.sweep(carrier);
         },
         async (err: unknown) => {
           for (const e of batch) e.awaited?.reject(err);
           const left = batch.filter((e) => !e.awaited);
           if (left.length === 0) return;
           const stub = carrier.fresh();
-          await Promise.all(left.map((e) => alone(stub, e.op).catch(() => {})));
+          await Promise.all(left.map((e) => alone(stub, e.op, this.meta).catch(() => {})));
         },
       )
       .finally(() => {
@@ -186,6 +212,26 @@ export class Channel {
         if (this.pending.some((e) => e.held && !this.out.has(e.lease))) this.flush(carrier);
       });
     carrier.waitUntil(back);
+  }
+
+  /** Tickets this isolate will not use go back to the object with the next batch. */
+  private giveBack(ids: string[], carrier: Carrier): void {
+    for (const id of ids) this.post({ t: "release", id }, carrier);
+  }
+
+  /**
+   * Tickets past their time go back even if no batch comes to carry them: from the request whose
+   * batch brought them, kept alive until then.
+   */
+  private sweep(carrier: Carrier): void {
+    carrier.waitUntil(
+      new Promise<void>((done) =>
+        this.setTimer(() => {
+          this.giveBack(this.tickets.expired(this.now()), carrier);
+          done();
+        }, TICKET_VALID_MS),
+      ),
+    );
   }
 }
 

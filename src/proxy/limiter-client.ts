@@ -59,6 +59,10 @@ const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" i
  *   that leaves at once); a session's streams cost the call about a millisecond more, which a
  *   request that waits in line does not notice.
  *
+ * - **A ticket**: while the key has room, its object hands this isolate's channel admissions
+ *   ahead (limiter/tickets.ts). A first attempt that finds one goes upstream with no call: the
+ *   ticket's use and the request's later ops (under the ticket's id) go back on the channel.
+ *
  * A call that fails is tried again on a fresh stub (the object may have restarted); an op neither
  * way can take goes on a call of its own.
  */
@@ -73,6 +77,8 @@ export class LimiterClient implements LimiterCalls {
   private channel: Channel;
   private carrier: Carrier;
   private session: Session | null = null;
+  /** Lease ids of this request's attempts that went on a ticket, and the ticket's id at the object. */
+  private ticketOf = new Map<string, string>();
 
   constructor(ns: DurableObjectNamespace<Limiter>, meta: KeyMeta, o: ClientOptions) {
     this.ns = ns;
@@ -91,6 +97,15 @@ export class LimiterClient implements LimiterCalls {
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    // A retry goes through the queue (at the head of its line), and a pool's member choice needs
+    // its object's answer: only a request's first attempt at a key of its own takes a ticket.
+    const t = req.retry || req.pooled || this.session?.open ? null : this.channel.redeem(req.cost);
+    if (t) {
+      this.ticketOf.set(req.leaseId, t.id);
+      this.channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.carrier);
+      const { id: _id, ...grant } = t;
+      return { granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant };
+    }
     const waitMs = () => Math.max(0, deadline - this.now());
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -119,11 +134,12 @@ export class LimiterClient implements LimiterCalls {
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
-    this.tell({ t: "settle", id: leaseId, outcome }, outcome.final && !!outcome.release);
+    this.tell({ t: "settle", id: this.idOf(leaseId), outcome }, outcome.final && !!outcome.release);
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
+  async settleNow(lease: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
+    const leaseId = this.idOf(lease);
     const op: Op = { t: "settle", id: leaseId, outcome };
     try {
       const r = this.session?.open ? await this.session.ask(op) : await this.channel.call(op, this.carrier);
@@ -137,11 +153,12 @@ export class LimiterClient implements LimiterCalls {
   }
 
   release(leaseId: string, usage?: UsageRecord): void {
-    this.tell(usage ? { t: "release", id: leaseId, usage } : { t: "release", id: leaseId }, true);
+    const id = this.idOf(leaseId);
+    this.tell(usage ? { t: "release", id, usage } : { t: "release", id }, true);
   }
 
   cancel(leaseId: string): void {
-    this.tell({ t: "cancel", id: leaseId }, true, true);
+    this.tell({ t: "cancel", id: this.idOf(leaseId) }, true, true);
   }
 
   /**
@@ -150,7 +167,8 @@ export class LimiterClient implements LimiterCalls {
    * written) takes it back, rather than admitting past it while it runs.
    */
   keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void {
-    const timer = setInterval(() => this.tell({ t: "renew", id: leaseId, cost }, false), renewEvery(ttlMs));
+    const id = this.idOf(leaseId);
+    const timer = setInterval(() => this.tell({ t: "renew", id, cost }, false), renewEvery(ttlMs));
     return () => clearInterval(timer);
   }
 
@@ -168,7 +186,7 @@ export class LimiterClient implements LimiterCalls {
     const s = new Session();
     this.session = s;
     const reply = await this.stub.session(this.meta, op, s.more);
-    this.channel.note(reply);
+    this.channel.answered(reply, this.carrier);
     const first = reply.results[0]!;
     const answer = queued(first) ? s.first() : null;
     s.listen(reply.answers, this.waitUntil);
@@ -189,9 +207,14 @@ export class LimiterClient implements LimiterCalls {
     if (last) this.end();
     this.waitUntil(
       sent.then((ok) => {
-        if (!ok) return alone(this.fresh(), op).catch(() => {});
+        if (!ok) return alone(this.fresh(), op, this.meta).catch(() => {});
       }),
     );
+  }
+
+  /** The id the object knows an attempt's lease by: its ticket's, if it went on one. */
+  private idOf(leaseId: string): string {
+    return this.ticketOf.get(leaseId) ?? leaseId;
   }
 
   private end(): void {
