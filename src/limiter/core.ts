@@ -333,6 +333,8 @@ export class LimiterCore implements Learned {
    */
   renew(id: string, now: number, cost?: number): boolean {
     const ttl = this.config.leaseTtlMs;
+    // Only a request out renews: on a ticket whose use has not arrived, it is used now.
+    if (this.leases.get(id)?.ticket) use(this, id, Number.NaN, now);
     if (this.leases.renew(id, now, ttl)) return true;
     if (cost !== undefined && Number.isFinite(cost) && cost >= 0) this.leases.hold(id, cost, now + ttl);
     return false;

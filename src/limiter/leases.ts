@@ -67,7 +67,8 @@ export class Leases {
     if (!lease?.ticket) return lease;
     lease.ticket = false;
     this.idle--;
-    Object.assign(lease, { seq: ++this.grants, grantedAt: now, expiresAt: now + ttlMs, caller, inFlight: this.busy - this.idle });
+    // It lives a lease's time from its use, and never less than a renewal already gave it.
+    Object.assign(lease, { seq: ++this.grants, grantedAt: now, expiresAt: Math.max(lease.expiresAt, now + ttlMs), caller, inFlight: this.busy - this.idle });
     return lease;
   }
 
