@@ -16,7 +16,7 @@ import type { Admission, Lease, Outcome, Persisted } from "./state";
 import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
 import type { MemberView, Pacing, SettleAnswer } from "./types";
 import { isTicket, TicketBook } from "./ticket-book";
-import { issue as issueTickets, lapse, use, windows } from "./ticketing";
+import { holdBack, issue as issueTickets, lapse, use, windows } from "./ticketing";
 import { type Ask, fellBelow, TICKET_LAPSE_MS } from "./tickets";
 import type { Lane } from "./lanes";
 
@@ -96,7 +96,7 @@ export class LimiterCore implements Learned {
    * has not released them yet. The limit counts these, as the provider's own cap does.
    */
   get busy(): number {
-    return this.leases.busy;
+    return this.leases.busy + this.tickets.unseenSlots;
   }
 
   /** A key that has never had an answer opens gradually (timing.ts, learningLimit). */
@@ -333,8 +333,10 @@ export class LimiterCore implements Learned {
    */
   renew(id: string, now: number, cost?: number): boolean {
     const ttl = this.config.leaseTtlMs;
-    // Only a request out renews: on a ticket whose use has not arrived, it is used now.
-    if (this.leases.get(id)?.ticket) use(this, id, Number.NaN, now);
+    // Only a request out renews: on a ticket whose use has not arrived (or one this life never
+    // saw, after a restart), it is used now.
+    const lease = this.leases.get(id);
+    if (lease ? lease.ticket : isTicket(id)) use(this, id, cost ?? Number.NaN, now);
     if (this.leases.renew(id, now, ttl)) return true;
     if (cost !== undefined && Number.isFinite(cost) && cost >= 0) this.leases.hold(id, cost, now + ttl);
     return false;
@@ -358,6 +360,11 @@ export class LimiterCore implements Learned {
     lapse(this, now);
     const room = { queued: this.queue.size, claims: this.claims.size, gateOpen: this.cooldownUntil <= now, opening: this.learning() || this.limitAt(now) < this.aimd.limit, limit: this.limitAt(now) };
     return issueTickets(this, room, ask, now);
+  }
+
+  /** After a restart that came while up to `slots` tickets may have been out: held back until they lapse (ticketing.ts). */
+  holdBack(now: number, slots: number): void {
+    holdBack(this, now, slots);
   }
 
   /** A request went upstream on ticket `id` (ticketing.ts). Returns whether the key held it. */

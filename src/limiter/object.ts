@@ -14,7 +14,7 @@ import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
-import type { Ask } from "./tickets";
+import { type Ask, TICKET_LAPSE_MS, ticketsAtMost } from "./tickets";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countOperation, countUsage } from "./counters";
@@ -28,6 +28,8 @@ export interface KeyMetricsReport extends KeyMetrics {
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
+/** How far ahead a write says tickets may be out: one write this often while a key hands them out. */
+const TICKETS_MARK_MS = 60_000;
 /** A restored lease lives one renewal interval plus this, unless its Worker renews it. */
 const RESTORE_MARGIN_MS = 5_000;
 
@@ -45,6 +47,8 @@ export class Limiter extends DurableObject<Env> {
   private meta: KeyMeta | null = null;
   private lastSeen: number | null = null;
   private driver: LimiterDriver;
+  /** Until when tickets may be out, and how many at most, as last written (a restart before then holds back that many). */
+  private ticketsMark: [number, number] = [0, 0];
   /** When the Directory was last told about this key (in this instance's life). */
   private reportedAt = Number.NEGATIVE_INFINITY;
   /**
@@ -99,12 +103,19 @@ export class Limiter extends DurableObject<Env> {
         if (this.core.leases.size === 0) this.store.idle();
       },
       moved: (now) => this.telemetry.moved(now),
-      // Written before the reply that carries them leaves (it waits for its turn's writes): a
-      // restarted object knows every ticket an isolate may hold.
+      // Tickets are journalled as leases (most come back before a flush). That some may be out,
+      // and how many at most, is written before the reply that carries them leaves (it waits for
+      // its turn's writes), once a TICKETS_MARK_MS or when the most grows: a restart within it
+      // holds back what they could hold (ticketing.ts, holdBack).
       issued: (ids) => {
         for (const id of ids) this.journal(id, this.core.lease(id)!);
         this.store.arm(this.core.lease(ids[0]!)!.expiresAt);
-        this.store.saveLeases();
+        const now = this.now();
+        const most = ticketsAtMost(this.core.limitAt(now));
+        const [until, slots] = this.ticketsMark;
+        if (until >= now + TICKET_LAPSE_MS && slots >= most) return;
+        this.ticketsMark = [now + TICKETS_MARK_MS, Math.max(most, until > now ? slots : 0)];
+        this.store.saveRow("tickets", JSON.stringify(this.ticketsMark));
       },
     });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
@@ -113,6 +124,8 @@ export class Limiter extends DurableObject<Env> {
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
     for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace), now);
+    if (rows.has("tickets")) this.ticketsMark = JSON.parse(rows.get("tickets")!) as [number, number];
+    if (now < this.ticketsMark[0]) this.core.holdBack(now, this.ticketsMark[1]);
     if (saved) this.telemetry.restored(leases.length, now);
     // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
     this.ensureAlarm();

@@ -102,13 +102,6 @@ export class LimiterStore {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     if (!this.proven) return;
-    this.saveLeases();
-    for (const [k, v] of this.rows()) this.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES (?, ?)", k, v);
-  }
-
-  /** Writes the lease journal now (tickets: a restart must know every one an isolate may hold). */
-  saveLeases(): void {
-    if (!this.proven) return;
     const sql = this.sql;
     for (const [id, lease] of this.pending) {
       if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
@@ -117,6 +110,12 @@ export class LimiterStore {
       else this.stored.delete(id);
     }
     this.pending.clear();
+    for (const [k, v] of this.rows()) this.saveRow(k, v);
+  }
+
+  /** One state row now, in this turn's commit (a proven key only). */
+  saveRow(k: string, v: string): void {
+    if (this.proven) this.sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES (?, ?)", k, v);
   }
 
   /** A change that can wait for the next flush (at most FLUSH_MS). */

@@ -19,6 +19,8 @@ interface Out {
 export class TicketBook {
   /** What the tickets out hold of each window. */
   readonly reserved = { requests: 0, tokens: 0 };
+  /** After a restart: slots and tokens held back for tickets of the last life this one never saw, until when. */
+  private unseen = { slots: 0, tokens: 0, until: 0 };
   private out = new Map<string, Out>();
   private n = 0;
   private prefix: string;
@@ -30,6 +32,11 @@ export class TicketBook {
 
   get size(): number {
     return this.out.size;
+  }
+
+  /** Slots held back for tickets of the last life (they count against the limit). */
+  get unseenSlots(): number {
+    return this.unseen.slots;
   }
 
   /** A new ticket of `cost`; returns its id. */
@@ -53,18 +60,47 @@ export class TicketBook {
     if (!t) return undefined;
     this.out.delete(id);
     this.reserved.requests -= 1;
-    this.reserved.tokens = this.out.size === 0 ? 0 : this.reserved.tokens - t.cost;
+    this.reserved.tokens = this.out.size === 0 ? this.unseen.tokens : this.reserved.tokens - t.cost;
     return t;
   }
 
-  /** The tickets whose lapse has come, and when it came. */
+  /**
+   * A restarted object knows the tickets its last life wrote (restored as tickets), but one handed
+   * out within a flush of the restart was never written: until `until` it holds back what the
+   * tickets out may have held at most (their share of the slots and of a window).
+   */
+  holdBack(slots: number, tokens: number, until: number): void {
+    this.unseen = { slots, tokens, until };
+    this.reserved.requests += slots;
+    this.reserved.tokens += tokens;
+  }
+
+  /** A use of a ticket this life never saw: it takes one of the slots held back (false: none is left). */
+  takeUnseen(cost: number): boolean {
+    const u = this.unseen;
+    if (u.slots <= 0) return false;
+    const t = u.slots === 1 ? u.tokens : Math.min(cost, u.tokens);
+    u.slots--;
+    u.tokens -= t;
+    this.reserved.requests--;
+    this.reserved.tokens -= t;
+    return true;
+  }
+
+  /** The tickets whose lapse has come, and when it came; a hold-back whose time has come ends. */
   due(now: number): [string, number][] {
+    const u = this.unseen;
+    if (u.slots > 0 && u.until <= now) {
+      this.reserved.requests -= u.slots;
+      this.reserved.tokens -= u.tokens;
+      this.unseen = { slots: 0, tokens: 0, until: 0 };
+    }
     return [...this.out].filter(([, t]) => t.lapseAt <= now).map(([id, t]) => [id, t.lapseAt]);
   }
 
   /** When the next ticket lapses, or null. */
   nextLapse(): number | null {
-    let at: number | null = null;
+    let at: number | null = this.unseen.slots > 0 ? this.unseen.until : null;
     for (const t of this.out.values()) if (at === null || t.lapseAt < at) at = t.lapseAt;
     return at;
   }

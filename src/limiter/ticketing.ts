@@ -8,8 +8,8 @@ import type { Lane } from "./lanes";
 import type { Leases } from "./leases";
 import { noteCost, type PaceState } from "./pace";
 import { available, charge, type QuotaState } from "./quota";
-import { TICKET_LAPSE_MS, type Ask, type KeyRoom, ticketsFor } from "./tickets";
-import type { TicketBook } from "./ticket-book";
+import { TICKET_LAPSE_MS, TICKET_SHARE, type Ask, type KeyRoom, ticketsFor } from "./tickets";
+import { isTicket, type TicketBook } from "./ticket-book";
 
 /** The parts of a key's state tickets touch (LimiterCore's). */
 export interface Ticketed {
@@ -33,7 +33,7 @@ export function windows(k: Pick<Ticketed, "quota">, now: number): Pick<KeyRoom, 
  * first renewal. Returns the ids.
  */
 export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
-  const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy, idle: k.leases.idle }, ask);
+  const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy + k.tickets.unseenSlots, idle: k.leases.idle + k.tickets.unseenSlots }, ask);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const id = k.tickets.issue(ask.cost, now);
@@ -50,7 +50,9 @@ export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "
  * arrive after the request's settle, which uses it first). Returns whether the key held it.
  */
 export function use(k: Ticketed, id: string, cost: number, now: number, who?: { caller?: string; lane?: Lane }, at = now): boolean {
-  const lease = k.leases.get(id);
+  let lease = k.leases.get(id);
+  // A ticket of the last life, handed out too late to be written: one of the slots held back for them.
+  if (!lease && isTicket(id) && k.tickets.takeUnseen(cost)) lease = k.leases.ticket(id, cost, now + k.config.leaseTtlMs);
   if (!lease?.ticket) return lease !== undefined;
   k.tickets.take(id);
   const spent = Number.isFinite(cost) && cost >= 0 ? Math.min(cost, lease.cost) : lease.cost;
@@ -70,4 +72,14 @@ export function use(k: Ticketed, id: string, cost: number, now: number, who?: { 
  */
 export function lapse(k: Ticketed, now: number): void {
   for (const [id, at] of k.tickets.due(now)) use(k, id, Number.NaN, now, undefined, at);
+}
+
+/**
+ * After a restart that came while up to `slots` tickets may have been out: until the last of them
+ * has lapsed, what they could hold at most is held back (those slots, and the tickets' share of the
+ * tokens window), so a use of one this life never saw finds its slot and its cost set aside.
+ */
+export function holdBack(k: Ticketed, now: number, slots: number): void {
+  const tokens = windows(k, now).tokens;
+  if (slots > 0) k.tickets.holdBack(slots, tokens === null ? 0 : Math.max(0, tokens * TICKET_SHARE), now + TICKET_LAPSE_MS);
 }

@@ -55,6 +55,9 @@ export function ticketsFor(k: KeyRoom, ask: Ask): number {
   return Math.max(0, n);
 }
 
+/** The most tickets a key with `limit` slots can have out at once (ticketsFor's share of its free slots). */
+export const ticketsAtMost = (limit: number) => Math.floor(limit * TICKET_SHARE);
+
 /**
  * How many more tickets an isolate asks for: about as many requests as it sent the key in the last
  * TICKET_VALID_MS (before this one), up to TICKETS_PER_ISOLATE, less what it holds. An isolate that

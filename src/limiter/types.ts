@@ -72,7 +72,7 @@ export interface LimiterSnapshot extends KeyMeta {
   out?: { until: string; reason: string } | null;
   /** Requests per minute its quota allows, as learned; null while no quota is known. */
   ratePerMin?: number | null;
-  /** `tickets`: slots granted ahead to isolates and not used yet (tickets.ts), beside `inFlight`. */
+  /** `tickets`: slots granted ahead to isolates and not used yet (tickets.ts), or held back for them after a restart; beside `inFlight`. */
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;
   quotas: { requests: QuotaView | null; tokens: QuotaView | null };

@@ -126,7 +126,7 @@ describe("Limiter.exchange with tickets (issue 36)", () => {
     obj.now = () => t;
   });
 
-  it("answers an isolate's ask with tickets on a kept key with room, written before the answer leaves; a use and a give-back go with a later batch", async () => {
+  it("answers an isolate's ask with tickets on a kept key with room; a use and a give-back go with a later batch", async () => {
     const { meta, stub } = await limiter();
     await later(stub);
     const r = await stub.exchange(meta, [], { want: 2, cost: 50 });
@@ -134,16 +134,27 @@ describe("Limiter.exchange with tickets (issue 36)", () => {
     expect(r.tickets!.ids).toHaveLength(2);
     expect(r.epoch).toEqual(expect.any(Number));
     expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 2 });
-    // A restart right after the answer still holds them (a reply waits for its turn's writes).
-    await evictDurableObject(stub);
-    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 2 });
     const [a, b] = r.tickets!.ids as [string, string];
-    const again = await stub.exchange(meta, [{ t: "use", id: a, cost: 40 }, { t: "release", id: b }]);
-    expect(again.results).toEqual([true, true]);
-    expect(again.epoch).not.toBe(r.epoch); // a new life, a new epoch: the isolate gives back what it held
+    await stub.exchange(meta, [{ t: "use", id: a, cost: 40 }, { t: "release", id: b }]);
     expect((await stub.state()).concurrency).toMatchObject({ inFlight: 1, tickets: 0 });
     await stub.exchange(meta, [{ t: "settle", id: a, outcome: ok }]);
     expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 0 });
+  });
+
+  it("a restart right after it handed tickets out, before they were written, holds back their share of the slots until they lapse", async () => {
+    const { meta, stub } = await limiter();
+    await later(stub);
+    await stub.configure({ limit: 4 });
+    const r = await stub.exchange(meta, [], { want: 2, cost: 50 });
+    expect(r.tickets!.ids).toHaveLength(2);
+    await evictDurableObject(stub); // within the flush: no lease row for them
+    const s = await stub.state();
+    expect(s.concurrency).toMatchObject({ inFlight: 0, tickets: 2 }); // half of 4 slots held back
+    const again = await stub.exchange(meta, [{ t: "use", id: r.tickets!.ids[0]!, cost: 40 }, acquire("x"), acquire("y"), acquire("z", 0)]);
+    expect(again.epoch).not.toBe(r.epoch); // a new life, a new epoch: the isolate gives back what it held
+    // The used one has its slot; one slot stays held back for the other; two are left for requests.
+    expect(again.results.map((x) => (typeof x === "object" && "granted" in x ? x.granted : x))).toEqual([true, true, true, false]);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 3, tickets: 1 });
   });
 
   it("hands out none for a key not yet kept (no 2xx), and changes its epoch on a 429", async () => {

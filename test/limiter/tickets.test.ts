@@ -276,6 +276,23 @@ describe("LimiterCore with tickets", () => {
     expect(core.issue({ want: 2, cost: 1 }, 1_600 + 1_600)).toHaveLength(2);
   });
 
+  it("a restart that came while tickets may have been out holds back their share until they lapse; a use of one it never saw takes a held slot", () => {
+    const before = open(reading(100, 10_000));
+    const after = new LimiterCore(cfg, before.persisted(), undefined, { epoch: 99, prefix: "u" });
+    after.holdBack(5_000, cfg.startConcurrency / 2);
+    expect(after.busy).toBe(cfg.startConcurrency / 2);
+    expect(after.tickets.reserved.requests).toBe(cfg.startConcurrency / 2);
+    expect(after.tickets.reserved.tokens).toBeCloseTo(available(after.quota.tokens!, 5_000) / 2, 6);
+    expect(after.useTicket("~old.3", 80, 5_100)).toBe(true);
+    expect(after.lease("~old.3")).toMatchObject({ cost: 80, grantedAt: 5_100 });
+    expect(after.busy).toBe(cfg.startConcurrency / 2);
+    expect(after.useTicket("3f2a9c:1", 80, 5_100)).toBe(false); // not a ticket's id: nothing held
+    after.pump(5_000 + TICKET_LAPSE_MS);
+    expect(after.busy).toBe(1);
+    expect(after.tickets.reserved).toEqual({ requests: 0, tokens: 0 });
+    expect(after.useTicket("~old.4", 80, 7_100)).toBe(false);
+  });
+
   it("a restart keeps the tickets out as tickets: an isolate may still use them; they lapse from the restart", () => {
     const before = open(reading(100, 10_000));
     const [t] = before.issue({ want: 1, cost: 100 }, 1_000);
