@@ -1,5 +1,5 @@
 import type { Limiter } from "../limiter/object";
-import { TICKET_VALID_MS } from "../limiter/tickets";
+import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets";
 import type { ExchangeReply, KeyMeta, Op, OpResult } from "../limiter/types";
 import { HeldTickets, type Redeemed } from "./tickets";
 
@@ -85,6 +85,8 @@ export class Channel {
   private meta: KeyMeta;
   /** Admissions granted ahead for this isolate's requests. */
   private tickets = new HeldTickets();
+  /** A batch that asked for tickets is out. */
+  private asking = false;
   private now: () => number;
   private linger: number;
   private setTimer: SetTimer;
@@ -126,6 +128,14 @@ export class Channel {
   /** A ticket for a request of `cost` arriving now, or null (tickets.ts). */
   redeem(cost: number): Redeemed | null {
     return this.tickets.take(cost, this.now());
+  }
+
+  /**
+   * Down to half its tickets with no ask on its way: the next batch should leave at once, to bring
+   * more before a request must call for its slot.
+   */
+  get runningLow(): boolean {
+    return !this.asking && this.tickets.size <= TICKETS_PER_ISOLATE / 2;
   }
 
   /** An op whose result the sender awaits: it leaves at the end of this turn. */
@@ -180,6 +190,7 @@ export class Channel {
     const ops = batch.map((e) => (now > e.at ? { ...e.op, ageMs: now - e.at } : e.op));
     for (const e of batch) this.out.set(e.lease, (this.out.get(e.lease) ?? 0) + 1);
     const ask = this.busy ? undefined : this.tickets.ask(now);
+    if (ask) this.asking = true;
     let call: Promise<ExchangeReply>;
     try {
       call = (ask ? carrier.stub().exchange(this.meta, ops, ask) : carrier.stub().exchange(this.meta, ops)) as Promise<ExchangeReply>;
@@ -189,12 +200,14 @@ export class Channel {
     const back = call
       .then(
         (reply) => {
+          if (ask) this.asking = false;
           this.note(reply);
           batch.forEach((e, i) => e.awaited?.resolve(reply.results[i]!));
           this.giveBack(this.tickets.heard(reply, now), carrier);
           if (reply.tickets) this.sweep(carrier);
         },
         async (err: unknown) => {
+          if (ask) this.asking = false;
           for (const e of batch) e.awaited?.reject(err);
           const left = batch.filter((e) => !e.awaited);
           if (left.length === 0) return;

@@ -102,7 +102,9 @@ export class LimiterClient implements LimiterCalls {
     const t = req.retry || req.pooled || this.session?.open ? null : this.channel.redeem(req.cost);
     if (t) {
       this.ticketOf.set(req.leaseId, t.id);
-      this.channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.carrier);
+      // Its use waits for company, unless the isolate is down to its last ticket: then it leaves
+      // now and asks for more, before the next request must call.
+      this.channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.carrier, this.channel.runningLow);
       const { id: _id, ...grant } = t;
       return { granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant };
     }

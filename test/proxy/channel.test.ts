@@ -201,6 +201,25 @@ describe("Channel with tickets", () => {
     expect(obj.batches).toHaveLength(2);
   });
 
+  it("down to half its tickets, a request's use leaves at once and asks for more; not while an ask is out", async () => {
+    const obj = fakeObject(0);
+    const t = manual();
+    const ch = new Channel(META, t.now, 50, t.set);
+    for (const id of ["a", "b"]) await obj.acquire(ch, id);
+    expect(ch.runningLow).toBe(true); // one ticket held, the cap is 8
+    const ticket = ch.redeem(1)!;
+    obj.hold(true);
+    ch.post({ t: "use", id: ticket.id, cost: 1 }, obj.carrier, ch.runningLow);
+    await turn();
+    expect(obj.names().at(-1)).toEqual([`use ${ticket.id}`]); // it did not wait 50 ms for company
+    expect(obj.asks.at(-1)).toMatchObject({ want: expect.any(Number) });
+    expect(ch.runningLow).toBe(false); // its ask is out
+    obj.letGo();
+    await turn();
+    await turn();
+    expect(ch.redeem(1)).not.toBeNull(); // what it brought
+  });
+
   it("asks for none while the key is busy", async () => {
     const obj = fakeObject(2, 0);
     const ch = new Channel(META, Date.now, 0);
