@@ -39,12 +39,12 @@ export interface Settled {
 
 /** Applies outcomes once per lease id. */
 export class Outcomes {
-  private settled = new Set<string>();
+  #settled = new Set<string>();
 
   settle(k: Learner, id: string, o: Outcome, now: number): Settled {
-    if (this.settled.has(id)) return { changed: null, memberMoved: false };
-    this.settled.add(id);
-    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
+    if (this.#settled.has(id)) return { changed: null, memberMoved: false };
+    this.#settled.add(id);
+    if (this.#settled.size > SETTLED_MEMORY) this.#settled.delete(this.#settled.values().next().value as string);
 
     record(k.metrics, o);
     const memberMoved = o.pooled === true && noteAnswer(k.member, id, o.out, now, o.outMs ?? 0, o.confirmOnly);

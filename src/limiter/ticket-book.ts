@@ -1,67 +1,50 @@
+import type { Leases } from "./leases";
 import { TICKET_LAPSE_MS } from "./tickets";
 
 /** Ticket ids start with this; the Worker's lease ids never do (`<request id>:<attempt>`). */
 const MARK = "~";
 export const isTicket = (id: string) => id.startsWith(MARK);
 
-/** A ticket out: what it reserves of the tokens window, and when it is counted as used. */
-interface Out {
-  cost: number;
-  lapseAt: number;
-}
-
 /**
- * The tickets a key's object has handed out and heard nothing of since (tickets.ts): each holds
- * its slot as a lease (leases.ts) and reserves its cost in every quota window until it is used,
- * given back, or lapses. A reservation is kept apart from the windows' levels: it cannot be
- * refilled away while it waits, as a charge made early would be. Pure: time is passed in.
+ * The tickets a key's object has out (tickets.ts): each is a lease (leases.ts) that holds its slot
+ * and reserves its cost in every quota window until it is used, given back, or lapses. A
+ * reservation is kept apart from the windows' levels: it cannot be refilled away while it waits,
+ * as a charge made early would be. After a restart this also holds back what tickets of the last
+ * life, never written, may hold. Pure: time is passed in.
  */
 export class TicketBook {
-  /** What the tickets out hold of each window. */
-  readonly reserved = { requests: 0, tokens: 0 };
+  #leases: Leases;
+  #prefix: string;
+  #n = 0;
   /** After a restart: slots and tokens held back for tickets of the last life this one never saw, until when. */
-  private unseen = { slots: 0, tokens: 0, until: 0 };
-  private out = new Map<string, Out>();
-  private n = 0;
-  private prefix: string;
+  #unseen = { slots: 0, tokens: 0, until: 0 };
 
   /** `prefix`: this instance's own, so its ids never meet a restored one. */
-  constructor(prefix: string) {
-    this.prefix = prefix;
+  constructor(leases: Leases, prefix: string) {
+    this.#leases = leases;
+    this.#prefix = prefix;
   }
 
+  /** Tickets out and not used. */
   get size(): number {
-    return this.out.size;
+    return this.#leases.idle;
   }
 
   /** Slots held back for tickets of the last life (they count against the limit). */
   get unseenSlots(): number {
-    return this.unseen.slots;
+    return this.#unseen.slots;
   }
 
-  /** A new ticket of `cost`; returns its id. */
-  issue(cost: number, now: number): string {
-    const id = `${MARK}${this.prefix}.${++this.n}`;
-    this.hold(id, cost, now + TICKET_LAPSE_MS);
+  /** What the tickets out hold of each window. */
+  get reserved(): { requests: number; tokens: number } {
+    return { requests: this.#leases.idle + this.#unseen.slots, tokens: this.#leases.idleCost + this.#unseen.tokens };
+  }
+
+  /** A new ticket of `cost`, its lease held until `expiresAt`; returns its id. */
+  issue(cost: number, now: number, expiresAt: number): string {
+    const id = `${MARK}${this.#prefix}.${++this.#n}`;
+    this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
     return id;
-  }
-
-  /** A ticket out (a new one, or one restored after a restart). */
-  hold(id: string, cost: number, lapseAt: number): void {
-    this.take(id);
-    this.out.set(id, { cost, lapseAt });
-    this.reserved.requests += 1;
-    this.reserved.tokens += cost;
-  }
-
-  /** Takes a ticket out of the book (used, given back or lapsed); undefined if it was not out. */
-  take(id: string): Out | undefined {
-    const t = this.out.get(id);
-    if (!t) return undefined;
-    this.out.delete(id);
-    this.reserved.requests -= 1;
-    this.reserved.tokens = this.out.size === 0 ? this.unseen.tokens : this.reserved.tokens - t.cost;
-    return t;
   }
 
   /**
@@ -70,38 +53,26 @@ export class TicketBook {
    * tickets out may have held at most (their share of the slots and of a window).
    */
   holdBack(slots: number, tokens: number, until: number): void {
-    this.unseen = { slots, tokens, until };
-    this.reserved.requests += slots;
-    this.reserved.tokens += tokens;
+    this.#unseen = { slots, tokens, until };
   }
 
   /** A use of a ticket this life never saw: it takes one of the slots held back (false: none is left). */
   takeUnseen(cost: number): boolean {
-    const u = this.unseen;
+    const u = this.#unseen;
     if (u.slots <= 0) return false;
-    const t = u.slots === 1 ? u.tokens : Math.min(cost, u.tokens);
-    u.slots--;
-    u.tokens -= t;
-    this.reserved.requests--;
-    this.reserved.tokens -= t;
+    u.tokens -= u.slots-- === 1 ? u.tokens : Math.min(cost, u.tokens);
     return true;
   }
 
   /** The tickets whose lapse has come, and when it came; a hold-back whose time has come ends. */
   due(now: number): [string, number][] {
-    const u = this.unseen;
-    if (u.slots > 0 && u.until <= now) {
-      this.reserved.requests -= u.slots;
-      this.reserved.tokens -= u.tokens;
-      this.unseen = { slots: 0, tokens: 0, until: 0 };
-    }
-    return [...this.out].filter(([, t]) => t.lapseAt <= now).map(([id, t]) => [id, t.lapseAt]);
+    if (this.#unseen.until <= now) this.#unseen = { slots: 0, tokens: 0, until: 0 };
+    return this.#leases.lapsed(now);
   }
 
-  /** When the next ticket lapses, or null. */
+  /** When the next ticket lapses (or a hold-back ends), or null. */
   nextLapse(): number | null {
-    let at: number | null = this.unseen.slots > 0 ? this.unseen.until : null;
-    for (const t of this.out.values()) if (at === null || t.lapseAt < at) at = t.lapseAt;
-    return at;
+    const at = Math.min(this.#unseen.slots > 0 ? this.#unseen.until : Infinity, this.#leases.nextLapse());
+    return at < Infinity ? at : null;
   }
 }

@@ -35,11 +35,7 @@ export function windows(k: Pick<Ticketed, "quota">, now: number): Pick<KeyRoom, 
 export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
   const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy + k.tickets.unseenSlots, idle: k.leases.idle + k.tickets.unseenSlots }, ask);
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = k.tickets.issue(ask.cost, now);
-    k.leases.ticket(id, ask.cost, now + TICKET_LAPSE_MS + k.config.leaseTtlMs);
-    ids.push(id);
-  }
+  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs));
   return ids;
 }
 
@@ -52,9 +48,8 @@ export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "
 export function use(k: Ticketed, id: string, cost: number, now: number, who?: { caller?: string; lane?: Lane }, at = now): boolean {
   let lease = k.leases.get(id);
   // A ticket of the last life, handed out too late to be written: one of the slots held back for them.
-  if (!lease && isTicket(id) && k.tickets.takeUnseen(cost)) lease = k.leases.ticket(id, cost, now + k.config.leaseTtlMs);
-  if (!lease?.ticket) return lease !== undefined;
-  k.tickets.take(id);
+  if (!lease && isTicket(id) && k.tickets.takeUnseen(cost)) lease = k.leases.ticket(id, cost, now + k.config.leaseTtlMs, now);
+  if (lease?.ticket === undefined) return lease !== undefined;
   const spent = Number.isFinite(cost) && cost >= 0 ? Math.min(cost, lease.cost) : lease.cost;
   charge(k.quota, spent, now);
   const caller = who && k.callers.admit(who.caller, who.lane ?? "normal", now, () => false);

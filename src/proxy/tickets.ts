@@ -16,16 +16,16 @@ interface Ticket {
 export type Redeemed = { id: string; leaseTtlMs: number } & Pacing;
 
 export class HeldTickets {
-  private held: Ticket[] = [];
+  #held: Ticket[] = [];
   /** The key's epoch as its object last said it. */
-  private epoch: number | undefined;
+  #epoch: number | undefined;
   /** When this isolate's last requests for the key came, and what they cost (the sizing of its asks). */
-  private times: number[] = [];
-  private costs: number[] = [];
-  private grant: { leaseTtlMs: number } & Pacing = { leaseTtlMs: 0, limit: 0 };
+  #times: number[] = [];
+  #costs: number[] = [];
+  #grant: { leaseTtlMs: number } & Pacing = { leaseTtlMs: 0, limit: 0 };
 
   get size(): number {
-    return this.held.length;
+    return this.#held.length;
   }
 
   /**
@@ -33,20 +33,20 @@ export class HeldTickets {
    * not passed, its cost enough), or null. Counted for the next asks either way.
    */
   take(cost: number, now: number): Redeemed | null {
-    this.times.push(now);
-    this.costs.push(cost);
-    if (this.times.length > TICKETS_PER_ISOLATE + 1) this.times.shift(), this.costs.shift();
-    const i = this.held.findIndex((t) => t.epoch === this.epoch && t.until > now && cost <= t.cost);
+    this.#times.push(now);
+    this.#costs.push(cost);
+    if (this.#times.length > TICKETS_PER_ISOLATE + 1) this.#times.shift(), this.#costs.shift();
+    const i = this.#held.findIndex((t) => t.epoch === this.#epoch && t.until > now && cost <= t.cost);
     if (i < 0) return null;
-    const [t] = this.held.splice(i, 1);
-    return { id: t!.id, ...this.grant };
+    const [t] = this.#held.splice(i, 1);
+    return { id: t!.id, ...this.#grant };
   }
 
   /** What a batch leaving now asks for: about what this isolate sent in the last ticket period. */
   ask(now: number): Ask | undefined {
-    const recent = this.times.filter((t) => now - t < TICKET_VALID_MS).length - 1;
-    const want = askFor(recent, this.held.length);
-    return want > 0 ? { want, cost: Math.max(...this.costs) } : undefined;
+    const recent = this.#times.filter((t) => now - t < TICKET_VALID_MS).length - 1;
+    const want = askFor(recent, this.#held.length);
+    return want > 0 ? { want, cost: Math.max(...this.#costs) } : undefined;
   }
 
   /**
@@ -54,23 +54,23 @@ export class HeldTickets {
    * batch left). Returns the ids to give back: those of an older epoch.
    */
   heard(reply: Pick<ExchangeReply, "epoch" | "tickets">, sentAt: number): string[] {
-    if (reply.epoch !== undefined) this.epoch = reply.epoch;
+    if (reply.epoch !== undefined) this.#epoch = reply.epoch;
     const t = reply.tickets;
     if (t) {
-      this.grant = { leaseTtlMs: t.leaseTtlMs, limit: t.limit, ...(t.ratePerMin !== undefined && { ratePerMin: t.ratePerMin }) };
-      for (const id of t.ids) this.held.push({ id, cost: t.cost, until: sentAt + TICKET_VALID_MS, epoch: reply.epoch });
+      this.#grant = { leaseTtlMs: t.leaseTtlMs, limit: t.limit, ...(t.ratePerMin !== undefined && { ratePerMin: t.ratePerMin }) };
+      for (const id of t.ids) this.#held.push({ id, cost: t.cost, until: sentAt + TICKET_VALID_MS, epoch: reply.epoch });
     }
-    return this.drop((x) => x.epoch !== this.epoch);
+    return this.#drop((x) => x.epoch !== this.#epoch);
   }
 
   /** The ids of tickets past their time, to give back. */
   expired(now: number): string[] {
-    return this.drop((t) => t.until <= now);
+    return this.#drop((t) => t.until <= now);
   }
 
-  private drop(gone: (t: Ticket) => boolean): string[] {
-    const out = this.held.filter(gone);
-    if (out.length > 0) this.held = this.held.filter((t) => !gone(t));
+  #drop(gone: (t: Ticket) => boolean): string[] {
+    const out = this.#held.filter(gone);
+    if (out.length > 0) this.#held = this.#held.filter((t) => !gone(t));
     return out.map((t) => t.id);
   }
 }

@@ -3,6 +3,7 @@ import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { LimiterCore, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
 import { available } from "../../src/limiter/quota";
+import { Leases } from "../../src/limiter/leases";
 import { isTicket, TicketBook } from "../../src/limiter/ticket-book";
 import { askFor, fellBelow, type KeyRoom, TICKET_LAPSE_MS, TICKET_SHARE, TICKETS_PER_ISOLATE, ticketsFor } from "../../src/limiter/tickets";
 import type { RateLimitInfo } from "../../src/policy/types";
@@ -82,27 +83,45 @@ describe("ticketsFor: when and how many", () => {
 });
 
 describe("TicketBook", () => {
-  it("reserves each ticket's cost until it is taken, and names it apart from the Worker's lease ids", () => {
-    const book = new TicketBook("p");
-    const a = book.issue(100, 0);
-    const b = book.issue(50, 10);
+  it("reserves each ticket's cost until its lease is used or released, and names it apart from the Worker's lease ids", () => {
+    const leases = new Leases();
+    const book = new TicketBook(leases, "p");
+    const a = book.issue(100, 0, 60_000);
+    const b = book.issue(50, 10, 60_000);
     expect([a, b].every(isTicket)).toBe(true);
     expect(isTicket("3f2a9c:1")).toBe(false);
     expect(a).not.toBe(b);
     expect(book.reserved).toEqual({ requests: 2, tokens: 150 });
-    expect(book.take(a)).toMatchObject({ cost: 100 });
-    expect(book.take(a)).toBeUndefined();
+    expect(leases.busy).toBe(2);
+    leases.use(a, 5, 60_000);
+    leases.use(a, 6, 60_000);
     expect(book.reserved).toEqual({ requests: 1, tokens: 50 });
     expect(book.nextLapse()).toBe(10 + TICKET_LAPSE_MS);
     expect(book.due(TICKET_LAPSE_MS + 9)).toEqual([]);
     expect(book.due(TICKET_LAPSE_MS + 10)).toEqual([[b, TICKET_LAPSE_MS + 10]]);
-    book.take(b);
+    leases.release(b);
     expect(book.reserved).toEqual({ requests: 0, tokens: 0 });
     expect(book.nextLapse()).toBeNull();
   });
 
+  it("holds back slots and tokens for tickets of a last life until they lapse; a use of one takes a slot", () => {
+    const book = new TicketBook(new Leases(), "p");
+    book.holdBack(2, 300, 2_000);
+    expect(book.reserved).toEqual({ requests: 2, tokens: 300 });
+    expect(book.nextLapse()).toBe(2_000);
+    expect(book.takeUnseen(100)).toBe(true);
+    expect(book.reserved).toEqual({ requests: 1, tokens: 200 });
+    expect(book.takeUnseen(50)).toBe(true); // the last takes what is left
+    expect(book.reserved).toEqual({ requests: 0, tokens: 0 });
+    expect(book.takeUnseen(1)).toBe(false);
+    book.holdBack(3, 30, 2_000);
+    book.due(2_000);
+    expect(book.unseenSlots).toBe(0);
+    expect(book.nextLapse()).toBeNull();
+  });
+
   it("gives two instances' tickets different ids", () => {
-    expect(new TicketBook("a").issue(1, 0)).not.toBe(new TicketBook("b").issue(1, 0));
+    expect(new TicketBook(new Leases(), "a").issue(1, 0, 1)).not.toBe(new TicketBook(new Leases(), "b").issue(1, 0, 1));
   });
 });
 
@@ -201,7 +220,7 @@ describe("LimiterCore with tickets", () => {
     const level = available(core.quota.tokens!, 1_100);
     core.settle(t!, out({ status: 200 }), 1_100);
     expect(core.tickets.size).toBe(0);
-    expect(core.lease(t!)!.ticket).toBeFalsy();
+    expect(core.lease(t!)!.ticket).toBeUndefined();
     expect(available(core.quota.tokens!, 1_100)).toBeCloseTo(level - 100, 6);
     expect(core.useTicket(t!, 100, 1_200)).toBe(true); // the use, overtaken: nothing more
     expect(available(core.quota.tokens!, 1_100)).toBeCloseTo(level - 100, 6);

@@ -144,8 +144,8 @@ class Harness {
       return grant(id, cost, now, ttl, caller);
     };
     const ticket = core.leases.ticket.bind(core.leases);
-    core.leases.ticket = (id, cost, expiresAt) => {
-      const lease = ticket(id, cost, expiresAt);
+    core.leases.ticket = (id, cost, expiresAt, lapseAt) => {
+      const lease = ticket(id, cost, expiresAt, lapseAt);
       if (this.issuing) {
         this.ok(core.leases.busy + core.tickets.unseenSlots <= core.limitAt(this.now), `(T2) ticket ${id} past the limit`);
         this.ok(core.queue.size === 0 && core.claims.size === 0 && core.cooldownUntil <= this.now, `(T5) ticket ${id} while someone waits or the gate is shut`);
@@ -313,7 +313,7 @@ class Harness {
         // Rows written by a flush, or (within one) every row but those of the tickets not used yet
         // and not written. (Any lease may miss its row within a flush; a renewal takes it back, as
         // before tickets. What is new is a ticket an isolate may still use, unknown to the object.)
-        const rows = o.kept ? leases : leases.filter((l) => !l.ticket || this.written.has(l.id));
+        const rows = o.kept ? leases : leases.filter((l) => l.ticket === undefined || this.written.has(l.id));
         for (const l of rows) this.core.restoreLease(l.id, l.cost, Math.min(l.expiresAt, this.now + grace), this.now);
         if (this.now < this.marked.until) this.core.holdBack(this.now, this.marked.slots);
         this.restoring = false;
@@ -322,7 +322,7 @@ class Harness {
         // its request may be charged a second time, never not at all. One not written is unseen.
         for (const [id, t] of this.tix) {
           if (this.core.lease(id)) Object.assign(t, { state: "idle", lapseAt: this.now + TICKET_LAPSE_MS });
-          else if (c.lease(id)?.ticket) t.state = "unseen";
+          else if (c.lease(id)?.ticket !== undefined) t.state = "unseen";
         }
         this.written = new Set(rows.filter((l) => isTicket(l.id)).map((l) => l.id));
         this.rebase();
@@ -341,14 +341,14 @@ class Harness {
     let idle = 0;
     let tokens = 0;
     for (const l of c.leases.values())
-      if (l.ticket) {
+      if (l.ticket !== undefined) {
         idle++;
         tokens += l.cost;
         this.ok(isTicket(l.id), `${l.id} is a ticket lease without a ticket's id`);
       }
     this.ok(idle === c.leases.idle && idle === c.tickets.size, `the idle tickets (${idle}) are the book's (${c.tickets.size})`);
     const unused = [...this.tix].filter(([, t]) => t.state === "idle").map(([id]) => id).sort();
-    const held = [...c.leases.values()].filter((l) => l.ticket).map((l) => l.id).sort();
+    const held = [...c.leases.values()].filter((l) => l.ticket !== undefined).map((l) => l.id).sort();
     this.ok(JSON.stringify(unused) === JSON.stringify(held), `(T4) the object holds ${JSON.stringify(held)} as unused tickets, the model ${JSON.stringify(unused)}`);
     const unseen = c.tickets.unseenSlots;
     this.ok(c.tickets.reserved.requests === idle + unseen && (unseen > 0 ? c.tickets.reserved.tokens >= tokens - 1e-6 : Math.abs(c.tickets.reserved.tokens - tokens) < 1e-6), "the reservations are the idle tickets' costs, and what is held back for unseen ones");

@@ -133,10 +133,9 @@ describe("LimiterClient with a ticket", () => {
     // Its background ops wait a moment for company, as an isolate's channel's do.
     const channel = new Channel(META, Date.now, 30);
     const carrier = { stub: () => stub as never, fresh: () => stub as never, waitUntil: () => {} };
-    channel.answered({ queued: 0, room: 8, epoch: 3 }, carrier);
     // A full hand: its uses need not hurry to bring more.
     const ids = Array.from({ length: 8 }, (_, i) => `~t.${i + 1}`);
-    (channel as unknown as { tickets: { heard: (r: object, at: number) => string[] } }).tickets.heard({ epoch: 3, tickets: { ids, cost: 50, leaseTtlMs: 60_000, limit: 16, ratePerMin: 600 } }, Date.now());
+    channel.answered({ queued: 0, room: 8, epoch: 3, tickets: { ids, cost: 50, leaseTtlMs: 60_000, limit: 16, ratePerMin: 600 } }, carrier);
     const pending: Promise<unknown>[] = [];
     const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: (p) => pending.push(p), channel });
     return { batches, client, pending };
