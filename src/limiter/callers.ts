@@ -47,7 +47,7 @@ export interface CallerView {
  */
 export class CallerBook {
   #book = new Map<string, Entry>();
-  #sweptAt = Number.NEGATIVE_INFINITY;
+  #sweptAt = -Infinity;
 
   get size(): number {
     return this.#book.size;

@@ -50,7 +50,7 @@ export class Limiter extends DurableObject<Env> {
   /** Until when tickets may be out, and how many at most, as last written (a restart before then holds back that many). */
   #ticketsMark: [number, number] = [0, 0];
   /** When the Directory was last told about this key (in this instance's life). */
-  #reportedAt = Number.NEGATIVE_INFINITY;
+  #reportedAt = -Infinity;
   /**
    * Its storage. Until the key is proven (a 2xx, or an operator's config) nothing is written, the
    * Directory is not told and leases are swept by a timer, not a stored alarm: a stranger's

@@ -73,7 +73,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
   #byId = new Map<string, Entry<W>>();
   #seq = 0;
   /** A lower bound on the earliest deadline: no pump scans the queue before it passes. */
-  #soonest = Number.POSITIVE_INFINITY;
+  #soonest = Infinity;
 
   constructor(weights: LaneWeights = DEFAULT_WEIGHTS) {
     this.weights = weights;
@@ -146,7 +146,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
   takeExpired(now: number): W[] {
     if (now < this.#soonest) return [];
     const out: W[] = [];
-    this.#soonest = Number.POSITIVE_INFINITY;
+    this.#soonest = Infinity;
     const keep = (list: W[]) =>
       list.filter((w) => {
         if (w.deadline > now) {
@@ -236,8 +236,8 @@ export class WaitQueue<W extends Waiter = Waiter> {
       const laneStart = Math.max(this.#clock, lane.finish);
       if (best && laneStart >= best.laneStart) continue;
       let line: Line<W> | null = null;
-      let lineStart = Number.POSITIVE_INFINITY;
-      let first = Number.POSITIVE_INFINITY;
+      let lineStart = Infinity;
+      let first = Infinity;
       for (const x of lane.lines.values()) {
         const head = x.retries[0] ?? x.fresh[0];
         if (!head) continue;
@@ -262,6 +262,6 @@ export class WaitQueue<W extends Waiter = Waiter> {
   #tidyAll(): void {
     this.#clock = 0;
     for (const name of LANES) this.#lanes[name].finish = 0;
-    this.#soonest = Number.POSITIVE_INFINITY;
+    this.#soonest = Infinity;
   }
 }

@@ -45,7 +45,7 @@ export class Waiters {
   /** Set during `round`: every answer given meanwhile, by id. */
   #capture: Map<string, AcquireResult> | null = null;
   #timer: unknown = null;
-  #timerAt = Number.POSITIVE_INFINITY;
+  #timerAt = Infinity;
   #core: LimiterCore;
   #now: () => number;
   #onGrant: (w: Waiter, waitedMs: number) => void;
@@ -143,7 +143,7 @@ export class Waiters {
   close(): void {
     if (this.#timer !== null) this.#timers.clear(this.#timer);
     this.#timer = null;
-    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#timerAt = Infinity;
     for (const w of this.#core.queue.drain()) this.#answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
   }
 
@@ -182,7 +182,7 @@ export class Waiters {
     this.#timerAt = at;
     this.#timer = this.#timers.set(() => {
       this.#timer = null;
-      this.#timerAt = Number.POSITIVE_INFINITY;
+      this.#timerAt = Infinity;
       this.pump();
     }, Math.max(0, at - now));
   }

@@ -15,11 +15,11 @@ export interface Growing {
 
 /** Bytes held in one isolate, against a budget each caller names. */
 export class HeldBudget {
-  private held = 0;
+  #held = 0;
 
   /** Bytes held now. */
   get bytes(): number {
-    return this.held;
+    return this.#held;
   }
 
   /**
@@ -27,13 +27,13 @@ export class HeldBudget {
    * already holds too much. A body alone is always taken, whatever its size, or it could never go.
    */
   hold(bytes: number, budget: number): (() => void) | null {
-    if (bytes > 0 && this.held > 0 && this.held + bytes > budget) return null;
-    this.held += bytes;
+    if (bytes > 0 && this.#held > 0 && this.#held + bytes > budget) return null;
+    this.#held += bytes;
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      this.held -= bytes;
+      this.#held -= bytes;
     };
   }
 
@@ -46,14 +46,14 @@ export class HeldBudget {
     let open = true;
     return {
       grow: (bytes) => {
-        if (!open || this.held + bytes > budget) return false;
-        this.held += bytes;
+        if (!open || this.#held + bytes > budget) return false;
+        this.#held += bytes;
         mine += bytes;
         return true;
       },
       release: () => {
         open = false;
-        this.held -= mine;
+        this.#held -= mine;
         mine = 0;
       },
     };
