@@ -29,6 +29,11 @@ const POOL_BINDINGS = {
   POOL_KEY_GEM: "AIza-member-eeeeeeeeeeee",
 };
 
+const FRESH = [
+  "test/batches/meter.test.ts", "test/cache/admin.test.ts", "test/keys/store.test.ts", "test/pools/proxy.test.ts",
+  "test/routes/metrics-scale.test.ts", "test/routes/metrics.test.ts", "test/routes/otel.test.ts", "test/routes/security.test.ts", "test/routes/usage.test.ts",
+];
+
 export default defineConfig({
   test: {
     // Property tests read their run count with inject("propertyRuns"): workerd sees no process.env.
@@ -42,9 +47,14 @@ export default defineConfig({
         plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: POOL_BINDINGS } })],
         test: {
           name: "workers",
+          isolate: false,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**"],
+          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", ...FRESH],
         },
+      },
+      {
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: POOL_BINDINGS } })],
+        test: { name: "workers-fresh", include: FRESH },
       },
       {
         // End-to-end: real `wrangler dev`, a stand-in provider on loopback, the official SDKs.
