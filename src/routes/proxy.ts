@@ -3,6 +3,7 @@
 //
 //   token → settings → asked → caller → virtual key → body held → body read
 //     → batches → pool route → budget → cache → cap → limiter and attempts (run)
+import { DIALECTS } from "../providers/dialects";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
@@ -145,6 +146,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             headers,
             body: a.hasBody ? sent.bytes : null,
             key: meta,
+            dialect: DIALECTS[a.provider.dialect],
             who,
             cost,
             stream,
