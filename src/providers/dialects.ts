@@ -3,6 +3,7 @@
  * names none (it reads every family, as the gateway did before dialects). Sources beside each
  * row; where only a third party says so, the comment says that too.
  */
+import { USAGE_AT } from "../usage/tokens";
 import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, type UsageSpec, type WindowGroup } from "./dialect";
 
 // --- Header families --------------------------------------------------------------------------
@@ -65,17 +66,12 @@ const PAYMENT_REQUIRED: RefusalRule = { means: "spent", status: [402], evidence:
 
 // --- Usage --------------------------------------------------------------------------------------
 
-/**
- * Where answers carry usage: OpenAI and Anthropic `usage`, Gemini `usageMetadata`, Anthropic's
- * `message_start` (`message.usage`), OpenAI Responses' `response.completed` (`response.usage`).
- */
-const USAGE_AT = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]] as const;
 const ASKS: UsageSpec = { at: USAGE_AT, ask: { kind: "stream_options" } };
 const READS: UsageSpec = { at: USAGE_AT, ask: { kind: "none" } };
 
 const none: readonly WindowGroup[] = [];
 
-export const DIALECTS = {
+const ROWS = {
   /** Every family, as before dialects: for a custom provider that names none. */
   generic: {
     name: "generic",
@@ -245,7 +241,7 @@ export const DIALECTS = {
   },
 } as const satisfies Record<string, Dialect>;
 
-export type DialectName = keyof typeof DIALECTS;
+export type DialectName = keyof typeof ROWS;
 
-/** The row of `name`, for code that holds a provider's dialect name. */
-export const dialectOf = (name: DialectName): Dialect => DIALECTS[name];
+/** The rows by name, each read as a Dialect (a column one row leaves out is absent, not an error). */
+export const DIALECTS: Readonly<Record<DialectName, Dialect>> = ROWS;

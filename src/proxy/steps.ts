@@ -121,7 +121,8 @@ export async function unreachable(s: Attempts, slot: Slot): Promise<Response | A
 
 /**
  * A success goes back to the caller. A plain answer is read whole first: its settle and its
- * release are then one op. A stream is settled at its headers and released when it has ended.
+ * release are then one op. A stream, a plain answer past BUFFER_MAX, or one the provider holds
+ * open with blank lines is settled at its headers (or its first lines) and released when it has ended.
  */
 export async function settleSuccess(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
   const { plan } = s;
@@ -131,6 +132,7 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
   const streaming = isStreamed(res.headers, plan.stream);
   const success = s.outcome("success", res.status, info, latency, attempt, true);
   let body = res.body && timer.watch(res.body);
+  let held = false;
   if (!streaming && body) {
     let read;
     try {
@@ -143,9 +145,12 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
       at.limiter.settle(leaseId, { ...success, release: true, streaming: false, usage: plan.meter?.plain(read.whole, plan.tags) });
       return s.stamp(new Response(read.whole, answerInit(res)));
     }
-    body = read.rest;
+    // Held open with blank lines: passed on as it comes, the provider still at work on it, its
+    // usage read at its end (a plain answer's tail, as a non-SSE stream's).
+    if ("held" in read) held = true;
+    body = "held" in read ? read.held : read.rest;
   }
-  at.limiter.settle(leaseId, { ...success, release: false, streaming });
+  at.limiter.settle(leaseId, { ...success, release: false, streaming: streaming || held });
   const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags);
   return s.stamp(
     streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
