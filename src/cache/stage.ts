@@ -58,8 +58,8 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
   const plan = cachePlan((n) => r.headers.get(n), isInference(r.flavour, r.method, r.rest), r.config);
   if (typeof plan === "string") return gatewayError("invalid_request", plan);
   if (!plan.use) {
-    // Counted only where the cache was in play: when it is off and nobody asked, there is nothing to count.
-    if (plan.why !== "unasked") tally(r, plan.namespace, "bypass");
+    // Every answer marked bypass is counted as one (the counts ride the isolate's one call a second, tally.ts).
+    tally(r, plan.namespace, "bypass");
     return mark(await forward(), "bypass", cacheStatus({ fwd: "bypass" }));
   }
 

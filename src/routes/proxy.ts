@@ -174,6 +174,5 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   if (batch) res = await batch.finish(res);
-  logGatewayError(c.env, key.key, res);
-  return res;
+  return logGatewayError(c.env, key.key, res);
 }
