@@ -11,6 +11,7 @@ import { cacheKey, semanticHeaders, SHARDS, shardOf } from "./key";
 import { type CacheShard, type Claim, type Landed, shardStub } from "./object";
 import { CacheStore, type Stored } from "./store";
 import { Tally } from "./tally";
+import { timerWait } from "../gathered";
 
 export interface CacheBindings {
   bucket: R2Bucket;
@@ -123,7 +124,7 @@ const tallies = new WeakMap<DurableObjectNamespace<CacheShard>, Tally>();
 function tally(r: CacheRequest, namespace: string, result: CacheResult): void {
   const ns = r.bindings.shards;
   let t = tallies.get(ns);
-  if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), (ms) => new Promise((ok) => setTimeout(ok, ms)))));
+  if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), timerWait)));
   const flush = t.add(namespace, result);
   if (flush) r.waitUntil(flush);
 }

@@ -93,7 +93,9 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
 export async function send(s: Attempts, slot: Slot): Promise<Response | Again | { res: Response }> {
   const { plan } = s;
   try {
-    return { res: await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" }) };
+    const res = await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" });
+    plan.upstream?.(slot.at.key.provider, res.status);
+    return { res };
   } catch (err) {
     return unreachable(s, slot, err);
   }
@@ -114,6 +116,8 @@ export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody
     at.limiter.release(leaseId);
     return GONE();
   }
+  // A cut answer was counted by its status already.
+  if (!midBody) s.plan.upstream?.(at.key.provider, null);
   const d = s.decide("transient", attempt, null);
   await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
   if (!d.retry) {

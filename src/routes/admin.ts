@@ -64,8 +64,15 @@ admin.get("/admin/keys", async (c) => {
 
 admin.get("/admin/keys/:key", async (c) => {
   const key = c.req.param("key");
-  if (!(await known(c.env, key))) return unknownKey(key);
+  if (!(await known(c.env, key))) return unknownKey(key, await unlisted(c.env, key));
   return ok(await limiter(c.env, key).state());
+});
+
+/** Every key's upstream attempts by provider and status class, listed keys or not (observe/upstream.ts). */
+admin.get("/admin/upstream", async (c) => {
+  const { since, providers } = await directoryOf(c.env.DIRECTORY).upstream();
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return ok({ since: iso(since), providers: providers.map((p) => ({ provider: p.provider, counts: p.counts, lastAt: iso(p.lastAt) })) });
 });
 
 /** The last 15 minutes of the key in 5-second buckets (the dashboard's time series). */
@@ -125,8 +132,45 @@ async function known(env: Env, key: string): Promise<boolean> {
   return (await directoryOf(env.DIRECTORY).get(key)) !== null;
 }
 
-function unknownKey(key: string): Response {
-  return adminError("unknown_key", `no limiter has seen traffic for ${JSON.stringify(key.slice(0, 300))}`);
+/** A rate-limit key's shape: provider, model (which may hold colons), the credential's hash. */
+const KEY_SHAPE = /^[a-z0-9][a-z0-9_-]{0,62}:.{1,400}:[0-9a-f]{16}$/s;
+
+/**
+ * A key the Directory does not list may still have a limiter in memory: one whose every answer
+ * failed (a bad key, a wrong baseUrl) is never listed. Its numbers, when it has seen traffic since
+ * its object last started; null otherwise. Only a key-shaped string is asked (an admin's typo makes
+ * no object); asking keeps nothing (an unproven limiter writes no storage).
+ */
+async function unlisted(env: Env, key: string): Promise<LimiterSnapshot | null> {
+  if (!KEY_SHAPE.test(key)) return null;
+  const s = await stateWithin(env, key);
+  return s?.lastSeen ? s : null;
+}
+
+/** The limiter's state, or null when it fails or does not answer within STATE_TIMEOUT_MS. */
+async function stateWithin(env: Env, key: string): Promise<LimiterSnapshot | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STATE_TIMEOUT_MS)));
+  try {
+    return await Promise.race([limiter(env, key).state(), timeout]);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const WHERE_FAILURES = "Every key's upstream answers by provider and status class, listed or not: GET /admin/upstream (or slotgate_provider_attempts_total).";
+
+function unknownKey(key: string, seen: LimiterSnapshot | null = null): Response {
+  const name = JSON.stringify(key.slice(0, 300));
+  if (!seen)
+    return adminError("unknown_key", `no limiter has seen traffic for ${name} since it last started. A key is listed from its first 2xx answer; one that never had one keeps nothing and is forgotten within minutes. ${WHERE_FAILURES}`);
+  const m = seen.metrics;
+  return adminError(
+    "unknown_key",
+    `${name} has had no 2xx answer, so it is not listed (a key is kept and listed from its first success). Its limiter, in memory since its object last started, saw ${m.totalRequests} requests: ${m.failedRequests} failed, ${m.rateLimitHits} rate-limited, ${m.retriedRequests} retried; the last at ${seen.lastSeen}. ${WHERE_FAILURES}`,
+  );
 }
 
 /** The Directory's row, with the limiter's current numbers when it answers in time. */
@@ -144,29 +188,21 @@ async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
     metrics: null,
     live: false,
   };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STATE_TIMEOUT_MS)));
-  try {
-    const s = (await Promise.race([limiter(env, e.key).state(), timeout])) as LimiterSnapshot | null;
-    if (!s) return fallback;
-    return {
-      key: e.key,
-      provider: e.provider,
-      model: e.model,
-      limit: s.concurrency.limit,
-      inFlight: s.concurrency.inFlight,
-      queued: s.concurrency.queued,
-      lastSeen: s.lastSeen ?? fallback.lastSeen,
-      phase: s.concurrency.phase,
-      cooldownUntil: s.cooldownUntil,
-      metrics: s.metrics,
-      live: true,
-    };
-  } catch {
-    return fallback;
-  } finally {
-    clearTimeout(timer);
-  }
+  const s = await stateWithin(env, e.key);
+  if (!s) return fallback;
+  return {
+    key: e.key,
+    provider: e.provider,
+    model: e.model,
+    limit: s.concurrency.limit,
+    inFlight: s.concurrency.inFlight,
+    queued: s.concurrency.queued,
+    lastSeen: s.lastSeen ?? fallback.lastSeen,
+    phase: s.concurrency.phase,
+    cooldownUntil: s.cooldownUntil,
+    metrics: s.metrics,
+    live: true,
+  };
 }
 
 /** The limiter's "minConcurrency must not exceed ..." as "minConcurrency: must not exceed ...". */

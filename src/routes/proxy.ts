@@ -9,6 +9,7 @@ import { batchStage } from "../batches/stage";
 import { budgetStage, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
+import { countUpstream } from "../directory/upstream";
 import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
@@ -160,6 +161,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
+            upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status),
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
