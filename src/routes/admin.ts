@@ -10,7 +10,8 @@ import type { LimiterSnapshot } from "../limiter/types";
 import { gatewayError } from "../proxy/errors";
 import { scrape } from "./metrics";
 import { usage } from "./usage";
-import { poolsView } from "./pools";
+import { memberIndex, poolsView } from "./pools";
+import { keyHash } from "../observe/prometheus";
 import { virtualKeys } from "./virtual-keys";
 
 /** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
@@ -27,6 +28,10 @@ export interface KeyListEntry {
   metrics: LimiterSnapshot["metrics"] | null;
   /** false when the limiter did not answer in time: the numbers are the Directory's last report. */
   live: boolean;
+  /** A pool member's key: its pool and member (names from POOLS); null for a caller's own key. */
+  member: { pool: string; member: string } | null;
+  /** Who used the key most in the last minute (its busiest caller), null when nobody or not live: rows of one model told apart. */
+  caller: string | null;
 }
 
 /** A limiter that does not answer within this is listed with its last reported numbers. */
@@ -56,15 +61,15 @@ admin.use("/admin/*", guard);
 for (const [path, file] of Object.entries(DASHBOARD_FILES)) admin.get(path, (c) => dashboardFile(c.env, new URL(c.req.url), file));
 
 admin.get("/admin/keys", async (c) => {
-  const { entries, total } = await directoryOf(c.env.DIRECTORY).list(LIST_MAX);
-  const keys = await Promise.all(entries.map((e) => live(c.env, e)));
+  const [{ entries, total }, members] = await Promise.all([directoryOf(c.env.DIRECTORY).list(LIST_MAX), memberIndex(c.env)]);
+  const keys = await Promise.all(entries.map((e) => live(c.env, e, members.get(`${e.provider}:${keyHash(e.key)}`) ?? null)));
   keys.sort((a, b) => (b.lastSeen ?? "").localeCompare(a.lastSeen ?? "") || a.key.localeCompare(b.key));
   return ok({ keys, total });
 });
 
 admin.get("/admin/keys/:key", async (c) => {
   const key = c.req.param("key");
-  if (!(await known(c.env, key))) return unknownKey(key, await unlisted(c.env, key));
+  if (!(await known(c.env, key))) return unknownKey(key);
   return ok(await limiter(c.env, key).state());
 });
 
@@ -132,21 +137,6 @@ async function known(env: Env, key: string): Promise<boolean> {
   return (await directoryOf(env.DIRECTORY).get(key)) !== null;
 }
 
-/** A rate-limit key's shape: provider, model (which may hold colons), the credential's hash. */
-const KEY_SHAPE = /^[a-z0-9][a-z0-9_-]{0,62}:.{1,400}:[0-9a-f]{16}$/s;
-
-/**
- * A key the Directory does not list may still have a limiter in memory: one whose every answer
- * failed (a bad key, a wrong baseUrl) is never listed. Its numbers, when it has seen traffic since
- * its object last started; null otherwise. Only a key-shaped string is asked (an admin's typo makes
- * no object); asking keeps nothing (an unproven limiter writes no storage).
- */
-async function unlisted(env: Env, key: string): Promise<LimiterSnapshot | null> {
-  if (!KEY_SHAPE.test(key)) return null;
-  const s = await stateWithin(env, key);
-  return s?.lastSeen ? s : null;
-}
-
 /** The limiter's state, or null when it fails or does not answer within STATE_TIMEOUT_MS. */
 async function stateWithin(env: Env, key: string): Promise<LimiterSnapshot | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -160,21 +150,19 @@ async function stateWithin(env: Env, key: string): Promise<LimiterSnapshot | nul
   }
 }
 
-const WHERE_FAILURES = "Every key's upstream answers by provider and status class, listed or not: GET /admin/upstream (or slotgate_provider_attempts_total).";
-
-function unknownKey(key: string, seen: LimiterSnapshot | null = null): Response {
-  const name = JSON.stringify(key.slice(0, 300));
-  if (!seen)
-    return adminError("unknown_key", `no limiter has seen traffic for ${name} since it last started. A key is listed from its first 2xx answer; one that never had one keeps nothing and is forgotten within minutes. ${WHERE_FAILURES}`);
-  const m = seen.metrics;
+/**
+ * A key the Directory does not list. Its limiter is not asked (looking must not create one): the
+ * answer says why a key may be missing, and where its failures are counted instead.
+ */
+function unknownKey(key: string): Response {
   return adminError(
     "unknown_key",
-    `${name} has had no 2xx answer, so it is not listed (a key is kept and listed from its first success). Its limiter, in memory since its object last started, saw ${m.totalRequests} requests: ${m.failedRequests} failed, ${m.rateLimitHits} rate-limited, ${m.retriedRequests} retried; the last at ${seen.lastSeen}. ${WHERE_FAILURES}`,
+    `no key ${JSON.stringify(key.slice(0, 300))} is listed. A key is kept and listed only from its first 2xx answer (and for 30 days after its last request), so one whose every attempt failed (a bad key, a wrong baseUrl, a provider that cannot be reached) is never listed and keeps nothing. Those attempts are counted by provider and status class: GET /admin/upstream, or slotgate_provider_attempts_total in /admin/metrics; each request that ended in 502 upstream_unreachable is also a gateway:error event line naming this key.`,
   );
 }
 
 /** The Directory's row, with the limiter's current numbers when it answers in time. */
-async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
+async function live(env: Env, e: DirectoryEntry, member: KeyListEntry["member"]): Promise<KeyListEntry> {
   const fallback: KeyListEntry = {
     key: e.key,
     provider: e.provider,
@@ -187,6 +175,8 @@ async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
     cooldownUntil: null,
     metrics: null,
     live: false,
+    member,
+    caller: null,
   };
   const s = await stateWithin(env, e.key);
   if (!s) return fallback;
@@ -202,6 +192,8 @@ async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
     cooldownUntil: s.cooldownUntil,
     metrics: s.metrics,
     live: true,
+    member,
+    caller: s.callers[0]?.caller ?? null,
   };
 }
 

@@ -108,7 +108,7 @@ describe("GET /admin/metrics", () => {
     const asked = await admin(`/admin/keys/${encodeURIComponent(bad)}`);
     expect(asked.status).toBe(404);
     const message = ((await asked.json()) as { error: { message: string } }).error.message;
-    expect(message).toMatch(/has had no 2xx answer, so it is not listed .* saw 1 requests: 1 failed.*GET \/admin\/upstream/);
+    expect(message).toMatch(/kept and listed only from its first 2xx answer.*every attempt failed.*GET \/admin\/upstream/);
   });
 
   it("lists only keys the Directory knows; an unknown key has no samples route", async () => {
