@@ -157,7 +157,7 @@ async function stateWithin(env: Env, key: string): Promise<LimiterSnapshot | nul
 function unknownKey(key: string): Response {
   return adminError(
     "unknown_key",
-    `no key ${JSON.stringify(key.slice(0, 300))} is listed. A key is kept and listed only from its first 2xx answer (and for 30 days after its last request), so one whose every attempt failed (a bad key, a wrong baseUrl, a provider that cannot be reached) is never listed and keeps nothing. Those attempts are counted by provider and status class: GET /admin/upstream, or slotgate_provider_attempts_total in /admin/metrics; each request that ended in 502 upstream_unreachable is also a gateway:error event line naming this key.`,
+    `no key ${JSON.stringify(key.slice(0, 300))} is listed: a key is kept and listed only from its first 2xx answer (for 30 days after its last request), so one whose every attempt failed (a bad key, a wrong baseUrl) never is. Those attempts are counted by provider: GET /admin/upstream.`,
   );
 }
 
