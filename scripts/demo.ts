@@ -65,8 +65,8 @@ const stop = async () => {
   await Promise.allSettled([gateway.close(), standin.close()]);
   process.exit(0);
 };
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+// wrangler runs in a process group of its own (support/gateway.ts): whatever ends this one ends it too.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
 
 if (values.traffic) void traffic(url);
 
