@@ -16,16 +16,16 @@ export class Gathered<K extends string> {
     this.windowMs = windowMs;
   }
 
-  /** Adds `n`; the first add of a window returns the flush to keep alive, later ones null. */
-  add(key: K, n = 1): Promise<void> | null {
-    this.pending.set(key, (this.pending.get(key) ?? 0) + n);
+  /** Adds one; the first add of a window (`windowMs` long, default the constructor's) returns the flush to keep alive, later ones null. */
+  add(key: K, windowMs: number = this.windowMs): Promise<void> | null {
+    this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
     if (this.flushing) return null;
     this.flushing = true;
-    return this.flush();
+    return this.flush(windowMs);
   }
 
-  private async flush(): Promise<void> {
-    await this.wait(this.windowMs);
+  private async flush(windowMs: number): Promise<void> {
+    await this.wait(windowMs);
     const batch = [...this.pending];
     this.pending = new Map();
     this.flushing = false;

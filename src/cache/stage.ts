@@ -41,6 +41,8 @@ export interface CacheRequest {
   deadline: number;
   /** BODY_BUDGET_BYTES: the copy of an answer being stored counts against the isolate's budget of held bytes. */
   bodyBudgetBytes: number;
+  /** STATS_FLUSH_MS when set: how long the isolate gathers its counts before one call sends them (default TALLY_FLUSH_MS). */
+  statsMs?: number;
   now: () => number;
   waitUntil: (p: Promise<unknown>) => void;
 }
@@ -125,7 +127,7 @@ function tally(r: CacheRequest, namespace: string, result: CacheResult): void {
   const ns = r.bindings.shards;
   let t = tallies.get(ns);
   if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), timerWait)));
-  const flush = t.add(namespace, result);
+  const flush = t.add(namespace, result, r.statsMs);
   if (flush) r.waitUntil(flush);
 }
 

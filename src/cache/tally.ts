@@ -30,10 +30,10 @@ export class Tally {
     );
   }
 
-  /** Adds one; the first add of a window hands back the flush to keep alive (waitUntil), later ones null. */
-  add(label: string, result: CacheResult): Promise<void> | null {
+  /** Adds one; the first add of a window (`windowMs`, default TALLY_FLUSH_MS) hands back the flush to keep alive (waitUntil), later ones null. */
+  add(label: string, result: CacheResult, windowMs?: number): Promise<void> | null {
     const namespace = countedAs(label, this.namespaces.has(label), this.namespaces.size);
     this.namespaces.add(namespace);
-    return this.counts.add(`${result} ${namespace}`);
+    return this.counts.add(`${result} ${namespace}`, windowMs);
   }
 }

@@ -136,6 +136,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
         now: Date.now,
         waitUntil,
         bodyBudgetBytes: s.gw.bodyBudgetBytes,
+        statsMs: s.statsMs,
       },
       // A capped virtual key holds one of its slots from here until its answer has ended.
       () => gateStage({ env: c.env, vk: pooled?.vk, deadline: a.deadline, signal: waiting, waitUntil, now: Date.now }, () =>
@@ -161,7 +162,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
-            upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status),
+            upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status, s.statsMs),
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
