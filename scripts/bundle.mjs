@@ -32,7 +32,7 @@ try {
   console.log(`Worker bundle: ${sizes(deployed)} as deployed; ${sizes(minified)} minified (budget ${BUDGET_BYTES / 1000} KB minified)`);
   console.log(`V8 compile of the minified bundle (what an isolate pays at startup before running it): ${compileMs(minified).toFixed(2)} ms, median of 9`);
   if (size > BUDGET_BYTES) {
-    console.error(`the minified bundle is ${size} bytes, over its budget of ${BUDGET_BYTES}: find what grew (npx wrangler deploy --dry-run --minify --outdir /tmp/b --metafile)`);
+    console.error(`the minified bundle is ${size} bytes, over its budget of ${BUDGET_BYTES}: find what grew (npm run wrangler -- deploy --dry-run --minify --outdir /tmp/b --metafile)`);
     process.exitCode = 1;
   }
 } finally {

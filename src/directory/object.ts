@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { KeyMeta } from "../limiter/types";
+import { STATUS_CLASSES, type StatusClass } from "../observe/upstream";
 
 /** What a Limiter reports about itself: who it is and its numbers at the time (ms since epoch). */
 export interface DirectoryEntry extends KeyMeta {
@@ -24,6 +25,18 @@ export const MAX_ROWS = 10_000;
 export const LIST_MAX = 200;
 /** At most this many for a metrics scrape (`recent`): the exposition's label bound. */
 export const RECENT_MAX = 1_000;
+
+/** Upstream attempts by provider and status class (observe/upstream.ts), since `since`. */
+export interface UpstreamCounts {
+  provider: string;
+  counts: Record<StatusClass, number>;
+  /** Epoch ms of the newest batch that counted one. */
+  lastAt: number;
+}
+
+/** At most this many provider rows (a provider table is config; this only guards the object). */
+export const UPSTREAM_PROVIDERS_MAX = 256;
+const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 type Row = { key: string; provider: string; model: string; lim: number; in_flight: number; queued: number; last_seen: number };
 
@@ -63,6 +76,48 @@ export class Directory extends DurableObject<Env> {
         first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL)`,
     );
     sql.exec("CREATE INDEX IF NOT EXISTS keys_last_seen ON keys (last_seen DESC)");
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS upstream (
+        provider TEXT NOT NULL, class TEXT NOT NULL, n INTEGER NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL,
+        PRIMARY KEY (provider, class))`,
+    );
+  }
+
+  /**
+   * Adds a Worker isolate's counts (one call per isolate per window). Rows are provider x class:
+   * anything else (a class that is not one of the five, a name no provider table allows, a row past
+   * the bound) is dropped, so nothing sent here can grow it without bound.
+   */
+  async countUpstream(counts: [provider: string, cls: string, n: number][], at: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const providers = new Set(sql.exec<{ provider: string }>("SELECT DISTINCT provider FROM upstream").toArray().map((r) => r.provider));
+    for (const [provider, cls, n] of counts.slice(0, UPSTREAM_PROVIDERS_MAX * STATUS_CLASSES.length)) {
+      if (!(STATUS_CLASSES as readonly string[]).includes(cls) || !PROVIDER_NAME.test(provider) || !Number.isSafeInteger(n) || n <= 0) continue;
+      if (!providers.has(provider) && providers.size >= UPSTREAM_PROVIDERS_MAX) continue;
+      providers.add(provider);
+      sql.exec(
+        `INSERT INTO upstream (provider, class, n, first_at, last_at) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (provider, class) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`,
+        provider, cls, n, at,
+      );
+    }
+  }
+
+  /** Every provider's counts, by name; `since`: when the first was counted (null: none yet). */
+  async upstream(): Promise<{ since: number | null; providers: UpstreamCounts[] }> {
+    const rows = this.ctx.storage.sql
+      .exec<{ provider: string; class: StatusClass; n: number; first_at: number; last_at: number }>("SELECT * FROM upstream ORDER BY provider")
+      .toArray();
+    const byName = new Map<string, UpstreamCounts>();
+    let since: number | null = null;
+    for (const r of rows) {
+      let p = byName.get(r.provider);
+      if (!p) byName.set(r.provider, (p = { provider: r.provider, counts: Object.fromEntries(STATUS_CLASSES.map((c) => [c, 0])) as Record<StatusClass, number>, lastAt: 0 }));
+      p.counts[r.class] = r.n;
+      p.lastAt = Math.max(p.lastAt, r.last_at);
+      since = since === null ? r.first_at : Math.min(since, r.first_at);
+    }
+    return { since, providers: [...byName.values()] };
   }
 
   /** Upsert; an older report arriving late never moves lastSeen back. */

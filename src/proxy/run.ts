@@ -43,6 +43,8 @@ export interface Plan {
   operation?: { op: string; model: string; start: number };
   /** The request's span when it is traced (OTEL_*): each attempt is a child of it. */
   trace?: RequestSpan;
+  /** Hears what each attempt got from the provider it went to: its status, or null when no answer came (the gateway's counts, directory/upstream.ts). */
+  upstream?: (provider: string, status: number | null) => void;
 }
 
 export interface Deps {

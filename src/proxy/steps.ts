@@ -15,6 +15,7 @@ import { LimiterUnavailable } from "./limiter-client";
 import { noMember, withRetryAfter } from "./pooled";
 import type { SettleAnswer } from "../limiter/types";
 import type { Target } from "./target";
+import { unreachableMessage, whyUnreachable } from "./unreachable";
 
 /** An attempt under way: its slot, its time limits and its renewals. */
 export interface Slot {
@@ -94,14 +95,20 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
 export async function send(s: Attempts, slot: Slot): Promise<Response | Again | { res: Response }> {
   const { plan } = s;
   try {
-    return { res: await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" }) };
-  } catch {
-    return unreachable(s, slot);
+    const res = await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" });
+    plan.upstream?.(slot.at.key.provider, res.status);
+    return { res };
+  } catch (err) {
+    return unreachable(s, slot, err);
   }
 }
 
-/** The attempt never got a whole answer: settled as transient, and retried if policy says so. */
-export async function unreachable(s: Attempts, slot: Slot): Promise<Response | Again> {
+/**
+ * The attempt never got a whole answer: settled as transient, and retried if policy says so after
+ * the policy's own jittered backoff. A name that does not resolve or a refused connection fails
+ * again at once, so the limiter's "now" for a provider's one-off fault is not taken here.
+ */
+export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody = false): Promise<Response | Again> {
   const { at, leaseId, attempt, timer } = slot;
   slot.stop();
   const left = s.plan.signal.aborted && !timer.timedOut;
@@ -111,11 +118,15 @@ export async function unreachable(s: Attempts, slot: Slot): Promise<Response | A
     at.limiter.release(leaseId);
     return GONE();
   }
+  // A cut answer was counted by its status already.
+  if (!midBody) s.plan.upstream?.(at.key.provider, null);
   const d = s.decide("transient", attempt, null);
-  const word = await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
-  const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
-  if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", why));
-  await s.pause(pauseFor(d.delayMs, word));
+  await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
+  if (!d.retry) {
+    const why = whyUnreachable(err, timer.timedOut ? timer.signal.reason : null, midBody);
+    return s.stamp(s.last ?? gatewayError("upstream_unreachable", unreachableMessage(why, s.attempts, s.route ? null : at.url.host)));
+  }
+  await s.pause(d.delayMs);
   return AGAIN;
 }
 
@@ -137,8 +148,8 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
     let read;
     try {
       read = await readUpTo(body, BUFFER_MAX);
-    } catch {
-      return unreachable(s, slot);
+    } catch (err) {
+      return unreachable(s, slot, err, true);
     }
     if ("whole" in read) {
       slot.stop();

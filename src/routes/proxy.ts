@@ -1,22 +1,23 @@
 // `ANY /:provider/*`: the request path as a short pipeline of named stages, each a module of its
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
-//   token → settings → asked → caller → virtual key → body held → body read
+//   token or virtual key → settings → asked → caller → virtual key → body held → body read
 //     → batches → pool route → budget → cache → cap → limiter and attempts (run)
 import { DIALECTS } from "../providers/dialects";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
-import { gatewayTokenOk } from "../auth";
 import { batchStage } from "../batches/stage";
 import { budgetStage, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
+import { countUpstream } from "../directory/upstream";
 import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { operationOf } from "../observe/genai";
 import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
+import { admit, type Found } from "../pools/admit";
 import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
 import { type Asked, askedOf } from "../proxy/asked";
 import { type Who, whoIsAsking } from "../proxy/caller";
@@ -39,36 +40,36 @@ type Caller = { who: Who; pooled: Pooled | null };
 proxy.all("/:provider/*", async (c) => {
   const req = c.req.raw;
   const start = Date.now();
-  // The token first: a stranger learns nothing, not even which providers or variables exist.
-  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, req.headers.get("x-slotgate-token"))))
-    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
+  // The token (or a virtual key) first: a stranger learns nothing, not even which providers or variables exist.
+  const door = await admit(c.env, req);
+  if (door.kind === "refused") return door.res;
   const settings = settingsOf(c.env);
   if (settings instanceof Response) return settings;
   const asked = askedOf(req, settings, start);
   if (asked instanceof Response) return asked;
   const op = operationOf(asked.method, asked.rest);
   // Traces (OTEL_*): off, this one check; on, the request's span, which ends with its answer.
-  if (!settings.trace) return serve(c, settings, asked, { op, start });
+  if (!settings.trace) return serve(c, settings, asked, { op, start, found: door.found });
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const span = requestSpan(settings.trace, req.headers, start, asked.provider.name, asked.method, op, waitUntil);
-  if (!span) return serve(c, settings, asked, { op, start });
+  if (!span) return serve(c, settings, asked, { op, start, found: door.found });
   try {
-    return span.answer(await serve(c, settings, asked, { op, start, span }), waitUntil);
+    return span.answer(await serve(c, settings, asked, { op, start, span, found: door.found }), waitUntil);
   } catch (err) {
     span.close(Date.now(), "internal_error");
     throw err;
   }
 });
 
-/** The request's GenAI operation (null: none) and arrival, and its span when traced. */
-type Op = { op: string | null; start: number; span?: RequestSpan };
+/** The request's GenAI operation (null: none) and arrival, its span when traced, and the virtual key that let it in. */
+type Op = { op: string | null; start: number; span?: RequestSpan; found?: Found };
 
 async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: Asked, op: Op): Promise<Response> {
   const req = c.req.raw;
   const who = await whoIsAsking(req.headers, c.env.GATEWAY_TOKENS);
   if (typeof who === "string") return gatewayError("invalid_request", who);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
-  const keyed = await virtualKeyStage(c.env, asked, settings.table);
+  const keyed = await virtualKeyStage(c.env, asked, settings.table, op.found);
   if (keyed.kind === "refused") return keyed.res;
   const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
   const letGo = await holdBody(req, asked.hasBody, settings.gw);
@@ -138,6 +139,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
         now: Date.now,
         waitUntil,
         bodyBudgetBytes: s.gw.bodyBudgetBytes,
+        statsMs: s.statsMs,
       },
       // A capped virtual key holds one of its slots from here until its answer has ended.
       () => gateStage({ env: c.env, vk: pooled?.vk, deadline: a.deadline, signal: waiting, waitUntil, now: Date.now }, () =>
@@ -164,6 +166,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
+            upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status, s.statsMs),
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
@@ -178,6 +181,5 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   if (batch) res = await batch.finish(res);
-  logGatewayError(c.env, key.key, res);
-  return res;
+  return logGatewayError(c.env, key.key, res);
 }

@@ -11,7 +11,8 @@ import { forgetViews } from "../../src/pools/route";
 import { randomLegacy, randomTagged } from "../support/forged";
 import { callWith, watchedStore } from "../support/keystore";
 import { CHAT, json, mockUpstream } from "../support/upstream";
-import { ADMIN, errorOf } from "../support/vk";
+import { ADMIN, errorOf, memberOf } from "../support/vk";
+import type { Env } from "../../src/env";
 
 /** The instance names are a deployment's data: a key's row is in `virtual-keys-<its 48th character>`, an old key's in `virtual-keys`. */
 const OLD = "virtual-keys";
@@ -31,12 +32,12 @@ async function listed(): Promise<string[]> {
   expect(res.status).toBe(200);
   return ((await res.json()) as { virtualKeys: { name: string }[] }).virtualKeys.map((k) => k.name);
 }
-function chat(store: DurableObjectNamespace, key: string, claude = false) {
-  const [path, headers] = claude
+function chat(store: DurableObjectNamespace, key: string, claude = false, vars: Partial<Env> = {}, path?: string) {
+  const [route, headers] = claude
     ? ["/anthropic/v1/messages", { "x-api-key": key, "anthropic-version": "2023-06-01" }]
     : ["/openai/v1/chat/completions", { authorization: `Bearer ${key}` }];
   const body = { model: claude ? "claude-keystore" : "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 16 };
-  return callWith(store as never, path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
+  return callWith(store as never, path ?? route, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }, vars);
 }
 
 /** The HMAC-SHA-256 the gateway stored for a key before shards (under ADMIN_TOKEN here), hex. */
@@ -94,6 +95,60 @@ describe("forged keys", () => {
     expect(sent).toHaveLength(0);
     expect((await chat(ns, real.key)).status).toBe(200); // the real one still goes through
     expect(calls).toEqual([{ home: homeIn(real.key), method: "lookup" }]);
+  });
+});
+
+describe("a public gateway (GATEWAY_TOKENS set)", () => {
+  const PUBLIC = { GATEWAY_TOKENS: "tok-public-1" };
+
+  it("a valid virtual key is a gateway credential on its own; forged, old-format, revoked or none: one 401, and only a real key is looked up", async () => {
+    const real = await mint(`door-${unique()}`);
+    const gone = await mint(`door-gone-${unique()}`);
+    expect((await admin("DELETE", `/${gone.name}`)).status).toBe(204);
+    const { ns, calls } = watchedStore();
+    const { calls: sent } = mockUpstream(() => json(CHAT));
+
+    // The key alone: through, to a member of its pool (with no token to strip).
+    const res = await chat(ns, real.key, false, PUBLIC);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(sent.map((r) => memberOf(r.headers))).not.toContain("?");
+    expect(calls).toEqual([{ home: homeIn(real.key), method: "lookup" }]);
+    calls.length = 0;
+
+    // Everything else gets the token check's own answer, word for word, and never learns more (an unknown provider, a revoked key).
+    forgetLegacy();
+    const last = real.key.at(-1) === "A" ? "B" : "A";
+    const refused = [
+      await chat(ns, "sk-someone", false, PUBLIC),
+      await chat(ns, real.key.slice(0, -1) + last, false, PUBLIC),
+      await chat(ns, randomTagged(), false, PUBLIC, "/nope/v1/chat/completions"),
+      await chat(ns, randomLegacy(), false, PUBLIC),
+      await chat(ns, gone.key, false, PUBLIC),
+    ];
+    const bodies = await Promise.all(refused.map((r) => r.text()));
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(new Set(bodies).size, bodies.join("\n")).toBe(1);
+    expect(JSON.parse(bodies[0]!).error.message).toMatch(/x-slotgate-token is missing .* no valid virtual key/);
+    // Only the revoked key (a real tag) reached the store; the rest cost no lookup.
+    expect(calls).toEqual([{ home: homeIn(gone.key), method: "lookup" }]);
+    expect(sent).toHaveLength(1);
+
+    // A token still lets an old-format key (or any provider key) in, as before.
+    const token = { "x-slotgate-token": "tok-public-1" };
+    const withToken = await callWith(ns as never, "/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-own", "content-type": "application/json", ...token }, body: "{}" }, PUBLIC);
+    expect(withToken.status).toBe(200);
+  });
+
+  it("a valid key is still held to its scopes and its pool's provider", async () => {
+    const real = await mint(`door-scope-${unique()}`);
+    const { ns } = watchedStore();
+    const { calls: sent } = mockUpstream(() => json(CHAT));
+    const wrongRoute = await chat(ns, real.key, true, PUBLIC);
+    expect(wrongRoute.status).toBe(400);
+    expect((await errorOf(wrongRoute)).message).toMatch(/is for pool duo/);
+    const notScoped = await chat(ns, real.key, false, PUBLIC, "/openai/v1/fine_tuning/jobs");
+    expect(notScoped.status).toBe(403);
+    expect(sent).toHaveLength(0);
   });
 });
 

@@ -133,6 +133,16 @@ describe("what a holder sees of the members", () => {
     }
   });
 
+  it("a member that cannot be reached: the 502 says why, but not its host (an Azure member's host names the operator's resource)", async () => {
+    mockUpstream(() => Promise.reject(new Error("Network connection lost.")));
+    const vk = await mint("mixed");
+    const res = await call(vk.key, { headers: { "x-slotgate-max-attempts": "1" } });
+    expect(res.status).toBe(502);
+    const text = await res.text();
+    expect(JSON.parse(text).error.message).toMatch(/^the pool's member could not be reached \(1 attempt\): the connection was refused or lost/);
+    expect(text).not.toContain("myres");
+  });
+
   it("a member's whole key echoed in an error body is cut out", async () => {
     mockUpstream((req) => json({ error: { message: `key ${memberOf(req.headers) === "a" ? KEY_A : KEY_B} may not use this model`, type: "invalid_request_error", param: null, code: null } }, 400));
     const vk = await mint("duo");

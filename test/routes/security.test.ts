@@ -125,7 +125,9 @@ describe("configuration", () => {
     const { calls } = mockUpstream((req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
     const res = await call("/openai/v1/chat/completions", post({ authorization: "Bearer sk-hung" }), { UPSTREAM_TIMEOUT_MS: "50", MAX_ATTEMPTS: "2", BASE_BACKOFF_MS: "1" });
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider did not answer in time" } });
+    expect(((await res.json()) as { error: { type: string; message: string } }).error).toEqual({
+      type: "upstream_unreachable", message: expect.stringMatching(/^the provider at api\.openai\.com did not answer in time \(2 attempts\): .*UPSTREAM_TIMEOUT_MS/),
+    });
     expect(calls).toHaveLength(2);
     const stub = env.LIMITER.get(env.LIMITER.idFromName(res.headers.get("x-slotgate-key")!));
     const state = await stub.state();

@@ -17,6 +17,8 @@ export interface GatewayOptions {
   verbose?: boolean;
   /** wrangler's --log-level; `log` also prints the Worker's console.log (info) lines. Default `warn`. */
   logLevel?: "warn" | "log" | "debug";
+  /** The loopback port to serve on; default: a free one. */
+  port?: number;
 }
 
 export interface Gateway {
@@ -109,7 +111,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const root = opts.root ?? resolve(import.meta.dirname, "../..");
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
   const url = `http://127.0.0.1:${port}`;
   let log = "";
