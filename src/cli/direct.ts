@@ -3,7 +3,8 @@ import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
 import { estimateTokens } from "../policy/estimate";
-import { parseRateLimitHeaders } from "../policy/headers";
+import { parseRateLimitHeaders } from "../policy/limits";
+import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import { sleep } from "../sleep";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
@@ -70,8 +71,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     }
 
     const now = ctx.now();
-    const info = parseRateLimitHeaders(ex.headers, now, ex.status >= 400 ? ex.body : undefined);
-    const cls = classify(ex.status, ex.body);
+    // The runner speaks to a base URL, not a named provider: every family is read (the generic dialect).
+    const info = parseRateLimitHeaders(ex.headers, now, DIALECTS.generic, ex.status >= 400 ? ex.body : undefined);
+    const cls = classify(ex.status, ex.body, DIALECTS.generic, info);
     const d = cls === "success" ? null : decide(ctx, cls, attempt, info.retryAfterMs, deadline);
     // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
     // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).

@@ -1,4 +1,5 @@
 import { classify } from "../policy/classify";
+import { DIALECTS } from "../providers/dialects";
 import { parseRetryAfter } from "../policy/headers";
 import { sleep } from "../sleep";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
@@ -43,6 +44,6 @@ export async function runGateway(ctx: SendContext, item: Item): Promise<OutputLi
       await sleep(hint * (1 + 0.1 * ctx.random()), ctx.stop);
       continue;
     }
-    return answerLine(item, ex, classify(ex.status, ex.body));
+    return answerLine(item, ex, classify(ex.status, ex.body, DIALECTS.generic));
   }
 }

@@ -1,5 +1,6 @@
 // The virtual key stage of the request path: a caller presenting an `sgk-` key is sent through its
 // key's pool, under its key's name and lane; anyone else passes through untouched.
+import { DIALECTS } from "../providers/dialects";
 import { ConfigError } from "../config/env";
 import type { Env } from "../env";
 import { type KeyRef, type Refusal, resolveKey } from "../keys/lookup";
@@ -100,6 +101,7 @@ export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
     const target = {
       url: req.url,
       key: req.key,
+      dialect: DIALECTS[m.provider.dialect],
       get headers() {
         return req.headers;
       },

@@ -43,7 +43,7 @@ export class Attempts {
     this.deps = deps;
     this.route = plan.route;
     this.waiting = plan.stop ? AbortSignal.any([plan.signal, plan.stop]) : plan.signal;
-    this.target = this.route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter! };
+    this.target = this.route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter!, dialect: plan.dialect };
   }
 
   now(): number {

@@ -33,7 +33,7 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const key = await limitKey(p, headers, url, rest, json, label);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, json, bytes), body: { model: bodyModel } };
+  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel } };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */

@@ -2,6 +2,7 @@
 // the caller should see. The steps are steps.ts's; the request's record across them, attempts.ts's.
 import type { GatewayConfig } from "../config/limits";
 import type { KeyMeta } from "../limiter/types";
+import type { Dialect } from "../providers/dialect";
 import type { RequestSpan } from "../observe/spans";
 import type { Meter } from "../usage/meter";
 import type { Tags } from "../usage/types";
@@ -18,6 +19,8 @@ export interface Plan {
   headers: Headers;
   body: Uint8Array | null;
   key: KeyMeta;
+  /** What the provider's answers mean (providers/dialects.ts); absent: `generic`, every family. */
+  dialect?: Dialect;
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;

@@ -2,8 +2,10 @@
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
 import type { AttemptSpan } from "../observe/spans";
-import { classify, keyUnusable } from "../policy/classify";
-import { parseRateLimitHeaders } from "../policy/headers";
+import { refusal } from "../policy/classify";
+import { parseRateLimitHeaders } from "../policy/limits";
+import type { Dialect } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
 import { AGAIN, type Again, type Attempts, GONE, NO_INFO } from "./attempts";
 import { AttemptTimer } from "./attempt-timer";
@@ -119,16 +121,18 @@ export async function unreachable(s: Attempts, slot: Slot): Promise<Response | A
 
 /**
  * A success goes back to the caller. A plain answer is read whole first: its settle and its
- * release are then one op. A stream is settled at its headers and released when it has ended.
+ * release are then one op. A stream, a plain answer past BUFFER_MAX, or one the provider holds
+ * open with blank lines is settled at its headers (or its first lines) and released when it has ended.
  */
 export async function settleSuccess(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
   const { plan } = s;
   const { at, leaseId, attempt, timer } = slot;
   s.route?.answered(at);
-  const info = parseRateLimitHeaders(res.headers, s.now());
+  const info = parseRateLimitHeaders(res.headers, s.now(), dialectOf(s, at));
   const streaming = isStreamed(res.headers, plan.stream);
   const success = s.outcome("success", res.status, info, latency, attempt, true);
   let body = res.body && timer.watch(res.body);
+  let held = false;
   if (!streaming && body) {
     let read;
     try {
@@ -141,9 +145,12 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
       at.limiter.settle(leaseId, { ...success, release: true, streaming: false, usage: plan.meter?.plain(read.whole, plan.tags) });
       return s.stamp(new Response(read.whole, answerInit(res)));
     }
-    body = read.rest;
+    // Held open with blank lines: passed on as it comes, the provider still at work on it, its
+    // usage read at its end (a plain answer's tail, as a non-SSE stream's).
+    if ("held" in read) held = true;
+    body = "held" in read ? read.held : read.rest;
   }
-  at.limiter.settle(leaseId, { ...success, release: false, streaming });
+  at.limiter.settle(leaseId, { ...success, release: false, streaming: streaming || held });
   const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags);
   return s.stamp(
     streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
@@ -164,14 +171,15 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   const bytes = await readCapped(res.body && timer.watch(res.body), ERROR_BODY_MAX).catch(() => new Uint8Array(0));
   slot.stop();
   const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
-  const info = parseRateLimitHeaders(res.headers, s.now(), body);
-  const cls = classify(res.status, body);
+  const dialect = dialectOf(s, at);
+  const info = parseRateLimitHeaders(res.headers, s.now(), dialect, body);
+  const { cls, evidence: unusable } = refusal(res.status, body, dialect, info);
   let d = s.decide(cls, attempt, info.retryAfterMs);
   // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
   // Once: an answer that would take a second member out for the same request says more about
   // what the request asks than about the keys, so it is the caller's answer, and it may only
   // keep out a member already out (a failed probe), never take one out.
-  const evidence = route ? (keyUnusable(res.status, body) ?? undefined) : undefined;
+  const evidence = route ? (unusable ?? undefined) : undefined;
   const out = s.tookOut ? undefined : evidence;
   let move = false;
   if (out) {
@@ -205,6 +213,9 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   }
   return AGAIN;
 }
+
+/** What the target's answers mean: its own dialect (a pool member's), else the request's, else every family. */
+const dialectOf = (s: Attempts, at: Target): Dialect => at.dialect ?? s.plan.dialect ?? DIALECTS.generic;
 
 /** The limiter places a retry it says may come now (limiter/outcomes.ts, retryWord): no pause of the Worker's own. */
 const pauseFor = (delayMs: number, word: SettleAnswer | undefined) => (word?.retry === "now" ? 0 : delayMs);

@@ -1,6 +1,7 @@
 // Where an attempt goes. A caller's own key has one target for every attempt; a pool (a virtual
 // key) has one per member, and a retry may move to another (src/pools/route.ts).
 import type { KeyMeta, MemberView } from "../limiter/types";
+import type { Dialect } from "../providers/dialect";
 import type { LimiterCalls } from "./limiter-client";
 
 export interface Target {
@@ -8,6 +9,8 @@ export interface Target {
   headers: Headers;
   key: KeyMeta;
   limiter: LimiterCalls;
+  /** What its answers mean (a pool's members may speak different dialects); absent: the plan's. */
+  dialect?: Dialect;
 }
 
 export interface Route {

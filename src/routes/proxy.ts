@@ -3,6 +3,7 @@
 //
 //   token → settings → asked → caller → virtual key → body held → body read
 //     → batches → pool route → budget → cache → cap → limiter and attempts (run)
+import { DIALECTS } from "../providers/dialects";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
@@ -109,7 +110,9 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
   if (budget instanceof Response) return budget;
   const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
-  const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted, op, start, facts: span?.facts });
+  const meter = new Meter({
+    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: DIALECTS[a.provider.dialect].usage.at, counted, op, start, facts: span?.facts,
+  });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;
   const waiting = watch ? AbortSignal.any([req.signal, watch.revoked]) : req.signal;
@@ -145,6 +148,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             headers,
             body: a.hasBody ? sent.bytes : null,
             key: meta,
+            dialect: DIALECTS[a.provider.dialect],
             who,
             cost,
             stream,

@@ -1,5 +1,5 @@
 // Reads the usage out of a streamed answer as it passes, without holding it back. Pure streams.
-import { merge, type Tokens, usageIn } from "./tokens";
+import { merge, type Tokens, USAGE_AT, usageIn } from "./tokens";
 
 /** A non-SSE stream (Gemini's JSON array) is searched at its end: this much of its tail is kept. */
 const TAIL_CHARS = 64 * 1024;
@@ -22,10 +22,11 @@ const isUsageChunk = (json: unknown) => {
 /**
  * Passes `body` through and notes each usage it carries. `sse`: read it event by event (the
  * `data:` lines); otherwise (a JSON array, NDJSON) the last usage object in its tail is read when
- * it ends. `onJson`: told each event it parsed (a span reads the model from them). `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
+ * it ends. `onJson`: told each event it parsed (a span reads the model from them). `at`: where
+ * the dialect puts usage in an event. `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
  * whole events at a time (a chunk's bytes wait for the end of their event), else chunks pass untouched.
  */
-export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean, onJson?: (json: unknown) => void): Tap {
+export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean, onJson?: (json: unknown) => void, at = USAGE_AT): Tap {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let seen: Tokens | null = null;
@@ -42,7 +43,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
     } catch {
       return false;
     }
-    seen = merge(seen, usageIn(json));
+    seen = merge(seen, usageIn(json, at));
     onJson?.(json);
     return strip && isUsageChunk(json);
   };

@@ -2,8 +2,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import {
-  MAX_WAIT_MS, parseDuration, parseRateLimitHeaders, parseReset, parseRetryAfter, parseRetryInfo,
+  MAX_WAIT_MS, parseDuration, parseReset, parseRetryAfter, parseRetryInfo,
 } from "../../src/policy/headers";
+import { parseRateLimitHeaders } from "../../src/policy/limits";
+import { DIALECTS } from "../../src/providers/dialects";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const DAY = MAX_WAIT_MS;
@@ -155,7 +157,13 @@ const HEADER_NAMES = [
   ...["requests", "tokens"].flatMap((k) => [`x-ratelimit-limit-${k}`, `x-ratelimit-remaining-${k}`, `x-ratelimit-reset-${k}`]),
   ...["requests", "tokens", "input-tokens", "output-tokens"].flatMap((k) => ["limit", "remaining", "reset"].map((p) => `anthropic-ratelimit-${k}-${p}`)),
   ...["x-ratelimit-", "ratelimit-"].flatMap((p) => [`${p}limit`, `${p}remaining`, `${p}reset`]),
+  // The other dialects' families: Together's per-second tokens, Mistral's by-size windows, Fireworks' prompt/generated.
+  "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-tokenlimit-limit", "x-tokenlimit-remaining",
+  ...["minute", "month"].flatMap((w) => [`x-ratelimitbysize-limit-${w}`, `x-ratelimitbysize-remaining-${w}`]),
+  "ratelimitbysize-limit", "ratelimitbysize-remaining", "ratelimitbysize-reset",
+  ...["prompt", "generated"].flatMap((k) => [`x-ratelimit-limit-tokens-${k}`, `x-ratelimit-remaining-tokens-${k}`]),
 ];
+const dialect = fc.constantFrom(...Object.values(DIALECTS));
 
 const headerSet: fc.Arbitrary<[string, AtNow][]> = fc
   .tuple(
@@ -319,12 +327,12 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
     fc.assert(fc.property(body, (b) => isWait(parseRetryInfo(b), "parseRetryInfo")), params);
   }, TIMEOUT);
 
-  it("parseRateLimitHeaders: bounded waits, resets and counts for any header set and body", () => {
+  it("parseRateLimitHeaders: bounded waits, resets and counts for any header set and body, in every dialect", () => {
     fc.assert(
-      fc.property(nowArb, headerSet, body, (now, set, b) => {
+      fc.property(nowArb, headerSet, body, dialect, (now, set, b, d) => {
         const pairs = set.map(([k, f]): [string, string] => [k, f(now)]);
         try {
-          isInfo(parseRateLimitHeaders(toHeaders(pairs), now, b), now);
+          isInfo(parseRateLimitHeaders(toHeaders(pairs), now, d, b), now);
         } catch (e) {
           throw new Error(`${(e as Error).message}\n  now=${now}\n  headers=${JSON.stringify(pairs)}`);
         }
@@ -338,7 +346,7 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
     fc.assert(
       fc.property(nowArb, fc.integer({ min: 0, max: DAY / 1000 }), fc.integer({ min: -DAY / 1000, max: DAY / 1000 }), (now, secs, off) => {
         expect(parseRetryAfter(String(secs), now)).toBe(secs * 1000);
-        expect(parseRateLimitHeaders(new Headers({ "retry-after-ms": String(secs) }), now).retryAfterMs).toBe(secs);
+        expect(parseRateLimitHeaders(new Headers({ "retry-after-ms": String(secs) }), now, DIALECTS.openai).retryAfterMs).toBe(secs);
         const at = Math.floor(now / 1000) * 1000 + off * 1000; // whole seconds, as HTTP-dates are
         if (Math.abs(at - now) <= DAY) {
           expect(parseReset(new Date(at).toISOString(), now)).toBe(at);

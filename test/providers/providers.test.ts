@@ -52,8 +52,8 @@ describe("upstreamUrl", () => {
 describe("providers()", () => {
   it("adds and overrides providers, keeping the built-ins' flavour", () => {
     const t = providers({ openai: { baseUrl: "http://127.0.0.1:9100/" }, local: { baseUrl: "http://10.0.0.5:8000", headers: "anthropic" } });
-    expect(t.openai).toEqual({ name: "openai", baseUrl: "http://127.0.0.1:9100", flavour: "openai" });
-    expect(t.local).toEqual({ name: "local", baseUrl: "http://10.0.0.5:8000", flavour: "anthropic" });
+    expect(t.openai).toEqual({ name: "openai", baseUrl: "http://127.0.0.1:9100", flavour: "openai", dialect: "openai" });
+    expect(t.local).toEqual({ name: "local", baseUrl: "http://10.0.0.5:8000", flavour: "anthropic", dialect: "generic" });
     expect(t.anthropic!.baseUrl).toBe("https://api.anthropic.com");
   });
 
