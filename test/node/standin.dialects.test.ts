@@ -17,9 +17,9 @@ const MODEL: Record<OpenAiStyle, string> = {
 const failure = (p: PromiseLike<unknown>) => Promise.resolve(p).then(() => expect.fail("expected the call to fail"), (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
 
 describe("stand-in dialects: usage as each reports it", () => {
-  // Whether a stream reports usage unasked: Groq (x_groq), OpenRouter and Mistral do; the rest when asked.
+  // Whether a stream reports usage unasked: Groq (x_groq), OpenRouter, Mistral, Together and Fireworks do; the rest when asked.
   const UNASKED: Record<Exclude<OpenAiStyle, "openai">, "x_groq" | "usage" | null> = {
-    groq: "x_groq", openrouter: "usage", mistral: "usage", deepseek: null, together: null, fireworks: null, xai: null, gemini: null,
+    groq: "x_groq", openrouter: "usage", mistral: "usage", deepseek: null, together: "usage", fireworks: "usage", xai: null, gemini: null,
   };
   for (const [provider, unasked] of Object.entries(UNASKED) as [Exclude<OpenAiStyle, "openai">, (typeof UNASKED)[keyof typeof UNASKED]][]) {
     it(`${provider}: plain and streamed, what the answers report is what the stand-in counts as served`, async () => {

@@ -151,11 +151,12 @@ export const deepseek = openaiLike({
 // capacity refusals below it. Older docs: "We measure rate limits in seconds, but display them in
 // minutes" (60 RPM is 1 RPS) with x-ratelimit-limit, -remaining and -reset (seconds) on every answer
 // (docs.together.ai `docs/rate-limits`; support.together.ai "Rate limits"): sent per second here.
-// The 429's envelope around error_type: stand-in wording (OpenAI's). Streams report usage when asked
-// (as OpenAI's; not documented otherwise). Spent credits: not documented; OpenAI's.
+// The 429's envelope around error_type: stand-in wording (OpenAI's). Streams carry `usage` in their
+// last chunk unasked (recorded real streams, third party: llama-stack's integration recordings show
+// `"usage": null` on every other chunk; not in Together's docs). Spent credits: not documented; OpenAI's.
 export const together = openaiLike({
   name: "together", host: "api.together.xyz", scope: "model", embeddings: true,
-  chat: { streamUsage: "asked", usageExtra: plainUsage },
+  chat: { streamUsage: "always", usageExtra: plainUsage },
   headers: [
     ...pair("x-ratelimit-limit", "x-ratelimit-remaining", "requests", "second"),
     { name: "x-ratelimit-reset", window: "requests", field: "reset", format: "seconds" },
@@ -177,12 +178,13 @@ export const together = openaiLike({
 // `serverless/rate-limits`); an account-wide 6,000 RPM (`guides/quotas_usage/account-quotas`).
 // The remaining-* headers and x-ratelimit-over-limit ("yes"/"no") as clients read them (third
 // party). 402 "Account is not on a paid plan or has exceeded usage limits" (a monthly budget;
-// `guides/inference-error-codes`), 412 for a suspended account. Streams report usage when asked
-// (as OpenAI's; not documented otherwise). Bodies: `{"error": {"object": "error", "type",
-// "message"}}` (third party).
+// `guides/inference-error-codes`), 412 for a suspended account. Streams carry `usage` in "the final
+// chunk (the one with finish_reason set)" unasked, where Fireworks puts a stream's per-request extras
+// (its perf_metrics FAQ; usage there as recorded streams suggest, third party, unconfirmed by its
+// docs). Bodies: `{"error": {"object": "error", "type", "message"}}` (third party).
 export const fireworks = openaiLike({
   name: "fireworks", host: "api.fireworks.ai", scope: "credential", embeddings: true,
-  chat: { streamUsage: "asked", usageExtra: plainUsage },
+  chat: { streamUsage: "always", usageExtra: plainUsage },
   headers: [
     ...pair("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "requests"),
     ...pair("x-ratelimit-limit-tokens-prompt", "x-ratelimit-remaining-tokens-prompt", "input", "second"),
@@ -206,7 +208,8 @@ export const fireworks = openaiLike({
 // "Incorrect API key provided: xa***. You can obtain an API key from https://console.x.ai."}`
 // (clients' tests, third party). The 429's `code` for spent credits and the rate limit's wording:
 // stand-in wording (gRPC's RESOURCE_EXHAUSTED text, as the 400's code is INVALID_ARGUMENT's).
-// Streams report usage when asked (as OpenAI's).
+// Streams report usage when asked: "When stream_options.include_usage is set, xAI closes the stream
+// with a usage-only chunk" (brainlid/langchain#626; superagent-ai/grok-cli#70, third party).
 const XAI_TEAM = "0d5a3c1e-7f2b-4c6d-9e8a-standin00001";
 export const xai = openaiLike({
   name: "xai", host: "api.x.ai", scope: "model", embeddings: true,
