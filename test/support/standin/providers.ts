@@ -210,7 +210,7 @@ export const fireworks = openaiLike({
 // stand-in wording (gRPC's RESOURCE_EXHAUSTED text, as the 400's code is INVALID_ARGUMENT's).
 // Streams report usage when asked: "When stream_options.include_usage is set, xAI closes the stream
 // with a usage-only chunk" (brainlid/langchain#626; superagent-ai/grok-cli#70, third party).
-const XAI_TEAM = "0d5a3c1e-7f2b-4c6d-9e8a-standin00001";
+const XAI_TEAM = "0d5a3c1e-7f2b-4c6d-9e8a-5a17d1e00001"; // a team id is a UUID
 export const xai = openaiLike({
   name: "xai", host: "api.x.ai", scope: "model", embeddings: true,
   chat: { streamUsage: "asked", usageExtra: (r) => ({ prompt_tokens_details: { text_tokens: r.inputTokens, cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } }), common: { system_fingerprint: "fp_standin01" } },
