@@ -5,10 +5,10 @@
 // `/openai/v1/...` both still reach OpenAI.
 import { anthropic } from "./anthropic.ts";
 import { azure, azurePath } from "./azure.ts";
-import type { Dialect } from "./dialect.ts";
+import type { Dialect, DialectName } from "./dialect.ts";
 import { gemini, geminiPath } from "./gemini.ts";
 import { openai } from "./openai.ts";
-import { geminiOpenai, OPENAI_LIKE } from "./providers.ts";
+import { deepseek, fireworks, geminiOpenai, groq, mistral, OPENAI_LIKE, openrouter, together, xai } from "./providers.ts";
 
 export interface Target {
   dialect: Dialect;
@@ -46,3 +46,8 @@ export function route(path: string, query = new URLSearchParams()): Target | nul
 export function accountKey(target: Target, credential: string, model: string): string {
   return target.dialect.scope === "credential" ? credential : `${credential}\u0000${target.resource ?? ""}\u0000${model}`;
 }
+
+/** Every dialect by name: the simulator's provider (sim/provider.ts) speaks the one its shape names. */
+export const STANDIN_DIALECTS: Readonly<Record<DialectName, Dialect>> = {
+  openai, anthropic, azure, gemini, "gemini-openai": geminiOpenai, groq, mistral, openrouter, deepseek, together, fireworks, xai,
+};
