@@ -19,6 +19,8 @@ const POOL_BINDINGS = {
     },
     claude: { provider: "anthropic", members: [{ name: "main", secret: "POOL_KEY_ANT" }] },
     gem: { provider: "gemini", members: [{ name: "g", secret: "POOL_KEY_GEM" }] },
+    // Members of two dialects (issue 32): a 402 takes either out.
+    cheap: { provider: "deepseek", members: [{ name: "ds", secret: "POOL_KEY_A" }, { name: "or", provider: "openrouter", secret: "POOL_KEY_B" }] },
     // Its keys read each other's cache entries (the default is each key its own).
     shared: { provider: "openai", sharedCache: true, members: [{ name: "s", secret: "POOL_KEY_A" }] },
   }),

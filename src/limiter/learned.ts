@@ -43,6 +43,8 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
     const refusedN = new Set(q.refusedN ?? []);
     let counted = 0;
     for (const e of q.recent ?? []) if ((n === undefined || e.n < n) && e.at > since && !refusedN.has(e.n)) counted += kind === "requests" ? 1 : e.cost;
+    // Nothing let through in the period, as far as this log knows (a restart, a first request): no estimate; the hint alone holds the key.
+    if (counted === 0 && prev?.limit == null) return;
     limit = prev?.limit != null ? Math.max(counted, Math.ceil(prev.limit * MOST_CUT)) : counted;
     // A refused request never counts itself; a token window holds at least the refused request.
     limit = Math.max(limit, kind === "requests" ? 1 : g.cost);

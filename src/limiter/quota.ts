@@ -31,9 +31,11 @@ export interface QuotaWindow {
   source?: "headers" | "refusals";
   /** A window told without limit and reset: its refill as observed between readings (units per ms). */
   learnedPerMs?: number;
-  /** The last reading's remaining and the grant count it was true at: the next reading's recovery is measured from them. */
-  readRemaining?: number;
-  readGranted?: number;
+  /**
+   * A reading a refill is measured from (its date, remaining and the grant count it was true at):
+   * kept until a later reading is far enough from it to say something, then replaced by that one.
+   */
+  ref?: { at: number; remaining: number; granted: number };
 }
 
 /** Running totals of what this limiter has granted, to tell which grants a reading already counts. */
@@ -116,19 +118,21 @@ interface Owed {
 /**
  * A window told without limit and reset (Azure): its refill, from what the readings show. It is
  * at least its size per period (the row's period: it holds what it was seen to hold, refilled at
- * least once a period), and between two readings it recovered (remaining now) - (remaining then) +
- * (grants counted between), which is the refill when the bucket did not fill up meanwhile (a lower
- * bound when it did: then the estimate only rises).
+ * least once a period), and between a reference reading and one at least MIN_LEARN_SPAN_MS later
+ * it recovered (remaining now) - (remaining then) + (grants counted between), which is the refill
+ * when the bucket did not fill up meanwhile (a lower bound when it did: then the estimate only rises).
  */
-function learnedRefill(prev: QuotaWindow | null, top: number, at: number, granted: number | null, size: number, periodMs: number): number {
+function learnedRefill(prev: QuotaWindow | null, top: number, at: number, granted: number | null, size: number, periodMs: number): { rate: number; ref?: QuotaWindow["ref"] } {
   const floor = Math.max(1, size) / periodMs;
   let rate = Math.max(prev?.learnedPerMs ?? floor, floor);
-  const span = prev?.readAt === undefined ? 0 : at - prev.readAt;
-  if (prev && span >= MIN_LEARN_SPAN_MS && granted !== null && prev.readGranted !== undefined && prev.readRemaining !== undefined) {
-    const sample = (top - prev.readRemaining + (granted - prev.readGranted)) / span;
-    rate = top >= size - 0.5 ? Math.max(rate, sample) : rate + LEARN_WEIGHT * (sample - rate);
-  }
-  return Math.min(Math.max(rate, floor), Math.max(1, size) / FASTEST_REFILL_MS);
+  const here = granted === null ? undefined : { at, remaining: top, granted };
+  const ref = prev?.ref;
+  if (!ref || !here) return { rate, ref: ref ?? here };
+  const span = at - ref.at;
+  if (span < MIN_LEARN_SPAN_MS) return { rate, ref };
+  const sample = (top - ref.remaining + (granted! - ref.granted)) / span;
+  rate = top >= size - 0.5 ? Math.max(rate, sample) : rate + LEARN_WEIGHT * (sample - rate);
+  return { rate: Math.min(Math.max(rate, floor), Math.max(1, size) / FASTEST_REFILL_MS), ref: here };
 }
 
 function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, owed: Owed, at: number, took: number, granted: number | null): QuotaWindow | null {
@@ -162,9 +166,12 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   const seen = limit === null ? Math.max(bucketSize({ lows, highs }, null) ?? 0, top, 1) : null;
   const capacity = seen ?? bucketSize({ lows, highs }, limit);
   let learnedPerMs: number | undefined;
+  let ref: QuotaWindow["ref"];
   if (seen !== null) {
     // No limit and no reset: never a refill of 0 (the key would wait forever on a low reading).
-    learnedPerMs = toReset !== null && toReset > 0 ? Math.max(1, seen - top) / toReset : learnedRefill(prev, top, at, granted, seen, periodMs);
+    const learned = toReset !== null && toReset > 0 ? { rate: Math.max(1, seen - top) / toReset } : learnedRefill(prev, top, at, granted, seen, periodMs);
+    learnedPerMs = learned.rate;
+    ref = learned.ref;
     refillPerMs = learnedPerMs;
   }
   if (refillPerMs <= 0) refillPerMs = 1 / periodMs; // a limit of 0: one unit a period, never a lock
@@ -185,7 +192,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   return {
     limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs, periodMs, source: "headers",
     ...(learnedPerMs !== undefined && { learnedPerMs }),
-    ...(granted !== null && { readRemaining: top, readGranted: granted }),
+    ...(ref && { ref }),
   };
 }
 

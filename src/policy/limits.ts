@@ -43,8 +43,9 @@ const nullIfEmpty = (r: QuotaReading): QuotaReading | null =>
 
 const get = (h: Headers, name: string | undefined) => (name ? h.get(name) : null);
 
-/** One window, as the row names its headers. */
+/** One window, as the row names its headers: none unless it tells a limit or a remaining (a reset alone says nothing). */
 function window(h: Headers, now: number, w: WindowSpec): QuotaReading | null {
+  if (decimal(get(h, w.limit)) === null && decimal(get(h, w.remaining)) === null) return null;
   const r = nullIfEmpty({
     limit: decimal(get(h, w.limit)),
     remaining: decimal(get(h, w.remaining)),
@@ -59,8 +60,14 @@ function share(r: QuotaReading): number {
   return r.limit > 0 ? r.remaining / r.limit : 0;
 }
 
+/**
+ * The window that binds first. Of one period, the one with the smaller share left (Anthropic's
+ * input and output windows); of different periods, the one with less left (Mistral's minute
+ * against its month: a month's larger share says nothing of the next minute).
+ */
 function tighter(a: QuotaReading | null, b: QuotaReading | null): QuotaReading | null {
   if (!a || !b) return a ?? b;
+  if ((a.periodMs ?? MINUTE_MS) !== (b.periodMs ?? MINUTE_MS)) return (b.remaining ?? Infinity) < (a.remaining ?? Infinity) ? b : a;
   return share(b) < share(a) ? b : a;
 }
 
@@ -176,8 +183,8 @@ function fromBody(d: Dialect, body: unknown, now: number): { hint: number | null
 
 /**
  * Everything an answer says about rate limits, read as dialect `d` speaks. `body` only for an
- * error answer: its hints come after every header's, and its limit (`refused`) is told when no
- * header told a window.
+ * error answer: its hints come after every header's, and, for a dialect that tells no window in
+ * headers, the limit it hit (`refused`).
  */
 export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?: unknown): RateLimitInfo {
   try {
@@ -190,7 +197,9 @@ export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?
     const b = fromBody(d, body, now);
     info.retryAfterMs ??= b.hint;
     info.requests ??= b.requests;
-    if (!info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs, limit: null };
+    // A provider that tells windows in headers is learned from them; one that tells none, from its refusals.
+    const tellsNone = d.limits.requests.length === 0 && d.limits.tokens.length === 0;
+    if (tellsNone && !info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs, limit: null };
     return info;
   } catch {
     return { retryAfterMs: null, requests: null, tokens: null };

@@ -199,10 +199,13 @@ const ROWS = {
     name: "fireworks",
     limits: {
       requests: [[{ limit: "x-ratelimit-limit-requests", remaining: "x-ratelimit-remaining-requests", periodMs: MINUTE_MS }]],
-      tokens: [[
-        { limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: MINUTE_MS },
-        { limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: MINUTE_MS },
-      ]],
+      // A request's estimated cost is charged to one window: the prompt's, which counts most of it
+      // (its generated window, a hundredth of the size, would pace a key far below its limit).
+      // A spent generated window comes back as a 429 with its retry-after.
+      tokens: [
+        [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: MINUTE_MS }],
+        [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: MINUTE_MS }],
+      ],
       hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
     },
     refusals: [SPENT_CODES, KEY_CODES],

@@ -6,6 +6,8 @@ import {
 } from "../../src/policy/headers";
 import { parseRateLimitHeaders } from "../../src/policy/limits";
 import { DIALECTS } from "../../src/providers/dialects";
+import { learnFromRefusal, probe } from "../../src/limiter/learned";
+import { charge, emptyQuota, fitsAt, MAX_QUOTA_WAIT_MS, observe } from "../../src/limiter/quota";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const DAY = MAX_WAIT_MS;
@@ -357,6 +359,51 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
         expect(parseReset(`${m}m${s}.5s`, now)).toBe(now + (m * 60 + s) * 1000 + 500);
       }),
       { numRuns: Math.ceil(RUNS / 4) },
+    );
+  }, TIMEOUT);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The quota model fed any sequence of readings (issue 32): no window ever makes a request wait
+// forever, nor past a bound. On b88fffb a window told without limit or reset refilled at 0, and a
+// reading below one request's cost made fitsAt Infinity, persisted.
+
+const count = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2_000 }), fc.double({ min: 0, max: 1e7, noNaN: true }));
+const reading = fc.record({
+  limit: count,
+  remaining: count,
+  resetAt: fc.oneof(fc.constant(null), fc.integer({ min: -DAY, max: DAY })),
+  periodMs: fc.constantFrom(undefined, 1_000, 60_000, 86_400_000, 30 * 86_400_000),
+  cap: fc.constantFrom(undefined, true),
+});
+const quotaOp = fc.oneof(
+  fc.record({ k: fc.constant("read" as const), dt: fc.integer({ min: 0, max: 120_000 }), requests: fc.option(reading, { nil: null }), tokens: fc.option(reading, { nil: null }), lag: fc.integer({ min: 0, max: 5_000 }) }),
+  fc.record({ k: fc.constant("grant" as const), dt: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 100_000 }) }),
+  fc.record({ k: fc.constant("refused" as const), dt: fc.integer({ min: 0, max: 5_000 }), kind: fc.constantFrom("requests" as const, "tokens" as const), limit: fc.option(fc.integer({ min: 0, max: 1_000 }), { nil: null }), periodMs: fc.constantFrom(1_000, 60_000, 86_400_000) }),
+  fc.record({ k: fc.constant("success" as const), dt: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 10_000 }) }),
+);
+
+describe("the quota model never locks a key", () => {
+  it("fitsAt for one request is finite and at most MAX_QUOTA_WAIT_MS away, after any sequence of readings, grants, refusals and successes", () => {
+    fc.assert(
+      fc.property(fc.array(quotaOp, { maxLength: 40 }), fc.integer({ min: 1, max: 50_000 }), (ops, cost) => {
+        const q = emptyQuota();
+        let now = 1_000_000;
+        for (const op of ops) {
+          now += op.dt;
+          if (op.k === "read") {
+            const at = (r: typeof op.requests) => r && { ...r, resetAt: r.resetAt === null ? null : now + r.resetAt };
+            observe(q, { retryAfterMs: null, requests: at(op.requests), tokens: at(op.tokens) }, now, { ...q.granted }, now - op.lag, { requests: 1, tokens: cost });
+          } else if (op.k === "grant") charge(q, op.cost, now);
+          else if (op.k === "refused") learnFromRefusal(q, { kind: op.kind, periodMs: op.periodMs, limit: op.limit }, { mark: { ...q.granted }, grantedAt: now, cost }, now);
+          else probe(q, op.cost, now);
+          const at = fitsAt(q, cost, now);
+          expect(Number.isFinite(at)).toBe(true);
+          expect(at - now).toBeLessThanOrEqual(MAX_QUOTA_WAIT_MS);
+          expect(at).toBeGreaterThanOrEqual(now);
+        }
+      }),
+      params,
     );
   }, TIMEOUT);
 });

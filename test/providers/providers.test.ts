@@ -80,7 +80,7 @@ describe("limitKey", () => {
   it("takes the model from the body, Gemini's path or Azure's deployment", async () => {
     expect((await limitKey(table.openai!, h({ authorization: "Bearer a" }), u("/openai/v1/chat/completions"), "/v1/chat/completions", { model: "gpt-4o" }, null)).model).toBe("gpt-4o");
     expect((await limitKey(table.gemini!, h({ "x-goog-api-key": "g" }), u("/gemini/x"), "/v1beta/models/gemini-2.5-pro:streamGenerateContent", null, null)).model).toBe("gemini-2.5-pro");
-    expect((await limitKey(table.azure!, h({ "api-key": "z" }), u("/azure/x"), "/res/openai/deployments/my-gpt/chat/completions", { model: "ignored" }, null)).model).toBe("my-gpt");
+    expect((await limitKey(table.azure!, h({ "api-key": "z" }), u("/azure/x"), "/res/openai/deployments/my-gpt/chat/completions", { model: "ignored" }, null)).model).toBe("res/my-gpt");
     expect((await limitKey(table.openai!, h({}), u("/openai/x"), "/v1/files", null, null)).model).toBe("*");
   });
 
