@@ -8,6 +8,8 @@ import { defineConfig } from "vitest/config";
  */
 const POOL_BINDINGS = {
   ADMIN_TOKEN: "test-admin-token",
+  // Virtual keys' own HMAC key: never the admin token (src/keys/keys.ts).
+  VIRTUAL_KEY_SECRET: "test-virtual-key-secret",
   POOL_OUT_MS: "400",
   POOLS: JSON.stringify({
     duo: { provider: "openai", members: [{ name: "org-a", secret: "POOL_KEY_A" }, { name: "org-b", secret: "POOL_KEY_B" }] },
