@@ -27,14 +27,21 @@ function provider(trap: (model: string, member: string) => Response | null) {
 }
 
 describe("provoked outs", () => {
-  it("a 404 whose message names insufficient_quota (the caller's model) takes no member out", async () => {
+  it("a 400 or 429 whose message names insufficient_quota (the caller's model, echoed) takes no member out", async () => {
+    // Both statuses carry hard quota when its code says so: only the code may decide, never the echo.
     const { calls } = provider((model) =>
       model.includes("insufficient_quota")
-        ? json({ error: { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } }, 404)
+        ? model.endsWith("400")
+          ? json({ error: { message: `Invalid value for 'model': ${model} (insufficient_quota) is not supported with this endpoint.`, type: "invalid_request_error", param: "model", code: null } }, 400)
+          : json({ error: { message: `Rate limit reached for ${model} in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1.`, type: "requests", param: null, code: "rate_limit_exceeded" } }, 429)
         : null,
     );
     const vk = await mint("duo");
-    for (let i = 0; i < 6; i++) expect((await call(vk.key, { model: "insufficient_quota" })).status).toBe(404);
+    const noRetry = { "x-slotgate-max-attempts": "1" };
+    for (let i = 0; i < 3; i++) {
+      expect((await call(vk.key, { model: "insufficient_quota-400", headers: noRetry })).status).toBe(400);
+      expect((await call(vk.key, { model: "insufficient_quota-429", headers: noRetry })).status).toBe(429);
+    }
     // Each probe went to one member and was answered there: no walk over the pool.
     expect(calls).toHaveLength(6);
     calls.length = 0;
