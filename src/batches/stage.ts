@@ -42,8 +42,8 @@ export interface BatchAsk {
 export interface BatchPlan {
   /** The pool, or only the member that holds what the request names. */
   pool: Pool;
-  /** The answer, once run: recorded, metered, or rewritten. */
-  finish(res: Response): Promise<Response>;
+  /** The answer, once run (`served`: the member that answered it): recorded, metered, or rewritten. */
+  finish(res: Response, served?: string): Promise<Response>;
 }
 
 /** Whether `scopes` let a key reach the files endpoints a batch job needs (src/batches/ then keeps it to its own). */
@@ -101,14 +101,14 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
 
   return {
     pool,
-    async finish(res) {
+    async finish(res, served) {
       const reservation = held && !(held instanceof Response) ? held : null;
       if (res.status >= 300) {
         if (reservation) b.waitUntil(reservation.settle(0).catch(() => {}));
         return res;
       }
-      const hash = res.headers.get("x-slotgate-key")?.split(":").pop() ?? "";
-      const by = member ?? (await memberOf(pool, hash));
+      const by = member ?? served ?? pool.members[0]!.name;
+      const hash = await memberHash(pool.members.find((m) => m.name === by) ?? pool.members[0]!);
       if (op.k === "content" || op.k === "results") {
         const batch = op.k === "results" ? op.id : known?.batch;
         if (!batch || !res.body) return res;
@@ -157,12 +157,6 @@ function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | nul
   headers.delete("content-length");
   const body = JSON.stringify({ ...obj, results_url: `${b.here}/v1/messages/batches/${encodeURIComponent(String(obj.id))}/results` });
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
-}
-
-/** The member a pooled answer came from, by the hash in its limiter key. */
-async function memberOf(pool: Pool, hash: string): Promise<string> {
-  for (const m of pool.members) if ((await memberHash(m)) === hash) return m.name;
-  return pool.members[0]!.name;
 }
 
 /** A key that sees only its own: its batches or files as it last saw them, in the provider's list shape; nothing is sent. */

@@ -18,10 +18,13 @@ export interface PoolMember {
 
 /** Masked keys as providers echo them in errors (`sk-abc***...wxyz`): cut out whole. */
 const MASKED = /[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g;
+/** A member's organization or project as errors name it ("in organization org-...", `proj_...`): it tells members apart. */
+const ACCOUNT_IDS = /\b(?:org|proj)[-_][A-Za-z0-9_-]{3,}/g;
 
 export class PoolRoute implements Route {
   readonly pool: string;
   readonly outMs: number;
+  served?: string;
   private members: PoolMember[];
   private random: () => number;
   private views: Map<string, Seen>;
@@ -94,7 +97,7 @@ export class PoolRoute implements Route {
     let text = new TextDecoder().decode(body);
     const before = text;
     for (const m of this.members) if (m.credential.length >= 8) text = text.split(m.credential).join("[redacted]");
-    text = text.replace(MASKED, "[redacted]");
+    text = text.replace(MASKED, "[redacted]").replace(ACCOUNT_IDS, "[redacted]");
     return text === before ? body : new TextEncoder().encode(text);
   }
 }

@@ -173,7 +173,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   }
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
-  if (batch) res = await batch.finish(res);
+  if (batch) res = await batch.finish(res, route?.served);
   logGatewayError(c.env, key.key, res);
   return res;
 }
