@@ -1,6 +1,7 @@
-// The batch stage of the request path, for virtual keys: a key with the `batches` scope (and not
-// `files` or `all`) reaches only the batches and files it made, lists only those, and may upload
-// only batch input; a request naming one of them goes to the pool member that holds it. What it
+// The batch stage of the request path, for virtual keys: a key with the `batches` or `files` scope
+// (and not `all`) reaches only the batches and files it made, lists only those; with `batches`
+// alone it may upload only batch input and delete nothing. A request naming one of them goes to
+// the pool member that holds it. What it
 // makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
 import { budgetOf } from "../budget/object";
@@ -56,15 +57,17 @@ const isFileOp = (op: Op) => ["upload", "files", "file", "content", "unfile"].in
 export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | null> {
   const op = opOf(b.flavour, b.method, b.rest);
   const { vk } = b;
-  // Batches whose owner the gateway cannot tell (Gemini's, Azure's): only a key that may see the whole account.
-  if (!op && !vk.scopes.includes("all") && scopeOf(b.flavour, b.method, b.rest) === "batches")
-    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own batches on OpenAI and Anthropic only; here that needs the scope all`);
+  // Batches and files whose owner the gateway cannot tell (Gemini's, Azure's, Anthropic's files, OpenAI's uploads): only a key that may see the whole account.
+  const untracked = !op && !vk.scopes.includes("all") ? scopeOf(b.flavour, b.method, b.rest) : null;
+  if (untracked === "batches" || untracked === "files")
+    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own ${untracked} on ${untracked === "batches" ? "OpenAI and Anthropic" : "OpenAI's /v1/files"} only; here that needs the scope all`);
   if (!op) return null;
-  // A key whose scopes reach the whole account here keeps today's meaning; otherwise only its own.
-  const own = !vk.scopes.includes("all") && !(isFileOp(op) && vk.scopes.includes("files"));
+  // A key whose scopes reach the whole account (all) keeps that meaning; otherwise only its own.
+  const own = !vk.scopes.includes("all");
+  const filesToo = vk.scopes.includes("files");
   const book = bookOf(b.env, vk);
-  const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches scope a key reaches only the batches and files it made)`);
-  if (own && (op.k === "unfile" || op.k === "unbatch")) return forbid("may not delete");
+  const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches or files scope a key reaches only the batches and files it made)`);
+  if (own && (op.k === "unbatch" || (op.k === "unfile" && !filesToo))) return forbid("may not delete");
   if (own && (op.k === "files" || op.k === "list")) return listed(b, op, book);
   const known = "id" in op ? await book.find(op.id) : null;
   if (own && "id" in op && (!known || (known.kind === "file") !== isFileOp(op))) return forbid(`did not make ${op.id.slice(0, 100)}`);
@@ -73,7 +76,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
   let estimate = 0;
   let upload: { usd: number } | null = null;
   if (op.k === "upload") {
-    const read = await readUpload(b, own);
+    const read = await readUpload(b, own && !filesToo);
     if (read instanceof Response) return read;
     upload = read;
   } else if (op.k === "create") {
@@ -169,17 +172,18 @@ async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Pro
   return new Response(`{${b.flavour === "anthropic" ? "" : '"object":"list",'}"data":[${objs.join(",")}],${tail}}`, { headers: { "content-type": "application/json" } });
 }
 
-/** An upload's form: a key that sees only its own uploads batch input only; a budgeted key's lines are priced now. */
-async function readUpload(b: BatchAsk, own: boolean): Promise<{ usd: number } | Response> {
+/** An upload's form: `batchOnly` (the batches scope alone) uploads batch input only; a budgeted key's lines are priced now. */
+async function readUpload(b: BatchAsk, batchOnly: boolean): Promise<{ usd: number } | Response> {
   let form: FormData;
   try {
     form = await new Request("https://upload.invalid/", { method: "POST", headers: b.headers, body: b.body }).formData();
   } catch {
     return gatewayError("invalid_request", "the upload is not a multipart form");
   }
-  if (own && form.get("purpose") !== "batch") return gatewayError("forbidden", `virtual key ${b.vk.name} may upload only batch input (purpose batch)`);
+  if (batchOnly && form.get("purpose") !== "batch") return gatewayError("forbidden", `virtual key ${b.vk.name} may upload only batch input (purpose batch)`);
   const file = form.get("file");
-  if (typeof b.vk.budget !== "number" || typeof file === "string" || !file) return { usd: 0 };
+  // Only batch input is priced: it is what a batch made of it costs (the provider takes no other purpose as input).
+  if (typeof b.vk.budget !== "number" || form.get("purpose") !== "batch" || typeof file === "string" || !file) return { usd: 0 };
   const lines = (await file.text()).split("\n").filter((l) => l.trim() !== "");
   const usd = estimateOf(b, lines.map((l) => (parse(l) as { body?: unknown } | null)?.body));
   return usd instanceof Response ? usd : { usd };

@@ -68,10 +68,13 @@ describe("attack 2: use the member's account with full power", () => {
     expect(files.message).toMatch(/needs the scope files/);
     expect((await status(holder.chat.completions.list())).status).toBe(403);
     expect(stack.standin.stats().log.filter((a) => a.path.endsWith("/files") || a.path.endsWith("/chat/completions"))).toEqual([]);
-    // A key granted the files scope reaches them.
+    // A key granted the files scope reaches its own files only (issue 33): not the account's, listed or by id.
     const granted = openaiVia(stack, (await mint("team", { scopes: ["inference", "files"] })).key);
-    const list = await granted.files.list();
-    expect(list.data.map((f) => f.id)).toEqual(["file-eval-answers"]);
+    expect((await granted.files.list()).data).toEqual([]);
+    expect((await status(granted.files.content("file-eval-answers"))).status).toBe(403);
+    // A key granted all reaches the account's.
+    const all = openaiVia(stack, (await mint("team", { scopes: ["all"] })).key);
+    expect((await all.files.list()).data.map((f) => f.id)).toEqual(["file-eval-answers"]);
   });
 });
 
