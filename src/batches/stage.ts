@@ -4,7 +4,6 @@
 // the pool member that holds it. What it
 // makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
-import { budgetOf } from "../budget/object";
 import { estimateUsd, reserveBudget, unpriced } from "../budget/stage";
 import type { Env } from "../env";
 import type { VirtualKey } from "../keys/object";
@@ -14,14 +13,11 @@ import { estimateTokens } from "../policy/estimate";
 import { gatewayError } from "../proxy/errors";
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
-import { batchPrice, costOf, type PriceTable, priceOf } from "../usage/prices";
-import type { UsageRecord } from "../usage/types";
-import { bookOf, type Owned } from "./book";
-import { factsOf, type LineUse, type Op, opOf } from "./ops";
+import { batchPrice, type PriceTable, priceOf } from "../usage/prices";
+import { BATCH_HOLD_MS, bookOf, type Owned } from "./book";
+import { factsOf, type Op, opOf } from "./ops";
+import { pricedLines } from "./price";
 import { tapResults } from "./tap";
-
-/** A batch's reservation may stay unsettled for its 24 h window and an hour to read its results. */
-const BATCH_HOLD_MS = 25 * 3_600_000;
 
 export interface BatchAsk {
   env: Env;
@@ -114,29 +110,34 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
       const hash = await memberHash(pool.members.find((m) => m.name === by) ?? pool.members[0]!);
       if (op.k === "content" || op.k === "results") {
         const batch = op.k === "results" ? op.id : known?.batch;
-        if (!batch || !res.body) return res;
-        // In order: the last lines are metered before the batch is closed to metering.
+        // An error file's lines carry no usage, and are none of the results' lines.
+        if (!batch || !res.body || known?.role === "error") return res;
+        // Each line once, whichever file or range it comes in: the book settles the batch once all its lines are counted.
+        const whose = { provider: b.provider, vk: vk.name, pool: b.pool.name, memberHash: hash };
         let chain: Promise<unknown> = Promise.resolve();
         const then = (f: () => Promise<unknown>) => b.waitUntil((chain = chain.then(f, f)));
-        return new Response(tapResults(res.body, (lines) => then(() => meter(b, batch, hash, lines)), (whole) => whole && then(() => close(b, batch))), res);
+        return new Response(tapResults(res.body, (lines) => then(() => book.meter(batch, pricedLines(lines, b.prices, whose)))), res);
       }
       if (!["upload", "create", "batch", "cancel"].includes(op.k)) return res;
       const text = await res.text();
       const obj = parse(text) as Record<string, unknown> | null;
       const out = rewritten(b, text, obj, res);
       if (typeof obj?.id !== "string") return out;
+      const key = { name: vk.name, createdAt: vk.createdAt, pool: b.pool.name, provider: b.provider, period: vk.budgetPeriod ?? "total" } as const;
       if (upload) {
-        await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }]);
+        await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }], key);
         return out;
       }
       const facts = factsOf(obj);
       if (!facts) return out;
-      const rows: Owned[] = [{ id: facts.id, kind: "batch", member: by, res: reservation?.id ?? null, obj: JSON.stringify(obj) }];
-      for (const f of facts.files) rows.push({ id: f, kind: "file", member: by, batch: facts.id, obj: JSON.stringify({ id: f, object: "file", purpose: "batch_output" }) });
       // Only the key's own batches are noted (a key that sees the account may look at others').
-      if (op.k === "create" || known) await book.note(rows);
-      // Over with no output to read: nothing more to meter, the reservation settles now.
-      if (facts.ended && (b.flavour === "openai" ? obj.output_file_id == null : false)) b.waitUntil(close(b, facts.id));
+      if (op.k !== "create" && !known) return out;
+      const rows: Owned[] = [{ id: facts.id, kind: "batch", member: by, res: reservation?.id ?? null, obj: JSON.stringify(obj) }];
+      for (const [f, role] of [[facts.output, "output"], [facts.error, "error"]] as const)
+        if (f) rows.push({ id: f, kind: "file", member: by, batch: facts.id, role, obj: JSON.stringify({ id: f, object: "file", purpose: `batch_${role}` }) });
+      await book.note(rows, key);
+      // Over: how many lines its results hold, so it is settled once they are all counted (at once when there are none).
+      if (facts.ended) b.waitUntil(book.ended(facts).catch(() => {}));
       return out;
     },
   };
@@ -201,23 +202,4 @@ function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
     usd += estimateUsd(bytes, estimateTokens(body, bytes), batchPrice(price));
   }
   return usd;
-}
-
-/** Result lines into the key's book (each once), at batch prices, under the member's key for their model. */
-async function meter(b: BatchAsk, batch: string, hash: string, lines: LineUse[]): Promise<void> {
-  const byModel = new Map<string, { id: string; record: UsageRecord }[]>();
-  for (const l of lines) {
-    const model = l.model ?? "*";
-    const price = priceOf(b.prices, b.provider, model);
-    const record = { caller: b.vk.name, virtualKey: b.vk.name, pool: b.pool.name, model, tokens: l.tokens, costUsd: price ? costOf(l.tokens, batchPrice(price)) : null };
-    byModel.set(model, [...(byModel.get(model) ?? []), { id: l.id, record }]);
-  }
-  const book = bookOf(b.env, b.vk);
-  for (const [model, recs] of byModel) await book.meter(batch, `${b.provider}:${model}:${hash}`, recs).catch(() => 0);
-}
-
-/** The batch's results were read whole (or there are none): its reservation settles with what its lines cost. */
-async function close(b: BatchAsk, batch: string): Promise<void> {
-  const held = await bookOf(b.env, b.vk).close(batch);
-  if (held && typeof b.vk.budget === "number") await budgetOf(b.env, b.vk).settle(held.res, held.usd, b.vk.budgetPeriod ?? "total");
 }
