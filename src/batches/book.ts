@@ -82,6 +82,16 @@ export class BatchBook extends DurableObject<Env> {
     return { ...row, role: obj?.includes(`"error_file_id":${JSON.stringify(id)}`) ? "error" : "output" };
   }
 
+  /** Those of `ids` the key made, in one call. */
+  async owns(ids: string[]): Promise<Owned[]> {
+    const out: Owned[] = [];
+    for (const id of new Set(ids)) {
+      const row = await this.find(id);
+      if (row) out.push(row);
+    }
+    return out;
+  }
+
   /** Records what the key made or saw; fields left out keep what was there. A budgeted batch is looked at by the gateway if never seen ended. */
   async note(rows: Owned[], key: BookKey): Promise<void> {
     this.sql.exec("INSERT OR REPLACE INTO me (k, v) VALUES ('key', ?)", JSON.stringify(key));
@@ -204,5 +214,10 @@ export class BatchBook extends DurableObject<Env> {
     if (set === null || next < set) await this.ctx.storage.setAlarm(next);
   }
 }
+
+/** The key a stage notes what it made under. */
+export const bookKey = (vk: { name: string; createdAt: string; budgetPeriod?: Period | null }, pool: string, provider: string): BookKey => ({
+  name: vk.name, createdAt: vk.createdAt, pool, provider, period: vk.budgetPeriod ?? "total",
+});
 
 export const bookOf = (env: Env, vk: { name: string; createdAt: string }) => env.BATCH_BOOKS.get(env.BATCH_BOOKS.idFromName(`${vk.name}\n${vk.createdAt}`));

@@ -14,7 +14,7 @@ import { gatewayError } from "../proxy/errors";
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
 import { batchPrice, type PriceTable, priceOf } from "../usage/prices";
-import { BATCH_HOLD_MS, bookOf, type Owned } from "./book";
+import { BATCH_HOLD_MS, bookKey, bookOf, type Owned } from "./book";
 import { factsOf, type Op, opOf } from "./ops";
 import { pricedLines } from "./price";
 import { tapResults } from "./tap";
@@ -123,7 +123,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
       const obj = parse(text) as Record<string, unknown> | null;
       const out = rewritten(b, text, obj, res);
       if (typeof obj?.id !== "string") return out;
-      const key = { name: vk.name, createdAt: vk.createdAt, pool: b.pool.name, provider: b.provider, period: vk.budgetPeriod ?? "total" } as const;
+      const key = bookKey(vk, b.pool.name, b.provider);
       if (upload) {
         await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }], key);
         return out;

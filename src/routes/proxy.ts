@@ -2,7 +2,7 @@
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
 //   token → settings → asked → caller → virtual key → body held → body read
-//     → batches → pool route → budget → cache → cap → limiter and attempts (run)
+//     → batches → stored objects → pool route → budget → cache → cap → limiter and attempts (run)
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
@@ -26,6 +26,7 @@ import { LimiterClient } from "../proxy/limiter-client";
 import { readRequest } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
+import { storedStage } from "../stored/stage";
 import { Meter, type UsageRecord } from "../usage/meter";
 import { priceOf } from "../usage/prices";
 
@@ -99,9 +100,14 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
       })
     : null;
   if (batch instanceof Response) return batch;
+  // Stored responses and files named by id: only the key's own, on the member that holds them.
+  const stored = pooled && !batch
+    ? await storedStage({ env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest, body: bytes, waitUntil })
+    : null;
+  if (stored instanceof Response) return stored;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: batch?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
@@ -174,6 +180,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   if (batch) res = await batch.finish(res, route?.served);
+  if (stored) res = stored.finish(res, route?.served);
   logGatewayError(c.env, key.key, res);
   return res;
 }
