@@ -4,26 +4,16 @@
 // the account's; `stored` (the account's stored responses) its responses. A response the key makes
 // and lets the provider store is recorded in its BatchBook as its answer comes back.
 import { bookKey, bookOf } from "../batches/book";
-import type { Env } from "../env";
+import type { BatchAsk } from "../batches/stage";
 import type { VirtualKey } from "../keys/object";
 import type { Pool } from "../pools/config";
 import { isInference } from "../providers/endpoints";
-import type { FlavourName } from "../providers/table";
 import { gatewayError } from "../proxy/errors";
 import { parseJson } from "../proxy/forward";
 import { type Ref, refsIn } from "./refs";
 
-export interface StoredAsk {
-  env: Env;
-  vk: VirtualKey;
-  pool: Pool;
-  provider: string;
-  flavour: FlavourName;
-  method: string;
-  rest: string;
-  body: Uint8Array;
-  waitUntil: (p: Promise<unknown>) => void;
-}
+/** What the stage reads of a request: the batch stage's, without its files' and answers' parts. */
+export type StoredAsk = Pick<BatchAsk, "env" | "vk" | "pool" | "provider" | "flavour" | "method" | "rest" | "body" | "waitUntil">;
 
 export interface StoredPlan {
   /** The pool, or only the member that holds what the request names. */
