@@ -5,6 +5,7 @@ import { gatewayError } from "../proxy/errors";
 import type { UsageRecord } from "../usage/types";
 import { costOf, type Price } from "../usage/prices";
 import { budgetOf } from "./object";
+import type { Pricing } from "./priceable";
 import type { Period } from "./period";
 
 /** What the stage needs of a virtual key (keys/object.ts VirtualKey). */
@@ -34,22 +35,29 @@ const WORD = { day: "daily", month: "monthly", total: "total" } as const;
 
 /** What the stage knows of a request's price. */
 export interface Priced {
-  /** The model the request names; `*` when it names none (a models list: it costs nothing). */
+  /** The model the request names; `*` when it names none. */
   model: string;
   price: Price | null;
   /** Its estimated cost, computed only for budgeted keys. */
   estimate: () => number;
+  /** Whether it is free, priced by its answer's tokens, or something a budget cannot count (priceable.ts); read only for budgeted keys. */
+  pricing: () => Pricing;
 }
 
 /**
- * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402
- * budget_exceeded, 403 forbidden for a model with no price (it would cost the budget nothing), or
- * 503 when the budget could not be checked (fail closed); the request is never forwarded. Else the handle.
+ * null: no budget, or nothing to count (a list, a token count; a provider batch reserves in its
+ * own stage): no call made. A Response: 402 budget_exceeded, 403 forbidden for what the gateway
+ * cannot price (a model with no price, a body that is not JSON, a tool billed per use, a tier or
+ * context band with no price: it would cost the budget nothing), or 503 when the budget could not
+ * be checked (fail closed); the request is never forwarded. Else the handle.
  */
 export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Priced, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
-  if (!priced.price && priced.model !== "*")
-    return unpriced(vk.name, priced.model);
+  const p = priced.pricing();
+  if (p.kind === "free") return null;
+  if (p.kind === "unpriceable")
+    return gatewayError("forbidden", `virtual key ${vk.name} has a budget, and ${p.why}: a budgeted key may not ask for what the gateway cannot price`);
+  if (!priced.price) return unpriced(vk.name, priced.model);
   const estimate = priced.estimate();
   const held = await reserveBudget(env, { ...vk, budget: vk.budget }, estimate, "this request");
   if (held instanceof Response) return held;

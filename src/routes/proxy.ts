@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
 import { batchStage } from "../batches/stage";
+import { pricing } from "../budget/priceable";
 import { budgetStage, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
@@ -20,7 +21,7 @@ import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "
 import { type Asked, askedOf } from "../proxy/asked";
 import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
-import { upstreamHeaders } from "../proxy/forward";
+import { parseJson, upstreamHeaders } from "../proxy/forward";
 import { holdBody } from "../proxy/held";
 import { LimiterClient } from "../proxy/limiter-client";
 import { readRequest } from "../proxy/request";
@@ -112,7 +113,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
   const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
-  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
+  const pricingOf = () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: parseJson(bytes), bytes: bytes.byteLength, headers: req.headers, model, price });
+  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price), pricing: pricingOf }, waitUntil);
   if (budget instanceof Response) return budget;
   const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
   const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted, op, start, facts: span?.facts });
