@@ -17,8 +17,12 @@ export interface Budgeted {
 }
 
 export interface BudgetHandle {
-  /** The meter's callback: the answer's true cost (an answer with no usage: its estimate; usage but no price: 0). */
-  counted: (r: UsageRecord) => void;
+  /**
+   * The meter's callback: the answer's true cost (an answer with no usage: its estimate; usage but
+   * no price: 0). A stream cut before its end (`whole` false) is charged at least its prompt and
+   * its whole output limit: the provider bills what it generated, which the gateway never saw.
+   */
+  counted: (r: UsageRecord, whole?: boolean) => void;
   /** After the response: if no answer was metered (an error, a cache hit, a caller gone), the reservation is released. */
   after: (metered: boolean) => void;
 }
@@ -42,7 +46,15 @@ export interface Priced {
   estimate: () => number;
   /** Whether it is free, priced by its answer's tokens, or something a budget cannot count (priceable.ts); read only for budgeted keys. */
   pricing: () => Pricing;
+  /** Its prompt as estimated and the output it may generate (its limit, else CUT_OUTPUT_TOKENS): what a cut stream is charged at least. */
+  limits: () => { input: number; output: number };
 }
+
+/**
+ * The output a cut stream is charged when its request named no limit: the provider's default is
+ * the model's own maximum, which the price table does not know; this is what the common ones allow.
+ */
+export const CUT_OUTPUT_TOKENS = 32_768;
 
 /**
  * null: no budget, or nothing to count (a list, a token count; a provider batch reserves in its
@@ -67,8 +79,16 @@ export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Pr
     done = true;
     waitUntil(held.settle(cost).catch(() => {}));
   };
+  const price = priced.price;
+  /** At least the prompt (as the provider reported it, else estimated) and the whole output limit, and never less than what was seen. */
+  const cut = (r: UsageRecord) => {
+    const seen = r.tokens;
+    const { input, output } = priced.limits();
+    const floor = costOf({ input: seen ? seen.input : input, output: Math.max(seen?.output ?? 0, output), cached: seen?.cached ?? 0, cacheWrite: seen?.cacheWrite ?? 0 }, price);
+    return Math.max(floor, r.costUsd ?? 0);
+  };
   return {
-    counted: (r) => settle(r.costUsd ?? (r.tokens ? 0 : estimate)),
+    counted: (r, whole = true) => settle(whole ? (r.costUsd ?? (r.tokens ? 0 : estimate)) : cut(r)),
     after: (metered) => {
       if (!metered) settle(0);
     },

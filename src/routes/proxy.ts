@@ -8,13 +8,14 @@ import { Hono } from "hono/tiny";
 import { gatewayTokenOk } from "../auth";
 import { batchStage } from "../batches/stage";
 import { pricing } from "../budget/priceable";
-import { budgetStage, estimateUsd } from "../budget/stage";
+import { budgetStage, CUT_OUTPUT_TOKENS, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
 import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { operationOf } from "../observe/genai";
+import { outputLimit } from "../policy/estimate";
 import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
 import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
@@ -113,10 +114,15 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
   const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
-  const pricingOf = () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: parseJson(bytes), bytes: bytes.byteLength, headers: req.headers, model, price });
-  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price), pricing: pricingOf }, waitUntil);
+  let json: unknown;
+  const jsonOf = () => (json ??= parseJson(bytes));
+  const budget = await budgetStage(c.env, pooled?.vk, {
+    model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
+    pricing: () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price }),
+    limits: () => ({ input: Math.ceil(bytes.byteLength / 4), output: outputLimit(jsonOf()) ?? CUT_OUTPUT_TOKENS }),
+  }, waitUntil);
   if (budget instanceof Response) return budget;
-  const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
+  const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
   const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted, op, start, facts: span?.facts });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;

@@ -195,3 +195,55 @@ describe("what a budgeted key may not ask for (issue 33): what the gateway canno
     expect(calls).toHaveLength(2);
   });
 });
+
+describe("a stream cut early (issue 33)", () => {
+  const sse = (events: [string, unknown][]) => events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join("");
+  /** An Anthropic stream that has said `output_tokens: 1` and ended its text, and then waits (its message_delta would carry the count). */
+  function anthropicStream() {
+    return mockUpstream(() => {
+      const head = sse([
+        ["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-haiku-4-5", content: [], usage: { input_tokens: 10, output_tokens: 1 } } }],
+        ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+        ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "a long answer ".repeat(50) } }],
+        ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ]);
+      const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(head)) });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+  }
+
+  it("a caller that leaves after the last content_block_stop pays its prompt and its whole output limit, not one token", async () => {
+    anthropicStream();
+    const vk = await mint({ budget: 5 }, "claude");
+    const res = await exports.default.fetch("http://gateway/anthropic/v1/messages", {
+      method: "POST", headers: { "x-api-key": vk.key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 2_000, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("content_block_stop")) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    await vi.waitFor(async () => expect((await spendOf(vk.name))!.reservedUsd).toBe(0));
+    // claude-haiku-4-5: $1 in, $5 out per million: 10 in + 2,000 out.
+    expect((await spendOf(vk.name))!.usd).toBeCloseTo((10 * 1 + 2_000 * 5) / 1e6, 12);
+  });
+
+  it("an OpenAI stream cut before its usage chunk, with no max_tokens, pays the output a model may give (CUT_OUTPUT_TOKENS), not 256", async () => {
+    mockUpstream(() => {
+      const chunk = { id: "c", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta: { content: "word " } }], usage: null };
+      const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(chunk)}\n\n`.repeat(3))) });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+    const vk = await mint({ budget: 5 });
+    const body = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await exports.default.fetch("http://gateway/openai/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${vk.key}`, "content-type": "application/json" }, body });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await vi.waitFor(async () => expect((await spendOf(vk.name))!.reservedUsd).toBe(0));
+    // What went upstream asked for usage (stream_options): its bytes / 4 as the prompt, 32,768 out, at 0.15 / 0.6.
+    const spent = (await spendOf(vk.name))!.usd;
+    expect(spent).toBeGreaterThanOrEqual((32_768 * 0.6) / 1e6);
+    expect(spent).toBeLessThan((32_768 * 0.6 + 1_000 * 0.15) / 1e6);
+  });
+});
