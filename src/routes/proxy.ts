@@ -1,7 +1,7 @@
 // `ANY /:provider/*`: the request path as a short pipeline of named stages, each a module of its
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
-//   token → settings → asked → caller → virtual key → body held → body read
+//   token → settings → asked → caller → virtual key → body read (held as it arrives)
 //     → batches → stored objects → pool route → budget → cache → cap → limiter and attempts (run)
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
@@ -23,9 +23,9 @@ import { type Asked, askedOf } from "../proxy/asked";
 import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import { parseJson, upstreamHeaders } from "../proxy/forward";
-import { holdBody } from "../proxy/held";
+import { readBody } from "../proxy/held";
 import { LimiterClient } from "../proxy/limiter-client";
-import { readRequest } from "../proxy/request";
+import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
 import { storedStage } from "../stored/stage";
@@ -73,21 +73,19 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
   const keyed = await virtualKeyStage(c.env, asked, settings.table);
   if (keyed.kind === "refused") return keyed.res;
   const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
-  const letGo = await holdBody(req, asked.hasBody, settings.gw);
-  if (letGo instanceof Response) return letGo;
+  const held = await readBody(req, asked.hasBody, settings.gw);
+  if (held instanceof Response) return held;
   try {
-    return await send(c, settings, asked, caller, op);
+    return await send(c, settings, asked, caller, op, held.bytes);
   } finally {
-    letGo();
+    held.release();
   }
 }
 
-/** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op): Promise<Response> {
+/** Keys the body and runs it: the body is held (and counted in the budget) until this returns. */
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
   const req = c.req.raw;
-  const read = await readRequest(req, a, s.gw.maxBodyBytes);
-  if (read instanceof Response) return read;
-  const { bytes, key, cost, stream, body, model, sent } = read;
+  const { key, cost, stream, body, model, sent } = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);

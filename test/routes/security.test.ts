@@ -155,6 +155,30 @@ describe("configuration", () => {
     expect((await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-budget" }), body }, vars)).status).toBe(200);
   });
 
+  it("a body that trickles is 408 past BODY_TIMEOUT_MS, and bodies not yet sent take none of BODY_BUDGET_BYTES (issue 33)", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const vars = { BODY_BUDGET_BYTES: "6000", BODY_TIMEOUT_MS: "300" };
+    // Strangers that declare the most a body may be (10 MiB) and send a few bytes of it.
+    const enc = new TextEncoder();
+    const trickles = Array.from({ length: 5 }, () => {
+      let ctrl!: ReadableStreamDefaultController<Uint8Array>;
+      const body = new ReadableStream<Uint8Array>({ start: (c) => ((ctrl = c), c.enqueue(enc.encode('{"model":"gpt-4o-mini",'))) });
+      return { body, ctrl };
+    });
+    const slow = trickles.map((t) =>
+      call("/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-trickle", "content-type": "application/json", "content-length": String(10 * 1024 * 1024) }, body: t.body, duplex: "half" } as RequestInit, vars),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    // Meanwhile everyone else is served: the unsent bodies hold nothing.
+    const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(4_000) }] });
+    expect((await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-honest" }), body }, vars)).status).toBe(200);
+    for (const res of await Promise.all(slow)) {
+      expect(res.status).toBe(408);
+      expect(res.headers.get("x-slotgate-error")).toBe("request_timeout");
+    }
+    expect(calls).toHaveLength(1);
+  });
+
   it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
     mockUpstream(() => json(CHAT));
     expect((await call("/openai/v1/chat/completions", post(), { LIMITER_LOCATION: "enam" })).status).toBe(200);
@@ -239,7 +263,13 @@ describe("secrets", () => {
     const res = await chat({ key: vk.key });
     expect(res.status).toBe(200);
     expect(members).toContain(calls.at(-1)!.headers.get("authorization")!.slice("Bearer ".length)); // a member's key did go upstream
-    const key = res.headers.get("x-slotgate-key")!;
+    // The member's limiter key, as /admin/pools lists it (the answer names the virtual key's own key).
+    let key = "";
+    await vi.waitFor(async () => {
+      const view = (await (await app.fetch(new Request("http://gateway/admin/pools", { headers: admin }), env, createExecutionContext())).json()) as { pools: { name: string; members: { keys: string[] }[] }[] };
+      key = view.pools.find((p) => p.name === "duo")!.members.flatMap((m) => m.keys).find((k) => k.startsWith("openai:gpt-4o-mini:")) ?? "";
+      expect(key).not.toBe("");
+    });
     const seen = [[...res.headers].flat().join("\n"), await res.text()];
     for (const path of ["/admin/pools", "/admin/virtual-keys", "/admin/keys", `/admin/keys/${encodeURIComponent(key)}`, "/admin/metrics", "/admin"]) {
       const r = await app.fetch(new Request(`http://gateway${path}`, { headers: admin }), env, createExecutionContext());
