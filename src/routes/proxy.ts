@@ -1,7 +1,7 @@
 // `ANY /:provider/*`: the request path as a short pipeline of named stages, each a module of its
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
-//   token → settings → asked → caller → virtual key → body read (held as it arrives)
+//   token → settings → asked → caller → virtual key → body read (held as it arrives) → label
 //     → batches → stored objects → pool route → budget → cache → cap → limiter and attempts (run)
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
@@ -24,6 +24,7 @@ import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import { parseJson, upstreamHeaders } from "../proxy/forward";
 import { readBody } from "../proxy/held";
+import { labelStage } from "../proxy/labels";
 import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
@@ -86,6 +87,9 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
 async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
   const req = c.req.raw;
   const { key, cost, stream, body, model, sent } = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
+  // A label is a limiter of its own: a credential may use so many (a virtual key none: pools/stage.ts).
+  const labelled = await labelStage(c.env.DIRECTORY, a.provider.name, key.credentialHash, a.label, Date.now());
+  if (labelled) return labelled;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);

@@ -1,8 +1,9 @@
 // Nothing a holder of one virtual key can send takes a pool's members out for the others: only the
 // provider's own evidence that a key cannot be used does (its codes, never its messages), and one
 // request takes at most one member out.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { directoryOf, RECENT_MAX } from "../../src/directory/object";
 import { forgetViews } from "../../src/pools/route";
 import { CHAT, json, mockUpstream } from "../support/upstream";
 import { ADMIN, call, mint, memberOf } from "../support/vk";
@@ -86,5 +87,21 @@ describe("provoked outs", () => {
     const vk = await mint("duo");
     for (let i = 0; i < 8; i++) expect((await call(vk.key, { model: "gpt-invalid-a" })).status).toBe(200);
     expect(calls.filter((c) => memberOf(c.headers) === "a")).toHaveLength(1);
+  });
+});
+
+describe("the operator's view of the members (issue 33)", () => {
+  it("shows an out member as out however many newer keys others have made", async () => {
+    const { calls } = provider((model, member) => (model === "poison-a" && member === "a" ? json(QUOTA, 429) : null));
+    const vk = await mint("duo");
+    // Both members have served, so each has a key listed.
+    for (let i = 0; i < 4; i++) expect((await call(vk.key)).status).toBe(200);
+    // More keys than a metrics scrape lists, all seen after the members': other tenants' labels and models.
+    const dir = directoryOf(env.DIRECTORY);
+    const later = Date.now() + 60_000;
+    for (let i = 0; i < RECENT_MAX + 50; i++) await dir.report({ key: `openai:flood-${i}:${i.toString(16).padStart(16, "0")}`, provider: "openai", model: `flood-${i}`, limit: 1, inFlight: 0, queued: 0, lastSeen: later + i });
+    // Member a goes out on its own hard quota.
+    for (let i = 0; i < 6 && !calls.some((c) => memberOf(c.headers) === "a" && c.body.includes("poison-a")); i++) await call(vk.key, { model: "poison-a" });
+    await vi.waitFor(async () => expect((await duoMembers()).map((m) => [m.name, m.state])).toEqual([["org-a", "out"], ["org-b", "in"]]));
   });
 });

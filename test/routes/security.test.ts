@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
 import type { Env } from "../../src/env";
+import { LABELS_PER_CREDENTIAL } from "../../src/directory/object";
 import { HOMES } from "../../src/keys/store";
 import { callWith as call } from "../support/app";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
@@ -35,6 +36,25 @@ describe("tenants", () => {
     // All answered while the stormy key is still held for its 30 s hint: nobody waited on it.
     const stormyGate = (await env.LIMITER.get(env.LIMITER.idFromName(stormy.headers.get("x-slotgate-key")!)).state()).cooldownUntil;
     expect(Date.parse(stormyGate!)).toBeGreaterThan(Date.now());
+  });
+});
+
+describe("labels (issue 33)", () => {
+  it("a credential may use LABELS_PER_CREDENTIAL labels: a new one past them is 400 and never sent; its own and another credential's go", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const first = await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": "run-0" } });
+    expect(first.status).toBe(200);
+    const hash = first.headers.get("x-slotgate-key")!.split(":")[2]!;
+    // Its other labels, as if used already (each one a request like the one above).
+    await runInDurableObject(env.DIRECTORY.get(env.DIRECTORY.idFromName("directory")), (_o, state) => {
+      for (let i = 1; i < LABELS_PER_CREDENTIAL; i++) state.storage.sql.exec("INSERT OR IGNORE INTO labels (cred, label, last_seen) VALUES (?, ?, ?)", `openai:${hash}`, `run-${i}`, Date.now());
+    });
+    const refused = await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": "run-new" } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/already uses 100 x-slotgate-limit-key labels/);
+    expect(calls).toHaveLength(1);
+    expect((await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": `run-${LABELS_PER_CREDENTIAL - 1}` } })).status).toBe(200);
+    expect((await chat({ key: "sk-labels-other", headers: { "x-slotgate-limit-key": "run-new" } })).status).toBe(200);
   });
 });
 
