@@ -287,7 +287,7 @@ export class Limiter extends DurableObject<Env> {
     if (!this.store.proven) this.prove(this.now());
     const { ended, ...record } = usage;
     const filed = this.core.lease(leaseId)?.caller;
-    if (filed !== undefined) record.caller = filed === DEFAULT_CALLER ? undefined : filed;
+    if (filed !== undefined && filed !== DEFAULT_CALLER) record.caller = filed;
     if (!this.ledger.add(leaseId, this.meta?.key ?? "", record, at)) return;
     countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
     if (ended) countOperation(this.telemetry.counters, ended, usage.tokens);
