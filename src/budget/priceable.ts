@@ -96,9 +96,10 @@ export function pricing(r: Asked): Pricing {
   if (r.model === "*") return no("it names no model");
   const fee = (Array.isArray(r.json.tools) ? r.json.tools : []).flatMap(toolNames).find((n) => row.toolFees.test(n));
   if (fee) return no(`the server-side tool ${fee.slice(0, 64)} is billed per use, which the answer's tokens do not show`);
-  const field = row.perUse.find((f) => r.json && (r.json as Record<string, unknown>)[f] !== undefined && (r.json as Record<string, unknown>)[f] !== false);
+  const body = r.json;
+  const field = row.perUse.find((f) => body[f] !== undefined && body[f] !== false);
   if (field) return no(`${field} is billed apart from the answer's tokens`);
-  const tier = row.tier ? (r.json as Record<string, unknown>)[row.tier] : undefined;
+  const tier = row.tier ? body[row.tier] : undefined;
   if (tier !== undefined && r.price && !tierPrice(r.price, String(tier))) return no(`service tier ${JSON.stringify(String(tier).slice(0, 32))} has no price in PRICES`);
   const long = row.longContext(r);
   return long ? no(long) : { kind: "priced" };

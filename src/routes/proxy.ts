@@ -96,18 +96,13 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, { waitUntil, location: s.location });
   const headers = upstreamHeaders(req.headers);
 
-  // Provider batches and files: a key kept to what it made, sent to the member that holds it, its results metered.
-  const batch = pooled
-    ? await batchStage({
-        env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest,
-        search: a.incoming.searchParams, body: bytes, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}`, waitUntil,
-      })
-    : null;
+  // What a virtual key made (batches, files, stored responses): only its own, on the member that holds them.
+  const own = pooled && { env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest, body: bytes, waitUntil };
+  // Provider batches and files: their results metered as they pass.
+  const batch = own ? await batchStage({ ...own, search: a.incoming.searchParams, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}` }) : null;
   if (batch instanceof Response) return batch;
-  // Stored responses and files named by id: only the key's own, on the member that holds them.
-  const stored = pooled && !batch
-    ? await storedStage({ env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest, body: bytes, waitUntil })
-    : null;
+  // Stored responses and files named by id in an inference body.
+  const stored = own && !batch ? await storedStage(own) : null;
   if (stored instanceof Response) return stored;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
@@ -116,8 +111,9 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
   const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
+  // Parsed again only for a budgeted key (null: not JSON).
   let json: unknown;
-  const jsonOf = () => (json ??= parseJson(bytes));
+  const jsonOf = () => (json === undefined ? (json = parseJson(bytes)) : json);
   const budget = await budgetStage(c.env, pooled?.vk, {
     model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
     pricing: () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price }),
