@@ -18,8 +18,11 @@ export interface PoolMember {
 
 /** Masked keys as providers echo them in errors (`sk-abc***...wxyz`): cut out whole. */
 const MASKED = /[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g;
-/** A member's organization or project as errors name it ("in organization org-...", `proj_...`): it tells members apart. */
-const ACCOUNT_IDS = /\b(?:org|proj)[-_][A-Za-z0-9_-]{3,}/g;
+/**
+ * A member's organization or project as errors name it: OpenAI's "in organization org-..." and
+ * `proj_...`, Anthropic's "for your organization (<uuid>)". Either tells members apart.
+ */
+const ACCOUNT_IDS = /\b(?:org|proj)[-_][A-Za-z0-9_-]{3,}|(?<=organization\W{1,3})[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/gi;
 
 export class PoolRoute implements Route {
   readonly pool: string;

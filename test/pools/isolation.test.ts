@@ -154,8 +154,10 @@ describe("what a holder sees of the members", () => {
     mockUpstream((req, n) => {
       const m = memberOf(req.headers) as "a" | "b";
       if (answers[(n - 1) % 4] === "ok") return json(CHAT, 200, headersOf(m));
+      // OpenAI names its organization org-... and project proj_...; Anthropic's organization is a UUID.
       const org = m === "a" ? "org-AbC123member" : "org-XyZ789member";
-      const message = `Rate limit reached for gpt-4o-mini in organization ${org} on requests per min (RPM): Limit ${tier[m]}, Used ${tier[m]}, Requested 1. Project proj_${m}Q2w3E4r5.`;
+      const uuid = `2b7e4c1f-1111-4000-8000-00000000000${m}`;
+      const message = `Rate limit reached for gpt-4o-mini in organization ${org} on requests per min (RPM): Limit ${tier[m]}, Used ${tier[m]}, Requested 1. Project proj_${m}Q2w3E4r5. (This request would exceed the rate limit for your organization (${uuid}).)`;
       return json({ error: { message, type: "requests", param: null, code: "rate_limit_exceeded" } }, 429, { ...headersOf(m), "retry-after": "1" });
     });
     const vk = await mint("duo");
@@ -167,7 +169,7 @@ describe("what a holder sees of the members", () => {
         expect(text).toContain("[redacted]");
         expect(res.headers.get("retry-after")).toBe("1");
       }
-      for (const leak of ["org-AbC123member", "org-XyZ789member", "proj_a", "proj_b"]) expect(text).not.toContain(leak);
+      for (const leak of ["org-AbC123member", "org-XyZ789member", "2b7e4c1f-1111-4000-8000-00000000000", "proj_a", "proj_b"]) expect(text).not.toContain(leak);
       const names = [...res.headers.keys()];
       for (const h of names) expect(h, h).not.toMatch(/ratelimit|^x-ms-|^azureml-|^apim-|^x-slotgate-limit$|^x-slotgate-rate$/);
       seen.push({ key: res.headers.get("x-slotgate-key"), text, headers: names.sort() });
