@@ -11,6 +11,8 @@ const POOL_BINDINGS = {
   // Counts go to their objects at once, not after a window held open in the request's waitUntil:
   // the tests that wait for a request's waitUntil work (support/app.ts) would wait that window out.
   STATS_FLUSH_MS: "0",
+  // Virtual keys' own HMAC key: never the admin token (src/keys/keys.ts).
+  VIRTUAL_KEY_SECRET: "test-virtual-key-secret",
   POOL_OUT_MS: "400",
   POOLS: JSON.stringify({
     duo: { provider: "openai", members: [{ name: "org-a", secret: "POOL_KEY_A" }, { name: "org-b", secret: "POOL_KEY_B" }] },

@@ -12,6 +12,8 @@ import { startGateway } from "../test/support/gateway.ts";
 import { startStandin } from "../test/support/standin/index.ts";
 
 export const ADMIN_TOKEN = "demo-admin";
+/** Virtual keys' own HMAC key: never the admin token's value (a key's holder could test guesses of it). */
+const VIRTUAL_KEY_SECRET = "demo-virtual-key-secret";
 /** Per key, like a small paid plan: low enough that a burst meets the limits, which the dashboard then shows. */
 const LIMITS = { rpm: 120, tpm: 40_000, maxConcurrent: 8, latencyMs: 400, jitterMs: 300, outputTokens: 24 };
 const MEMBERS = { DEMO_KEY_A: "sk-demo-member-a", DEMO_KEY_B: "sk-demo-member-b" };
@@ -30,7 +32,7 @@ try {
   gateway = await startGateway({
     port,
     providers: { openai: { baseUrl: standin.url }, anthropic: { baseUrl: standin.url } },
-    vars: { ADMIN_TOKEN, POOLS: JSON.stringify(POOLS), ...MEMBERS },
+    vars: { ADMIN_TOKEN, VIRTUAL_KEY_SECRET, POOLS: JSON.stringify(POOLS), ...MEMBERS },
     verbose: values.verbose,
     logLevel: values.verbose ? "log" : "warn",
   });

@@ -25,6 +25,11 @@ export const MAX_ROWS = 10_000;
 export const LIST_MAX = 200;
 /** At most this many for a metrics scrape (`recent`): the exposition's label bound. */
 export const RECENT_MAX = 1_000;
+/**
+ * `x-slotgate-limit-key` labels one credential may use (each a limiter of its own, and a row here)
+ * within RETENTION_MS; a new one past it is refused, so no caller grows storage without bound.
+ */
+export const LABELS_PER_CREDENTIAL = 100;
 
 /** Upstream attempts by provider and status class (observe/upstream.ts), since `since`. */
 export interface UpstreamCounts {
@@ -81,6 +86,7 @@ export class Directory extends DurableObject<Env> {
         provider TEXT NOT NULL, class TEXT NOT NULL, n INTEGER NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL,
         PRIMARY KEY (provider, class))`,
     );
+    sql.exec("CREATE TABLE IF NOT EXISTS labels (cred TEXT NOT NULL, label TEXT NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (cred, label)) WITHOUT ROWID");
   }
 
   /**
@@ -118,6 +124,33 @@ export class Directory extends DurableObject<Env> {
       since = since === null ? r.first_at : Math.min(since, r.first_at);
     }
     return { since, providers: [...byName.values()] };
+  }
+
+  /**
+   * Whether credential `cred` (`provider:hash`) may use `label`: one it used within RETENTION_MS
+   * (seen again now), or a new one while it has fewer than LABELS_PER_CREDENTIAL.
+   */
+  async admitLabel(cred: string, label: string, now: number): Promise<boolean> {
+    const sql = this.ctx.storage.sql;
+    this.prune(now);
+    if (sql.exec("UPDATE labels SET last_seen = ? WHERE cred = ? AND label = ?", now, cred, label).rowsWritten > 0) return true;
+    const n = sql.exec<{ n: number }>("SELECT count(*) AS n FROM labels WHERE cred = ?", cred).one().n;
+    if (n >= LABELS_PER_CREDENTIAL) return false;
+    sql.exec("INSERT INTO labels (cred, label, last_seen) VALUES (?, ?, ?)", cred, label, now);
+    return true;
+  }
+
+  /** Each credential's keys (`provider:hash` to its rows' keys), whatever others have flooded the list with: the operator's view of pool members. */
+  async keysOf(creds: string[]): Promise<Record<string, string[]>> {
+    const out: Record<string, string[]> = {};
+    for (const cred of new Set(creds)) {
+      const at = cred.indexOf(":");
+      out[cred] = this.ctx.storage.sql
+        .exec<{ key: string }>("SELECT key FROM keys WHERE provider = ? AND key LIKE ? ORDER BY last_seen DESC LIMIT ?", cred.slice(0, at), `%:${cred.slice(at + 1)}`, LIST_MAX)
+        .toArray()
+        .map((r) => r.key);
+    }
+    return out;
   }
 
   /** Upsert; an older report arriving late never moves lastSeen back. */
@@ -172,6 +205,7 @@ export class Directory extends DurableObject<Env> {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     this.ctx.storage.sql.exec("DELETE FROM keys WHERE last_seen < ?", now - RETENTION_MS);
+    this.ctx.storage.sql.exec("DELETE FROM labels WHERE last_seen < ?", now - RETENTION_MS);
     this.rows = null;
   }
 }

@@ -5,8 +5,7 @@ import { type KeyParts, limitKey, requestModel } from "../providers/key";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
-import { gatewayError } from "./errors";
-import { parseJson, readBounded } from "./forward";
+import { parseJson } from "./forward";
 
 export interface Described {
   key: KeyParts;
@@ -21,13 +20,7 @@ export interface Described {
   body: { model?: unknown };
 }
 
-/** The body read (up to MAX_BODY_BYTES, else 413 `body_too_large`, nothing sent) and described. */
-export async function readRequest(req: Request, a: Asked, maxBodyBytes: number): Promise<(Described & { bytes: Uint8Array }) | Response> {
-  const bytes = a.hasBody ? await readBounded(req, maxBodyBytes) : new Uint8Array(0);
-  if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${maxBodyBytes})`);
-  return { bytes, ...(await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label)) };
-}
-
+/** What a body (read by the body stage, proxy/held.ts) asks: its key, cost, model and what goes upstream. */
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
   const json = parseJson(bytes);
   const key = await limitKey(p, headers, url, rest, json, label);

@@ -167,7 +167,7 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
     streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
       slot.stop();
       at.limiter.release(leaseId, tap?.record());
-    }),
+    }, plan.gateway.streamIdleMs),
   );
 }
 

@@ -1,13 +1,14 @@
 // `ANY /:provider/*`: the request path as a short pipeline of named stages, each a module of its
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
-//   token or virtual key → settings → asked → caller → virtual key → body held → body read
-//     → batches → pool route → budget → cache → cap → limiter and attempts (run)
+//   token or virtual key → settings → asked → caller → virtual key → body read (held as it arrives)
+//     → label → batches → stored objects → pool route → budget → cache → cap → limiter and attempts (run)
 import { DIALECTS } from "../providers/dialects";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { batchStage } from "../batches/stage";
-import { budgetStage, estimateUsd } from "../budget/stage";
+import { pricing } from "../budget/priceable";
+import { budgetStage, CUT_OUTPUT_TOKENS, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
 import { countUpstream } from "../directory/upstream";
@@ -15,6 +16,7 @@ import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { operationOf } from "../observe/genai";
+import { outputLimit } from "../policy/estimate";
 import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
 import { admit, type Found } from "../pools/admit";
@@ -22,12 +24,14 @@ import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "
 import { type Asked, askedOf } from "../proxy/asked";
 import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
-import { upstreamHeaders } from "../proxy/forward";
-import { holdBody } from "../proxy/held";
+import { parseJson, upstreamHeaders } from "../proxy/forward";
+import { readBody } from "../proxy/held";
+import { labelStage } from "../proxy/labels";
 import { LimiterClient } from "../proxy/limiter-client";
-import { readRequest } from "../proxy/request";
+import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
+import { storedStage } from "../stored/stage";
 import { Meter, type UsageRecord } from "../usage/meter";
 import { priceOf } from "../usage/prices";
 
@@ -72,45 +76,53 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
   const keyed = await virtualKeyStage(c.env, asked, settings.table, op.found);
   if (keyed.kind === "refused") return keyed.res;
   const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
-  const letGo = await holdBody(req, asked.hasBody, settings.gw);
-  if (letGo instanceof Response) return letGo;
+  const held = await readBody(req, asked.hasBody, settings.gw);
+  if (held instanceof Response) return held;
   try {
-    return await send(c, settings, asked, caller, op);
+    return await send(c, settings, asked, caller, op, held.bytes);
   } finally {
-    letGo();
+    held.release();
   }
 }
 
-/** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op): Promise<Response> {
+/** Keys the body and runs it: the body is held (and counted in the budget) until this returns. */
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
   const req = c.req.raw;
-  const read = await readRequest(req, a, s.gw.maxBodyBytes);
-  if (read instanceof Response) return read;
-  const { bytes, key, cost, stream, body, model, sent } = read;
+  const { key, cost, stream, body, model, sent } = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
+  // A label is a limiter of its own: a credential may use so many (a virtual key none: pools/stage.ts).
+  const labelled = await labelStage(c.env.DIRECTORY, a.provider.name, key.credentialHash, a.label, Date.now());
+  if (labelled) return labelled;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, { waitUntil, location: s.location });
   const headers = upstreamHeaders(req.headers);
 
-  // Provider batches and files: a key kept to what it made, sent to the member that holds it, its results metered.
-  const batch = pooled
-    ? await batchStage({
-        env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest,
-        search: a.incoming.searchParams, body: bytes, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}`, waitUntil,
-      })
-    : null;
+  // What a virtual key made (batches, files, stored responses): only its own, on the member that holds them.
+  const own = pooled && { env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest, body: bytes, waitUntil };
+  // Provider batches and files: their results metered as they pass.
+  const batch = own ? await batchStage({ ...own, search: a.incoming.searchParams, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}` }) : null;
   if (batch instanceof Response) return batch;
+  // Stored responses and files named by id in an inference body.
+  const stored = own && !batch ? await storedStage(own) : null;
+  if (stored instanceof Response) return stored;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: batch?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
   // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
   const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
-  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
+  // Parsed again only for a budgeted key (null: not JSON).
+  let json: unknown;
+  const jsonOf = () => (json === undefined ? (json = parseJson(bytes)) : json);
+  const budget = await budgetStage(c.env, pooled?.vk, {
+    model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
+    pricing: () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price }),
+    limits: () => ({ input: Math.ceil(bytes.byteLength / 4), output: outputLimit(jsonOf()) ?? CUT_OUTPUT_TOKENS }),
+  }, waitUntil);
   if (budget instanceof Response) return budget;
-  const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
+  const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
   const meter = new Meter({
     provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: DIALECTS[a.provider.dialect].usage.at, counted, op, start, facts: span?.facts,
   });
@@ -180,6 +192,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   }
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
-  if (batch) res = await batch.finish(res);
+  if (batch) res = await batch.finish(res, route?.served);
+  if (stored) res = stored.finish(res, route?.served);
   return logGatewayError(c.env, key.key, res);
 }

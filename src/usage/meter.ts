@@ -49,8 +49,8 @@ export interface MeterOptions {
   strip: boolean;
   /** Where the provider's dialect puts usage in an answer (default: usage.USAGE_AT). */
   usageAt?: readonly (readonly string[])[];
-  /** Told each record once it is final (a budget settles with it, a span reads it). */
-  counted?: (r: UsageRecord) => void;
+  /** Told each record once it is final (a budget settles with it, a span reads it), and whether its answer ended whole (a stream may be cut). */
+  counted?: (r: UsageRecord, whole: boolean) => void;
   /** The request's `gen_ai.operation.name` and arrival: its records carry the operation's end (the metrics). */
   op?: string | null;
   start?: number;
@@ -64,7 +64,7 @@ export class Meter {
   private prices: PriceTable;
   private strip: boolean;
   private usageAt?: readonly (readonly string[])[];
-  private counted?: (r: UsageRecord) => void;
+  private counted?: (r: UsageRecord, whole: boolean) => void;
   private op?: string | null;
   private start: number;
   private facts?: AnswerFacts;
@@ -100,14 +100,14 @@ export class Meter {
     if (!body) return { body, record: () => this.record(null, tags) };
     const facts = this.facts;
     const tap = tapStream(body, sse, this.strip && sse, facts && ((json) => noteAnswer(facts, json)), this.usageAt);
-    return { body: tap.body, record: () => this.record(tap.tokens(), tags) };
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tap.whole()) };
   }
 
-  private record(tokens: Tokens | null, tags: Tags): UsageRecord {
+  private record(tokens: Tokens | null, tags: Tags, whole = true): UsageRecord {
     const price = tokens && priceOf(this.prices, this.provider, this.model);
     const r: UsageRecord = { ...tags, model: this.model, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
     if (this.op) r.ended = { op: this.op, model: this.model, ms: Date.now() - this.start };
-    this.counted?.(r);
+    this.counted?.(r, whole);
     return r;
   }
 }

@@ -104,6 +104,18 @@ export function batchPrice(p: Price): Price {
   return half;
 }
 
+/** Service tiers the table's (standard) prices cover: the standard tier, the default that names none, and a cheaper one (never undercharged). */
+const STANDARD_OR_CHEAPER = new Set(["auto", "default", "standard", "standard_only", "flex"]);
+
+/**
+ * What a request costs in the service tier it names: the price for the standard tier and those
+ * it bounds; null for a tier the table has no price for (`priority`, `scale`), which a budget
+ * cannot count. Where PRICES gains tier prices, this is where they are read.
+ */
+export function tierPrice(p: Price, tier: string): Price | null {
+  return STANDARD_OR_CHEAPER.has(tier) ? p : null;
+}
+
 /** `gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`, `mistral-large-latest`: the name without its date or tag. */
 const baseName = (model: string) => model.replace(/(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$/, "");
 

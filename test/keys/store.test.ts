@@ -9,6 +9,7 @@ import { KEY_TTL_MS, RECHECK_MS } from "../../src/keys/lookup";
 import { STORE_TIMEOUT_MS } from "../../src/keys/store";
 import { forgetViews } from "../../src/pools/route";
 import { randomLegacy, randomTagged } from "../support/forged";
+import { callWith as callApp } from "../support/app";
 import { callWith, watchedStore } from "../support/keystore";
 import { CHAT, json, mockUpstream } from "../support/upstream";
 import { ADMIN, errorOf, memberOf } from "../support/vk";
@@ -40,9 +41,9 @@ function chat(store: DurableObjectNamespace, key: string, claude = false, vars: 
   return callWith(store as never, path ?? route, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }, vars);
 }
 
-/** The HMAC-SHA-256 the gateway stored for a key before shards (under ADMIN_TOKEN here), hex. */
+/** The HMAC-SHA-256 the gateway stored for a key before shards (under VIRTUAL_KEY_SECRET here), hex. */
 async function oldHash(key: string): Promise<string> {
-  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode("test-admin-token"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode("test-virtual-key-secret"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return [...new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(key)))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -233,5 +234,35 @@ describe("a store that fails", () => {
     expect((await first).status).toBe(200);
     expect((await second).status).toBe(200);
     expect(sent).toHaveLength(2);
+  });
+});
+
+describe("the secret under a key's check characters (issue 33)", () => {
+  const mintWith = (vars: Record<string, string | undefined>) =>
+    callApp("/admin/virtual-keys", { method: "POST", headers: ADMIN, body: JSON.stringify({ name: `secret-${unique()}`, pool: "duo" }) }, vars);
+  /** What a holder can do offline: HMAC the key's signed part under a guess and compare with its tag. */
+  async function tagChecksUnder(key: string, guess: string): Promise<boolean> {
+    const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(guess), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(key.slice(0, 48))));
+    return btoa(String.fromCharCode(...mac.slice(0, 6))).replaceAll("+", "-").replaceAll("/", "_") === key.slice(48);
+  }
+
+  it("is never the admin token: no key can be minted without VIRTUAL_KEY_SECRET, nor with it equal to ADMIN_TOKEN", async () => {
+    for (const vars of [{ VIRTUAL_KEY_SECRET: undefined }, { VIRTUAL_KEY_SECRET: "" }, { VIRTUAL_KEY_SECRET: env.ADMIN_TOKEN }]) {
+      const res = await mintWith(vars);
+      expect(res.status, JSON.stringify(vars)).toBe(500);
+      const err = await errorOf(res);
+      expect(err.type).toBe("config_error");
+      expect(err.message).toMatch(/VIRTUAL_KEY_SECRET/);
+      expect(err.message).not.toContain("test-admin-token");
+    }
+  });
+
+  it("a minted key's tag checks out under VIRTUAL_KEY_SECRET and never under a guess of ADMIN_TOKEN", async () => {
+    const res = await mintWith({});
+    expect(res.status).toBe(201);
+    const { key } = (await res.json()) as { key: string };
+    expect(await tagChecksUnder(key, env.VIRTUAL_KEY_SECRET!)).toBe(true);
+    expect(await tagChecksUnder(key, env.ADMIN_TOKEN!)).toBe(false);
   });
 });
