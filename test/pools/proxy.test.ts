@@ -211,7 +211,7 @@ describe("pools", () => {
     expect(calls[0]!.url).toBe("https://myres.openai.azure.com/openai/deployments/mini-dep/chat/completions?api-version=2024-10-21");
     expect(calls[0]!.headers.get("api-key")).toBe(env.POOL_KEY_AZ);
     expect(calls[0]!.headers.get("authorization")).toBeNull();
-    expect(await memberKey("mixed", "az", "mini-dep")).toMatch(/^azure:myres\/mini-dep:[0-9a-f]{16}$/);
+    expect(await memberKey("mixed", "az", "myres/mini-dep")).toMatch(/^azure:myres\/mini-dep:[0-9a-f]{16}$/);
     // A model with no deployment there has no member to serve it.
     const none = await call(vk.key, { model: "gpt-4o" });
     expect(none.status).toBe(400);
