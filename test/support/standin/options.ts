@@ -9,10 +9,11 @@ export type RetryAfterMode =
   | "absent" // no retry-after at all
   | "long"; // retry-after: longRetryAfterSec, whatever the real wait is
 
-export type FaultStatus = "500" | "503" | "524" | "529";
+/** "498": Groq's flex-tier capacity refusal, drawn only for requests that ask for `service_tier: "flex"`. */
+export type FaultStatus = "498" | "500" | "503" | "524" | "529";
 
 /** The limits one credential may have of its own (a pool member with a bigger or smaller plan). */
-export const KEY_LIMIT_FIELDS = ["rpm", "tpm", "itpm", "otpm", "maxConcurrent", "burst"] as const;
+export const KEY_LIMIT_FIELDS = ["rpm", "tpm", "itpm", "otpm", "rpd", "monthlyTokens", "maxConcurrent", "burst"] as const;
 export type KeyLimits = Partial<Pick<StandinOptions, (typeof KEY_LIMIT_FIELDS)[number]>>;
 
 export interface StandinOptions {
@@ -27,6 +28,10 @@ export interface StandinOptions {
   itpm: number | null;
   /** Output tokens per minute (Anthropic's OTPM, charged with max_tokens); null = same as tpm. */
   otpm: number | null;
+  /** Requests per day (Groq's and Gemini's RPD), a bucket that holds the whole day; 0 = none. */
+  rpd: number;
+  /** Tokens per month (Mistral's monthly cap), charged like tpm; 0 = none. */
+  monthlyTokens: number;
   /**
    * Bucket capacity. A number is a fraction of each per-minute limit (1 = a full minute's worth,
    * 0.1 = six seconds' worth); an object gives absolute capacities (missing ones stay a minute's).
@@ -40,6 +45,13 @@ export interface StandinOptions {
   longRetryAfterSec: number;
   /** Time an accepted request takes, spread across the chunks of a stream. */
   latencyMs: number;
+  /**
+   * Time an accepted request waits before inference starts, its connection held open with the
+   * dialect's keep-alive lines (DeepSeek: blank lines before a plain body, `: keep-alive` comments
+   * before a stream's first chunk), one every keepAliveMs. Dialects without keep-alive just wait.
+   */
+  heldMs: number;
+  keepAliveMs: number;
   /** Uniform extra latency in [0, jitterMs). */
   jitterMs: number;
   /** Number of content deltas in a stream. */
@@ -102,12 +114,16 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   tpm: 200_000,
   itpm: null,
   otpm: null,
+  rpd: 0,
+  monthlyTokens: 0,
   burst: 1,
   maxConcurrent: 0,
   headers: true,
   retryAfter: "exact",
   longRetryAfterSec: 3600,
   latencyMs: 20,
+  heldMs: 0,
+  keepAliveMs: 100,
   jitterMs: 0,
   streamChunks: 4,
   outputTokens: 12,
@@ -132,9 +148,9 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
-const FAULTS: readonly string[] = ["500", "503", "524", "529"];
+const FAULTS: readonly string[] = ["498", "500", "503", "524", "529"];
 const NUMBERS = [
-  "port", "rpm", "tpm", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
+  "port", "rpm", "tpm", "rpd", "monthlyTokens", "heldMs", "keepAliveMs", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
   "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
   "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes",
 ] as const;

@@ -1,10 +1,11 @@
 // Counters the tests and the benchmark read: what arrived, when, and how it was answered.
+import type { DialectName } from "./dialect.ts";
 import type { LimitKind } from "./limits.ts";
 
 export type Outcome =
   | "success"
-  | "rate_limited" // 429 from a bucket or the concurrency cap
-  | "quota" // insufficient_quota / credit balance too low
+  | "rate_limited" // 429 from a bucket (a minute's, a day's, a month's) or the concurrency cap
+  | "quota" // the credential's billing refusal: insufficient_quota, no credits or balance, a spending limit
   | "fault" // injected 500 / 503 / 524 / 529
   | "unauthorized"
   | "invalid"; // 400 or 404
@@ -17,7 +18,7 @@ export interface Attempt {
   credentialHeader: string | null;
   /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
   extraCredentials: string[];
-  provider: "openai" | "anthropic" | "azure";
+  provider: DialectName;
   path: string;
   /** The query string as sent, without "?" ("" for none): Azure's api-version. */
   query: string;
@@ -37,7 +38,7 @@ export interface Stats {
   rateLimited: number;
   rateLimitedBy: Record<LimitKind | "concurrency", number>;
   quotaErrors: number;
-  /** Injected faults by status, e.g. {"529": 3}. */
+  /** Injected faults by status, e.g. {"529": 3} (Groq's flex refusals under "498"). */
   faults: Record<string, number>;
   unauthorized: number;
   invalid: number;
@@ -120,7 +121,7 @@ export function byCredentialIn(log: readonly Attempt[], from = -Infinity, to = I
 function empty(): Stats {
   return {
     attempts: 0, successes: 0, rateLimited: 0,
-    rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
+    rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, dayRequests: 0, monthTokens: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0, held: 0,
     usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
     batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
