@@ -1,7 +1,10 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream. The parsed body is dropped here, so only the bytes wait in the queue.
 import { estimateTokens } from "../policy/estimate";
-import { type KeyParts, limitKey, requestModel } from "../providers/key";
+import type { Tier } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
+import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
+import { bodyTier } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
@@ -19,6 +22,10 @@ export interface Described {
   sent: { bytes: Uint8Array; strip: boolean };
   /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
   body: { model?: unknown };
+  /** The service tier the caller's own body names in its provider's field (issue 35), or null. */
+  tier: Tier | null;
+  /** The path after the provider (and Azure's resource): what a row's tiers are offered on. */
+  route: string;
 }
 
 /** The body read (up to MAX_BODY_BYTES, else 413 `body_too_large`, nothing sent) and described. */
@@ -33,7 +40,11 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const key = await limitKey(p, headers, url, rest, json, label);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel } };
+  const route = routeOf(p, rest);
+  return {
+    key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    tier: bodyTier(DIALECTS[p.dialect].tiers, json, route), route,
+  };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */

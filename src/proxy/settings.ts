@@ -7,6 +7,7 @@ import type { Env } from "../env";
 import { providers } from "../providers/registry";
 import type { Provider } from "../providers/table";
 import { readTraceConfig, type TraceConfig } from "../observe/otel-config";
+import { type LaneTiers, laneTiers } from "../tiers/choose";
 import { type PriceTable, priceTable } from "../usage/prices";
 import { checkWeights } from "./caller";
 import { gatewayError } from "./errors";
@@ -19,6 +20,8 @@ export interface Settings {
   location: Location | undefined;
   /** OTEL_*: null when tracing is off. */
   trace: TraceConfig | null;
+  /** TIERS: the service tier each lane goes at by default. */
+  tiers: LaneTiers;
 }
 
 /** An isolate's env does not change: its settings are read once (a malformed one, on every request, as it fails). */
@@ -29,7 +32,10 @@ export function settingsOf(env: Env): Settings | Response {
   const hit = known.get(env);
   if (hit) return hit;
   try {
-    const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env) };
+    const settings = {
+      table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env),
+      tiers: laneTiers(env.TIERS),
+    };
     checkLimiterEnv(env);
     checkWeights(env.PRIORITY_WEIGHTS);
     known.set(env, settings);

@@ -28,13 +28,16 @@ import { readRequest } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
 import { Meter, type UsageRecord } from "../usage/meter";
-import { priceOf } from "../usage/prices";
+import { type Price, priceOf, tierPrice } from "../usage/prices";
+import type { Dialect } from "../providers/dialect";
+import { chooseTier, type TierAsk, tierAsk } from "../tiers/choose";
+import { tierAt, type TierPlan } from "../tiers/plan";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
 type Pooled = Extract<KeyStage, { kind: "pool" }>;
-/** Who asks: the caller and lane its key's limiter files it under, and its virtual key's pool. */
-type Caller = { who: Who; pooled: Pooled | null };
+/** Who asks: the caller and lane its key's limiter files it under, its virtual key's pool, and the tier its headers ask for. */
+type Caller = { who: Who; pooled: Pooled | null; ask: TierAsk };
 
 proxy.all("/:provider/*", async (c) => {
   const req = c.req.raw;
@@ -67,10 +70,12 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
   const req = c.req.raw;
   const who = await whoIsAsking(req.headers, c.env.GATEWAY_TOKENS);
   if (typeof who === "string") return gatewayError("invalid_request", who);
+  const ask = tierAsk(req.headers);
+  if (typeof ask === "string") return gatewayError("invalid_request", ask);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
   const keyed = await virtualKeyStage(c.env, asked, settings.table);
   if (keyed.kind === "refused") return keyed.res;
-  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
+  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed, ask } : { who, pooled: null, ask };
   const letGo = await holdBody(req, asked.hasBody, settings.gw);
   if (letGo instanceof Response) return letGo;
   try {
@@ -81,11 +86,15 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
 }
 
 /** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op): Promise<Response> {
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled, ask }: Caller, { op, start, span }: Op): Promise<Response> {
   const req = c.req.raw;
   const read = await readRequest(req, a, s.gw.maxBodyBytes);
   if (read instanceof Response) return read;
   const { bytes, key, cost, stream, body, model, sent } = read;
+  const dialect = DIALECTS[a.provider.dialect];
+  // The tier it goes at: its body's field, else its header, its virtual key's, its lane's (TIERS).
+  const chosen = chooseTier({ body: read.tier, header: ask.tier, key: pooled?.vk.tier, lane: who.priority, lanes: s.tiers });
+  const tier = chosen ? { asked: chosen.tier, by: chosen.by, fallback: ask.fallback, model, route: read.route } : undefined;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
@@ -105,13 +114,14 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
     ? await poolRoute({ pool: batch?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
-  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
-  const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
+  // A virtual key with a budget reserves the estimate, at the price of the tier asked for, before
+  // anything is sent; the meter settles it at the tier that served.
+  const price = pooled?.vk.budget ? askedPrice(s, a.provider.name, model, dialect, tier) : null;
   const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
   if (budget instanceof Response) return budget;
   const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
   const meter = new Meter({
-    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: DIALECTS[a.provider.dialect].usage.at, counted, op, start, facts: span?.facts,
+    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: dialect.usage.at, counted, op, start, facts: span?.facts, tiers: dialect.tiers,
   });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;
@@ -148,7 +158,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             headers,
             body: a.hasBody ? sent.bytes : null,
             key: meta,
-            dialect: DIALECTS[a.provider.dialect],
+            dialect,
             who,
             cost,
             stream,
@@ -164,6 +174,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
+            tier,
+            limiterFor,
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
@@ -180,4 +192,12 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (batch) res = await batch.finish(res);
   logGatewayError(c.env, key.key, res);
   return res;
+}
+
+/** The price a request is reserved at: its model's, at the tier it is sent at first (null: either has none). */
+function askedPrice(s: Settings, provider: string, model: string, d: Dialect, tier: TierPlan | undefined): Price | null {
+  const listed = priceOf(s.prices, provider, model);
+  if (!listed || !tier) return listed;
+  const at = tierAt(tier, d, tier.asked);
+  return tierPrice(listed, at, d.tiers?.ratio[at]);
 }
