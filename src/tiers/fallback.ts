@@ -56,8 +56,8 @@ export interface Outlook {
   probeAt: number;
 }
 
-/** Each attempt's weight in the moving share. */
-const WEIGHT = 0.1;
+/** Each attempt's weight in the moving share: a tier that refuses everything looks shed after nine, one shedding 30% practically never. */
+const WEIGHT = 0.25;
 /** Attempts seen before the share is believed. */
 const MIN_SEEN = 8;
 /** A share above this: the tier is shed, requests go at standard at once, but for a probe every PROBE_MS. */
