@@ -4,7 +4,7 @@ import type { KeyMeta } from "../limiter/types";
 import type { RetryDecision } from "../policy/backoff";
 import type { OutcomeClass } from "../policy/types";
 import type { Tier } from "../providers/dialect";
-import { afterRefusal, noteTierTry, tiersToTry, worthTrying } from "../tiers/fallback";
+import { tierRetry, worthTrying } from "../tiers/fallback";
 import { outlookOf, tierAt, tierMeta } from "../tiers/plan";
 import { type Attempts, dialectOf } from "./attempts";
 import type { LimiterCalls } from "./limiter-client";
@@ -29,26 +29,17 @@ export function attemptTier(s: Attempts, at: Target): { tier: Tier; key: KeyMeta
   return { tier, key, limiter: s.plan.limiterFor(key) };
 }
 
-/**
- * An attempt sent at a tier other than standard: the key's outlook of the tier learns whether it
- * refused; a capacity refusal is the tier's, waited through (tiers/fallback.ts) at the tier or
- * followed at once by an attempt at standard. Anything else is decided as any attempt's.
- */
+/** An attempt sent at a tier other than standard (tiers/fallback.ts, tierRetry): waited through at the tier, or on at standard. */
 export function tierStep(s: Attempts, slot: Slot, cls: OutcomeClass, d: RetryDecision): RetryDecision {
   const t = s.plan.tier;
   if (slot.tier === "standard" || !t) return d;
-  const outlook = outlookOf(slot.at.key.key, slot.tier);
-  noteTierTry(outlook, cls === "capacity");
-  if (cls !== "capacity") return d;
   const { plan } = s;
-  const step = afterRefusal({
-    refusals: ++s.tierRefusals, tries: tiersToTry(outlook), fallback: t.fallback, retry: d, attempt: slot.attempt,
+  const next = tierRetry(outlookOf(slot.at.key.key, slot.tier), cls, d, {
+    refusals: cls === "capacity" ? ++s.tierRefusals : s.tierRefusals, fallback: t.fallback, attempt: slot.attempt,
     maxAttempts: plan.maxAttempts, now: s.now(), started: s.started, deadline: plan.deadline,
   });
-  if (step.go === "again") return { retry: true, delayMs: step.delayMs };
-  if (step.go === "stop") return d.retry ? { retry: false, reason: "attempts_exhausted" } : d;
-  s.tier = "standard";
-  return { retry: true, delayMs: 0 };
+  if (next.standard) s.tier = "standard";
+  return next.retry;
 }
 
 /** `x-slotgate-tier`: the tier that served the answer. */

@@ -6,6 +6,7 @@
  * tried by every request (a probe now and then finds it back). Pure: time is an argument.
  */
 import type { RetryDecision } from "../policy/backoff";
+import type { OutcomeClass } from "../policy/types";
 import type { Fallback } from "./choose";
 
 /** At most this many refusals of the tier for one request: at 30% shed, 0.8% of requests reach standard. */
@@ -84,3 +85,18 @@ export function worthTrying(o: Outlook, now: number): boolean {
 
 /** How many refusals a request waits through at the tier: its tries, or one when the tier looks shed. */
 export const tiersToTry = (o: Outlook): number => (shed(o) ? 1 : TIER_TRIES);
+
+/**
+ * An attempt at a tier other than standard was answered: the outlook learns whether the tier
+ * refused it; a capacity refusal is waited through at the tier (afterRefusal) or the request goes
+ * at standard now (`standard`). Anything else keeps the retry policy's word. `a.refusals` counts
+ * this refusal when it is one.
+ */
+export function tierRetry(o: Outlook, cls: OutcomeClass, retry: RetryDecision, a: Omit<AfterRefusal, "tries" | "retry">): { retry: RetryDecision; standard?: true } {
+  noteTierTry(o, cls === "capacity");
+  if (cls !== "capacity") return { retry };
+  const step = afterRefusal({ ...a, tries: tiersToTry(o), retry });
+  if (step.go === "again") return { retry: { retry: true, delayMs: step.delayMs } };
+  if (step.go === "stop") return { retry: retry.retry ? { retry: false, reason: "attempts_exhausted" } : retry };
+  return { retry: { retry: true, delayMs: 0 }, standard: true };
+}
