@@ -71,11 +71,11 @@ describe("stand-in dialects: limits and refusals", () => {
   });
 
   it("Groq flex: 498 capacity_exceeded for flex-tier requests only, at once", async () => {
-    const s = await standin({ faults: { "498": 1 }, latencyMs: 300 });
+    const s = await standin({ faults: { "498": 1 }, latencyMs: 1_000 });
     const client = sdk(s, "groq");
     const t = Date.now();
     const e = await failure(client.chat.completions.create({ model: MODEL.groq, messages: USER, service_tier: "flex" } as OpenAI.ChatCompletionCreateParamsNonStreaming));
-    expect(Date.now() - t).toBeLessThan(250);
+    expect(Date.now() - t).toBeLessThan(700); // not after the answer's second
     expect(e.status).toBe(498);
     expect(e.error).toMatchObject({ code: "capacity_exceeded" });
     await expect(client.chat.completions.create({ model: MODEL.groq, messages: USER })).resolves.toBeTruthy();
@@ -100,7 +100,7 @@ describe("stand-in dialects: limits and refusals", () => {
   });
 
   it("DeepSeek: 402 Insufficient Balance; a held plain answer sends its headers at once, then blank lines, then the JSON the SDK reads", async () => {
-    const s = await standin({ quotaExhaustedKeys: ["ds-broke"], heldMs: 400, keepAliveMs: 100, latencyMs: 10 });
+    const s = await standin({ quotaExhaustedKeys: ["ds-broke"], heldMs: 800, keepAliveMs: 100, latencyMs: 10 });
     const broke = await failure(sdk(s, "deepseek", "ds-broke").chat.completions.create({ model: MODEL.deepseek, messages: USER }));
     expect(broke.status).toBe(402);
     expect(broke.error).toEqual({ message: "Insufficient Balance", type: "unknown_error", param: null, code: "invalid_request_error" });
@@ -108,10 +108,10 @@ describe("stand-in dialects: limits and refusals", () => {
     const res = await post(s, "/deepseek/chat/completions", { model: MODEL.deepseek, messages: USER }, { authorization: "Bearer ds-ok" });
     const headersAfter = Date.now() - t;
     const body = await res.text();
-    expect(headersAfter).toBeLessThan(300);
-    expect(Date.now() - t).toBeGreaterThanOrEqual(400);
+    expect(headersAfter).toBeLessThan(500);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(800);
     expect(res.headers.get("content-length")).toBeNull();
-    expect(body).toMatch(/^\n{3,}\{"id":"chatcmpl-/);
+    expect(body).toMatch(/^\n{5,}\{"id":"chatcmpl-/);
     expect(JSON.parse(body).usage).toMatchObject({ prompt_cache_miss_tokens: expect.any(Number) });
     const parsed = await sdk(s, "deepseek", "ds-ok").chat.completions.create({ model: MODEL.deepseek, messages: USER });
     expect(parsed.object).toBe("chat.completion");
@@ -134,7 +134,7 @@ describe("stand-in dialects: limits and refusals", () => {
     expect(cap.error).toMatchObject({ code: 429, message: expect.stringMatching(/^Rate limit exceeded: free-models-per-day/) });
     expect(meta).toMatchObject({ "X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "0" });
     expect(Number(meta["X-RateLimit-Reset"])).toBeGreaterThan(Date.now() + 3_600_000);
-    expect(cap.headers?.get("x-ratelimit-limit")).toBeNull(); // only the body says it
+    expect([cap.headers?.get("x-ratelimit-limit"), cap.headers?.get("retry-after")]).toEqual([null, null]); // only the body says it
   });
 
   it("Together: per-second x-ratelimit-* headers; 429 dynamic_request_limited above the rate, its 503 below it", async () => {

@@ -102,7 +102,8 @@ export const mistral = openaiLike({
 // `error.metadata.headers` (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in epoch milliseconds:
 // Gitlawb/openclaude#936, third party; the limits themselves: `docs/api_reference/limits`).
 // Usage (with `cost`) "is included in the last SSE message for streaming responses" unasked
-// (`docs/use-cases/usage-accounting`).
+// (`docs/use-cases/usage-accounting`). Its own 429s carry no retry-after ("only when an upstream
+// provider gave it one; often absent", as a third-party client notes): only the body tells.
 const openrouterCap = (r: Refusal) => {
   const daily = r.kind === "dayRequests";
   const reset = Date.now() + (Number.isFinite(r.waitMs) ? r.waitMs : 86_400_000);
@@ -113,7 +114,7 @@ const openrouterCap = (r: Refusal) => {
   };
 };
 export const openrouter = openaiLike({
-  name: "openrouter", host: "openrouter.ai", scope: "credential", embeddings: true,
+  name: "openrouter", host: "openrouter.ai", scope: "credential", embeddings: true, retryHeaders: "none",
   chat: { streamUsage: "always", usageExtra: (r) => ({ cost: Number(((r.inputTokens + r.outputTokens) * 1e-6).toFixed(8)), prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } }) },
   headers: [],
   envelope: (status, e) => ({ error: { code: typeof e.code === "number" ? e.code : status, message: e.message, ...(e.metadata ? { metadata: e.metadata } : {}) } }),
