@@ -4,6 +4,7 @@ import { type BatchOptions, runBatch } from "./batch";
 import { JobStopped } from "./job/api";
 import { UsageError } from "./input";
 import { formatSummary } from "./progress";
+import { commandName, shellWord, thisInvocation } from "./invoked";
 import { BATCH_PROVIDERS, credentialVar } from "./providers";
 
 const HELP = `slotgate: edge gateway for LLM APIs
@@ -137,10 +138,14 @@ export function parseBatchArgs(args: string[], now = Date.now()): BatchOptions {
   };
 }
 
-/** The command line again, with `flag` (--resume: what to run to finish the job; --cancel: to cancel its batches). */
-function commandWith(args: string[], flag: "--resume" | "--cancel"): string {
-  const quoted = args.filter((a) => a !== "--resume" && a !== "--cancel").map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
-  return `slotgate batch ${quoted.join(" ")} ${flag}`;
+/**
+ * The command line again, with `flag` (--resume: what to run to finish the job; --cancel: to cancel
+ * its batches), as it runs when pasted where the user is (invoked.ts: `slotgate` where their shell
+ * finds this command by that name, else `node <this file>`). Paths stay as typed: the same folder.
+ */
+function commandWith(bin: string, args: string[], flag: "--resume" | "--cancel"): string {
+  const quoted = args.filter((a) => a !== "--resume" && a !== "--cancel").map(shellWord);
+  return `${commandName(thisInvocation(bin))} batch ${quoted.join(" ")} ${flag}`;
 }
 
 /** A yes/no question on the terminal; undefined when there is none to ask on. */
@@ -173,7 +178,8 @@ function interrupts(err: NodeJS.WriteStream) {
   return { stop: stop.signal, abort: abort.signal, dispose: () => process.off("SIGINT", onSigint) };
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** `bin`: this command's file, for the hints it prints (bin/slotgate.mjs passes its own). */
+export async function main(argv: string[], bin: string = process.argv[1] ?? "slotgate"): Promise<number> {
   const out = process.stdout;
   const err = process.stderr;
   const [command, ...rest] = argv;
@@ -191,8 +197,8 @@ export async function main(argv: string[]): Promise<number> {
     const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) }, confirm: terminalConfirm() });
     out.write(`${formatSummary(summary)}\n`);
     if (options.cancel) return 0;
-    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(rest, "--resume")}\n`);
-    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(rest, "--cancel")}\n`);
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
+    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(bin, rest, "--cancel")}\n`);
     if (summary.stopped) return 130;
     return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
   } catch (e) {
@@ -201,7 +207,7 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode;
     }
     if (e instanceof JobStopped) {
-      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(rest, "--resume")}\n`);
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
       return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);

@@ -15,6 +15,7 @@ import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
 import type { UsageRecord } from "../usage/types";
+import { DEFAULT_CALLER } from "./callers";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countOperation, countUsage } from "./counters";
 
@@ -278,11 +279,15 @@ export class Limiter extends DurableObject<Env> {
 
   /**
    * One answer's usage: into the outbox and the key's counters, once per lease. A record only
-   * comes with a 2xx answer, which proves the key: it is proven first, so its row is written.
+   * comes with a 2xx answer, which proves the key: it is proven first, so its row is written. Its
+   * caller is the one its lease was filed under (callers.ts: past MAX_CALLERS, the overflow one),
+   * so a flood of caller names makes no more ledger rows than callers a key may have.
    */
   private count(leaseId: string, usage: UsageRecord, at: number): void {
     if (!this.store.proven) this.prove(this.now());
     const { ended, ...record } = usage;
+    const filed = this.core.lease(leaseId)?.caller;
+    if (filed !== undefined && filed !== DEFAULT_CALLER) record.caller = filed;
     if (!this.ledger.add(leaseId, this.meta?.key ?? "", record, at)) return;
     countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
     if (ended) countOperation(this.telemetry.counters, ended, usage.tokens);

@@ -154,7 +154,8 @@ export interface TierSpec {
   own?: readonly Tier[];
   /**
    * A tier's price where PRICES gives none: a multiple of standard's, or `batch` (the model's
-   * batch price: its own, else half). A tier absent here and there is unpriced.
+   * batch price: its own, else half). A tier absent here and there has no price: a budgeted key may
+   * not ask for it, and an answer served at it is charged at standard's.
    */
   ratio: Partial<Record<Tier, number | "batch">>;
 }

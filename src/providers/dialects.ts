@@ -192,9 +192,11 @@ const ROWS = {
     usage: READS, scope: {},
   },
   /**
-   * docs.fireworks.ai/guides/quotas_usage/rate-limits: per-minute limits; the headers
-   * `x-ratelimit-{limit,remaining}-requests` and `-tokens-prompt` / `-tokens-generated` (names as
-   * third-party clients read them; no reset is sent).
+   * docs.fireworks.ai `serverless/rate-limits`: adaptive limits on prompt and generated tokens, "your
+   * current effective rate limits (described in tokens per second) are in the response headers
+   * X-Ratelimit-Limit-Tokens-Prompt and X-Ratelimit-Limit-Tokens-Generated"; the `remaining-*`
+   * headers as third-party clients read them (no reset is sent). Requests: an account-wide limit
+   * per minute (`guides/quotas_usage/account-quotas`).
    */
   fireworks: {
     name: "fireworks",
@@ -204,8 +206,8 @@ const ROWS = {
       // (its generated window, a hundredth of the size, would pace a key far below its limit).
       // A spent generated window comes back as a 429 with its retry-after.
       tokens: [
-        [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: MINUTE_MS }],
-        [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: MINUTE_MS }],
+        [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }],
+        [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }],
       ],
       hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
     },
@@ -213,13 +215,17 @@ const ROWS = {
     usage: READS, scope: {},
   },
   /**
-   * docs.x.ai/docs/key-information/consumption-and-rate-limits: no limit headers. Spent credits or a
-   * monthly spending limit come as a 429 whose `error` is a plain string, and a bad key as a 400
-   * (both sentences as xAI sends them, seen in public bug reports: github.com/continuedev/continue/issues/10373).
+   * docs.x.ai `developers/rate-limits`: per-model limits in requests per SECOND (RPM / 60: "you
+   * cannot spend a full minute's requests in a single second") and tokens per minute, no limit
+   * headers: a key is paced from its refusals over a second. Spent credits or a monthly spending
+   * limit come as a 429 whose `error` is a plain string, and a bad key as a 400 (both sentences as
+   * xAI sends them, seen in public bug reports: github.com/continuedev/continue/issues/10373).
+   * Streams carry usage only when `stream_options.include_usage` is set (third party:
+   * brainlid/langchain#626, superagent-ai/grok-cli#70).
    */
   xai: {
     name: "xai",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: SECOND_MS },
     refusals: [
       {
         means: "spent", status: [429, 403], evidence: "spending_limit",
@@ -228,7 +234,7 @@ const ROWS = {
       { means: "bad_key", status: [400, 401], evidence: "incorrect_api_key", sentence: /^Incorrect API key provided: [^\s]{0,200}\. You can obtain an API key from https:\/\/console\.x\.ai\.$/ },
       SPENT_CODES, KEY_CODES,
     ],
-    usage: READS, scope: {},
+    usage: ASKS, scope: {},
   },
   /**
    * learn.microsoft.com/azure/ai-foundry/openai/quotas-limits: limits per resource and deployment,

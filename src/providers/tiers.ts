@@ -78,7 +78,7 @@ export const GEMINI_TIERS: TierSpec = {
  * `standard_only`. The answer's `usage.service_tier` (`standard`, `priority`, `batch`), in a
  * stream in `message_start`'s `message.usage`. Priority "pull[s] from both the Priority Tier
  * capacity and the regular rate limits": the key's windows. Priority is sold by commitment, at no
- * published price: unpriced unless PRICES gives one.
+ * published price: charged at standard's unless PRICES gives one, and refused to a budgeted key.
  */
 export const ANTHROPIC_TIERS: TierSpec = {
   field: "service_tier",

@@ -78,13 +78,60 @@ export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): P
   return { rest: replay(chunks, reader) };
 }
 
-/** Streams a body chunk by chunk; `done` runs when it ends or the caller leaves. */
-export function streamBack(body: ReadableStream<Uint8Array> | null, init: ResponseInit, waitUntil: (p: Promise<unknown>) => void, done: () => void): Response {
+/** Why a stream was cut: its caller read nothing of it for STREAM_IDLE_MS. */
+export class CallerStalled extends Error {}
+
+/**
+ * Streams a body chunk by chunk; `done` runs once, when it ends or the caller leaves. With
+ * `idleMs`, a caller that takes nothing for that long while a chunk waits for it has stopped
+ * reading: its stream is cut with an error and the provider's body cancelled, so its slots go back
+ * rather than staying held (and renewed) for as long as the provider keeps the stream open.
+ */
+export function streamBack(body: ReadableStream<Uint8Array> | null, init: ResponseInit, waitUntil: (p: Promise<unknown>) => void, done: () => void, idleMs?: number): Response {
   if (!body) {
     done();
     return new Response(null, init);
   }
-  const { readable, writable } = new TransformStream();
-  waitUntil(body.pipeTo(writable).catch(() => {}).finally(done));
-  return new Response(readable, init);
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let over = false;
+  let finished!: () => void;
+  waitUntil(new Promise<void>((r) => (finished = r)));
+  const end = () => {
+    if (over) return;
+    over = true;
+    clearTimeout(timer);
+    done();
+    finished();
+  };
+  const out = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      clearTimeout(timer);
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        end();
+        return c.error(err);
+      }
+      if (chunk.done) {
+        end();
+        return c.close();
+      }
+      c.enqueue(chunk.value);
+      // The chunk waits for the caller: the idle limit runs until it asks for the next one.
+      if (idleMs)
+        timer = setTimeout(() => {
+          const why = new CallerStalled("the caller read nothing of the answer for STREAM_IDLE_MS");
+          reader.cancel(why).catch(() => {});
+          c.error(why);
+          end();
+        }, idleMs);
+    },
+    cancel(reason) {
+      reader.cancel(reason).catch(() => {});
+      end();
+    },
+  });
+  return new Response(out, init);
 }

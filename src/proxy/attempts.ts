@@ -71,11 +71,16 @@ export class Attempts {
     return (this.deps.sleep ?? sleep)(ms, this.waiting);
   }
 
-  /** The gateway's headers on an answer the caller gets (and nothing of a pool member's identity). */
+  /**
+   * The gateway's headers on an answer the caller gets, and nothing that tells a pool's members
+   * apart: a pooled answer names the virtual key's own key, and no member's limit or pace.
+   */
   stamp(res: Response): Response {
-    if (this.route) hideMember(res.headers);
-    stampPacing(res, this.grant);
-    res.headers.set("x-slotgate-key", (this.target?.key ?? this.plan.key).key);
+    if (this.route) {
+      hideMember(res.headers);
+      if (this.target) this.route.served = this.route.memberOf?.(this.target);
+    } else stampPacing(res, this.grant);
+    res.headers.set("x-slotgate-key", (this.route ? this.plan.key : (this.target?.key ?? this.plan.key)).key);
     res.headers.set("x-slotgate-attempts", String(this.attempts));
     res.headers.set("x-slotgate-queue-ms", String(Math.round(this.queueMs)));
     if (this.plan.tier) res.headers.set("x-slotgate-tier-refusals", String(this.tierRefusals));

@@ -48,6 +48,8 @@ export interface Plan {
   tier?: TierPlan;
   /** A limiter for a key (a tier with limits of its own has a key of its own). */
   limiterFor?: (m: KeyMeta) => LimiterCalls;
+  /** Hears what each attempt got from the provider it went to: its status, or null when no answer came (the gateway's counts, directory/upstream.ts). */
+  upstream?: (provider: string, status: number | null) => void;
 }
 
 export interface Deps {

@@ -22,6 +22,14 @@ export interface Settings {
   trace: TraceConfig | null;
   /** TIERS: the service tier each lane goes at by default. */
   tiers: LaneTiers;
+  /** STATS_FLUSH_MS: how long an isolate gathers its counts (cache results, upstream attempts) before one call sends them; undefined: each its own default. */
+  statsMs: number | undefined;
+}
+
+/** STATS_FLUSH_MS, 0 to 60,000 ms; unset or malformed: undefined (the defaults). Statistics only, so a bad value is no config_error. */
+function statsFlushMs(raw: string | undefined): number | undefined {
+  const n = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isInteger(n) && n >= 0 ? Math.min(n, 60_000) : undefined;
 }
 
 /** An isolate's env does not change: its settings are read once (a malformed one, on every request, as it fails). */
@@ -34,7 +42,7 @@ export function settingsOf(env: Env): Settings | Response {
   try {
     const settings = {
       table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env),
-      tiers: laneTiers(env.TIERS),
+      tiers: laneTiers(env.TIERS), statsMs: statsFlushMs(env.STATS_FLUSH_MS),
     };
     checkLimiterEnv(env);
     checkWeights(env.PRIORITY_WEIGHTS);

@@ -18,6 +18,7 @@ import { noteTierTry } from "../tiers/fallback";
 import { outlookOf, tierBody } from "../tiers/plan";
 import { attemptTier, stampTier, tierStep } from "./tier-step";
 import type { Target } from "./target";
+import { unreachableMessage, whyUnreachable } from "./unreachable";
 
 /** An attempt under way: its slot, its time limits and its renewals. */
 export interface Slot {
@@ -102,15 +103,21 @@ export async function send(s: Attempts, slot: Slot): Promise<Response | Again | 
   const { plan } = s;
   try {
     const body = plan.tier && plan.body ? tierBody(plan.tier, s.bodies, plan.body, dialectOf(s, slot.at), slot.tier) : plan.body;
-    return { res: await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body, signal: slot.timer.signal, redirect: "manual" }) };
-  } catch {
-    return unreachable(s, slot);
+    const res = await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body, signal: slot.timer.signal, redirect: "manual" });
+    plan.upstream?.(slot.at.key.provider, res.status);
+    return { res };
+  } catch (err) {
+    return unreachable(s, slot, err);
   }
 }
 
-/** The attempt never got a whole answer: settled as transient, and retried if policy says so. */
-export async function unreachable(s: Attempts, slot: Slot): Promise<Response | Again> {
-  const { limiter, leaseId, attempt, timer } = slot;
+/**
+ * The attempt never got a whole answer: settled as transient, and retried if policy says so after
+ * the policy's own jittered backoff. A name that does not resolve or a refused connection fails
+ * again at once, so the limiter's "now" for a provider's one-off fault is not taken here.
+ */
+export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody = false): Promise<Response | Again> {
+  const { at, limiter, leaseId, attempt, timer } = slot;
   slot.stop();
   const left = s.plan.signal.aborted && !timer.timedOut;
   slot.span?.answered(s.now(), 0, left ? "caller_left" : timer.timedOut ? "timeout" : "upstream_unreachable");
@@ -119,11 +126,15 @@ export async function unreachable(s: Attempts, slot: Slot): Promise<Response | A
     limiter.release(leaseId);
     return GONE();
   }
+  // A cut answer was counted by its status already.
+  if (!midBody) s.plan.upstream?.(at.key.provider, null);
   const d = s.decide("transient", attempt, null);
-  const word = await limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
-  const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
-  if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", why));
-  await s.pause(pauseFor(d.delayMs, word));
+  await limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
+  if (!d.retry) {
+    const why = whyUnreachable(err, timer.timedOut ? timer.signal.reason : null, midBody);
+    return s.stamp(s.last ?? gatewayError("upstream_unreachable", unreachableMessage(why, s.attempts, s.route ? null : at.url.host)));
+  }
+  await s.pause(d.delayMs);
   return AGAIN;
 }
 
@@ -150,8 +161,8 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
     let read;
     try {
       read = await readUpTo(body, BUFFER_MAX);
-    } catch {
-      return unreachable(s, slot);
+    } catch (err) {
+      return unreachable(s, slot, err, true);
     }
     if ("whole" in read) {
       slot.stop();
@@ -171,7 +182,7 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
       streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
         slot.stop();
         limiter.release(leaseId, tap?.record());
-      }),
+      }, plan.gateway.streamIdleMs),
     ),
     served(undefined),
   );

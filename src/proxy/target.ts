@@ -26,10 +26,12 @@ export interface Route {
   waitElsewhere(t: Target, now: number): number | null;
   /** The first out's length (POOL_OUT_MS): the member's limiter doubles it per strike. */
   outMs: number;
-  /** An error body given back with every member credential cut out. */
+  /** An error body given back with every member credential, and the account ids that tell members apart, cut out. */
   scrub(body: Uint8Array): Uint8Array;
   /** Names the pool in the error given when no member is in. */
   pool: string;
   /** The member's name (a span's attribute). */
   memberOf?(t: Target): string | undefined;
+  /** The member whose answer the caller got, once stamped (the batch stage records what it made there). */
+  served?: string;
 }

@@ -75,14 +75,15 @@ const READ = {
 type Read = keyof typeof READ;
 
 /**
- * Rows per minute (and per `by`), at most `limit` of them, oldest first; and the range's totals.
+ * Rows per minute (and per `by`), at most `limit` of them, oldest first; the range's totals; and
+ * with `by`, the range's totals per value of it (`groups`, the costliest first, at most `limit`).
  * Every table is read as one, each row tagged with its mode and tier; a ledger made before a table
  * existed (or with no table yet) is read as it is.
  */
 export async function queryUsage(db: D1Database, since: number, until: number, by: Dimension | null, limit: number, mode: Mode | null = null) {
   const have = await db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('usage', 'sync_usage', 'batch_usage') ORDER BY name DESC").all<{ name: Read }>();
   const tables = have.results.map((r) => r.name);
-  return tables.length ? query(db, since, until, by, limit, mode, tables) : { rows: [], totals: null };
+  return tables.length ? query(db, since, until, by, limit, mode, tables) : { rows: [], totals: null, groups: [] };
 }
 
 async function query(db: D1Database, since: number, until: number, by: Dimension | null, limit: number, mode: Mode | null, tables: Read[]) {
@@ -97,7 +98,10 @@ async function query(db: D1Database, since: number, until: number, by: Dimension
     .bind(...args, limit + 1)
     .all<{ minute: number; dim?: string } & UsageFigures>();
   const totals = await db.prepare(`SELECT ${SELECT} FROM ${from} ${where}`).bind(...args).first<UsageFigures>();
-  return { rows: rows.results, totals };
+  const groups = col
+    ? (await db.prepare(`SELECT ${col} AS dim, ${SELECT} FROM ${from} ${where} GROUP BY dim ORDER BY costUsd DESC, requests DESC, dim LIMIT ?`).bind(...args, limit).all<{ dim: string } & UsageFigures>()).results
+    : [];
+  return { rows: rows.results, totals, groups };
 }
 
 /** `no such table`: nothing was ever written (a fresh database), so there is nothing to show. */

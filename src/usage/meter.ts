@@ -51,8 +51,8 @@ export interface MeterOptions {
   strip: boolean;
   /** Where the provider's dialect puts usage in an answer (default: usage.USAGE_AT). */
   usageAt?: readonly (readonly string[])[];
-  /** Told each record once it is final (a budget settles with it, a span reads it). */
-  counted?: (r: UsageRecord) => void;
+  /** Told each record once it is final (a budget settles with it, a span reads it), and whether its answer ended whole (a stream may be cut). */
+  counted?: (r: UsageRecord, whole: boolean) => void;
   /** The request's `gen_ai.operation.name` and arrival: its records carry the operation's end (the metrics). */
   op?: string | null;
   start?: number;
@@ -74,7 +74,7 @@ export class Meter {
   private prices: PriceTable;
   private strip: boolean;
   private usageAt?: readonly (readonly string[])[];
-  private counted?: (r: UsageRecord) => void;
+  private counted?: (r: UsageRecord, whole: boolean) => void;
   private op?: string | null;
   private start: number;
   private facts?: AnswerFacts;
@@ -118,7 +118,7 @@ export class Meter {
       tier = servedTier(spec, null, json) ?? tier;
     };
     const tap = tapStream(body, sse, this.strip && sse, facts || spec ? onJson : undefined, this.usageAt);
-    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier) };
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole()) };
   }
 
   /** The tier that served an answer: as it says (header, body), else the tier it went at, else standard. */
@@ -126,12 +126,14 @@ export class Meter {
     return servedTier(this.tiers, sent?.headers ?? null, json) ?? sent?.tier ?? "standard";
   }
 
-  private record(tokens: Tokens | null, tags: Tags, tier: Tier): UsageRecord {
+  private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true): UsageRecord {
     const listed = tokens && priceOf(this.prices, this.provider, this.model);
-    const price = listed && tierPrice(listed, tier, this.tiers?.ratio[tier]);
+    // A tier the table cannot price (one the account's default chose: Anthropic's Priority Tier) is
+    // charged at the standard price, never left at nothing.
+    const price = listed && (tierPrice(listed, tier, this.tiers?.ratio[tier]) ?? listed);
     const r: UsageRecord = { ...tags, model: this.model, tier, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
     if (this.op) r.ended = { op: this.op, model: this.model, ms: Date.now() - this.start };
-    this.counted?.(r);
+    this.counted?.(r, whole);
     return r;
   }
 }

@@ -8,6 +8,8 @@ export interface Tap {
   body: ReadableStream<Uint8Array>;
   /** The usage seen so far: final once the body has ended; null while none was seen. */
   tokens(): Tokens | null;
+  /** Whether the body ended whole (false: the caller left, or the stream broke, before its end). */
+  whole(): boolean;
 }
 
 /**
@@ -33,6 +35,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
   let buf = "";
   let event = "";
   let drop = false;
+  let ended = false;
 
   /** Notes a line's usage; returns whether it is the usage chunk to strip. */
   const note = (trimmed: string): boolean => {
@@ -80,6 +83,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       else tail();
     },
     flush(out) {
+      ended = true;
       buf += decoder.decode();
       if (!sse) {
         seen = merge(seen, lastUsage(buf));
@@ -91,7 +95,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       if (strip && !drop && !last && rest !== "") out.enqueue(encoder.encode(rest));
     },
   });
-  return { body: body.pipeThrough(t), tokens: () => seen };
+  return { body: body.pipeThrough(t), tokens: () => seen, whole: () => ended };
 }
 
 /** The last `"usage"` or `"usageMetadata"` object in some JSON text, or null. */

@@ -53,11 +53,11 @@ describe("limits, as each dialect tells them", () => {
       .toEqual({ limit: 500_000, remaining: 12, resetAt: NOW + 3000, periodMs: MINUTE_MS });
   });
 
-  it("fireworks: prompt tokens per minute, no reset; the generated window only when no prompt window is told (third-party)", () => {
-    const h = { "x-ratelimit-limit-tokens-prompt": "7200000", "x-ratelimit-remaining-tokens-prompt": "7193993", "x-ratelimit-limit-tokens-generated": "72000", "x-ratelimit-remaining-tokens-generated": "69338" };
-    expect(parse("fireworks", h).tokens).toEqual({ limit: 7_200_000, remaining: 7_193_993, resetAt: null, periodMs: MINUTE_MS });
-    expect(parse("fireworks", { "x-ratelimit-limit-tokens-generated": "72000", "x-ratelimit-remaining-tokens-generated": "69338" }).tokens)
-      .toEqual({ limit: 72_000, remaining: 69_338, resetAt: null, periodMs: MINUTE_MS });
+  it("fireworks: prompt tokens per second (its docs: \"described in tokens per second\"), no reset; the generated window only when no prompt window is told", () => {
+    const h = { "x-ratelimit-limit-tokens-prompt": "120000", "x-ratelimit-remaining-tokens-prompt": "119900", "x-ratelimit-limit-tokens-generated": "1200", "x-ratelimit-remaining-tokens-generated": "1155" };
+    expect(parse("fireworks", h).tokens).toEqual({ limit: 120_000, remaining: 119_900, resetAt: null, periodMs: SECOND_MS });
+    expect(parse("fireworks", { "x-ratelimit-limit-tokens-generated": "1200", "x-ratelimit-remaining-tokens-generated": "1155" }).tokens)
+      .toEqual({ limit: 1_200, remaining: 1_155, resetAt: null, periodMs: SECOND_MS });
   });
 
   it("azure: remaining only, and retry-after-ms on a 429 (learn.microsoft.com/azure/ai-foundry/openai/quotas-limits)", () => {
@@ -182,7 +182,7 @@ describe("usage, where each dialect puts it", () => {
     ["azure", "/res/openai/v1/chat/completions", "?api-version=preview", true],
     ["groq", "/v1/chat/completions", "", false], // reads x_groq.usage instead
     ["mistral", "/v1/chat/completions", "", false],
-    ["xai", "/v1/chat/completions", "", false],
+    ["xai", "/v1/chat/completions", "", true], // its streams carry usage only when asked
   ])("%s %s%s: asked for streamed usage? %s", (name, rest, search, expected) => expect(asks(name, rest, search)).toBe(expected));
 });
 
