@@ -103,14 +103,9 @@ async function run(ctx: Ctx) {
     // The flex job first: the key's limit has grown by the time the two jobs compared for time run.
     const flex = await job("flex", "flex.jsonl", ["--mode", "flex"]);
     const standard = await job("standard", "standard.jsonl", [], true);
-    // The key the pool's member calls with (the interactive caller's answers name it), and its limiter before the storm.
-    ctx.standin.resetStats();
-    const probe = await fetch(`${ctx.gateway.url}/openai/v1/chat/completions`, {
-      method: "POST", headers: { authorization: `Bearer ${caller.key}`, "content-type": "application/json" }, body: JSON.stringify(body(-1)),
-    });
-    await probe.arrayBuffer();
-    charged = add(charged, ctx.standin.stats().tiers);
-    const key = probe.headers.get("x-slotgate-key");
+    // The key the pool's member calls with (a virtual key's answers name the virtual key's own, not the member's).
+    const listed = (await (await admin.fetch("GET", "/admin/keys")).json()) as { keys: { key: string; model: string; member: { pool: string } | null }[] };
+    const key = listed.keys.find((k) => k.member?.pool === POOL && k.model === MODEL)?.key ?? null;
     const limitBefore = await limiterState(ctx, key);
     ctx.standin.configure({ flexShed: 1 });
     const storm = await job("storm", "shed.jsonl", ["--mode", "flex"], true);
