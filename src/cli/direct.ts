@@ -9,7 +9,7 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { RetryDecision } from "../policy/backoff";
 import { sleep } from "../sleep";
 import { servedTier } from "../tiers/body";
-import { noteTierTry, tierRetry } from "../tiers/fallback";
+import { noteTierTry, tierRetry, worthTrying } from "../tiers/fallback";
 import { atTier, type LineTier, lineTier } from "./tier";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
@@ -65,6 +65,8 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     // The retry budget (time) starts with the first send, not with the wait in the queue.
     if (attempt === 1) deadline = ctx.now() + ctx.gateway.deadlineMs;
 
+    // A line that waited on its tier goes at standard once the tier looks shed (as the gateway's attempts).
+    if (tiered && attempt > 1 && tiered.tier !== "standard" && !worthTrying(tiered.outlook, ctx.now())) tiered.tier = "standard";
     const ex = await send(ctx, tiered ? atTier(item, tiered) : item);
     if (ex === null) {
       const d = ctx.abort.aborted ? null : decide(ctx, "transient", attempt, null, deadline);

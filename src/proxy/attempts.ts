@@ -48,8 +48,6 @@ export class Attempts {
   tier: Tier;
   /** Capacity refusals of its tier it waited through (`x-slotgate-tier-refusals`). */
   tierRefusals = 0;
-  /** Whether its tier was weighed against the key's outlook yet (once a request). */
-  tierWeighed = false;
   /** The body per dialect and tier, made once each (tiers/plan.ts). */
   readonly bodies = new Map<string, Uint8Array>();
 

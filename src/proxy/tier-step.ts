@@ -20,10 +20,8 @@ export function attemptTier(s: Attempts, at: Target): { tier: Tier; key: KeyMeta
   const t = s.plan.tier;
   const d = dialectOf(s, at);
   let tier = t ? tierAt(t, d, s.tier) : "standard";
-  if (tier !== "standard" && !s.tierWeighed) {
-    s.tierWeighed = true;
-    if (!worthTrying(outlookOf(at.key.key, tier), s.now())) tier = s.tier = "standard";
-  }
+  // Weighed at every attempt: a request that waited on its tier goes at standard once the tier looks shed.
+  if (tier !== "standard" && !worthTrying(outlookOf(at.key.key, tier), s.now())) tier = s.tier = "standard";
   if (tier === "standard" || !d.tiers?.own?.includes(tier) || !s.plan.limiterFor) return { tier, key: at.key, limiter: at.limiter };
   const key = tierMeta(at.key, tier);
   return { tier, key, limiter: s.plan.limiterFor(key) };
