@@ -24,10 +24,11 @@ import { providers } from "./scenarios/providers.ts";
 import { real } from "./scenarios/real.ts";
 import { type MatrixLine, matrixTable } from "./real/report.ts";
 import { shared } from "./scenarios/shared.ts";
+import { tiers } from "./scenarios/tiers.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, tiers];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
@@ -60,6 +61,8 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
                  gateway, sync beside --mode provider: the ledger's cost and the wall time
   --only providers  every built-in beyond OpenAI and Anthropic at its limit in its own dialect (issue 32), its
                  users' client through wrangler dev (4 x 60 at 8, a quarter streamed), the simulator's figure beside
+  --only tiers   service tiers (issue 35): one 2,000-line job (quick: 400) by slotgate batch through the gateway at
+                 standard, --mode flex with 30% of flex shed, and flex fully shed beside an interactive caller
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output

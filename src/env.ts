@@ -55,6 +55,8 @@ export interface Env {
   PROVIDERS?: string | Record<string, unknown>;
   /** `high:normal:low` weights of the priority lanes (default 8:4:1). */
   PRIORITY_WEIGHTS?: string;
+  /** JSON: the service tier each lane's requests go at by default, e.g. `{"low":"flex"}`. */
+  TIERS?: string | Record<string, unknown>;
   /** `error`, `warn`, `info` (default) or `debug`: which event lines the limiters write. */
   LOG_LEVEL?: string;
   /** Where new Limiter objects are created (a Durable Object location hint); unset: near the first caller. */

@@ -3,7 +3,7 @@
 // never sees, so it is refused (budget/stage.ts). Data, a row per API family, read by one function.
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
-import { type Price, tierPrice } from "../usage/prices";
+import type { Price } from "../usage/prices";
 
 /** What a request is to a budget: free, priced by its answer's tokens, or unpriceable (why). */
 export type Pricing = { kind: "free" } | { kind: "priced" } | { kind: "unpriceable"; why: string };
@@ -11,14 +11,13 @@ export type Pricing = { kind: "free" } | { kind: "priced" } | { kind: "unpriceab
 /**
  * One API family's row. `counts`: its token-count endpoints (free). `toolFees`: server-side tools
  * billed per use, which `usage` tokens do not show (as a tool's `type`, or Gemini's tool key).
- * `perUse`: body fields that bill per use the same way. `tier`: where a request names its service
- * tier. `longContext`: when a request may fall in a dearer long-context band the table cannot price.
+ * `perUse`: body fields that bill per use the same way. `longContext`: when a request may fall in
+ * a dearer long-context band the table cannot price.
  */
 interface Row {
   counts: RegExp;
   toolFees: RegExp;
   perUse: readonly string[];
-  tier: string | null;
   longContext: (r: Asked) => string | null;
 }
 
@@ -32,6 +31,11 @@ export interface Asked {
   headers: Headers;
   model: string;
   price: Price | null;
+  /**
+   * The service tier it is sent at, where not standard (its body's, its header's, its key's or its
+   * lane's: tiers/), and whether PRICES (or its provider's published ratio) prices the model there.
+   */
+  tier?: { name: string; priced: boolean };
 }
 
 /** Scopes whose endpoints cost nothing (lists, reads, moderation), or whose cost another stage accounts (a provider batch reserves at creation). */
@@ -50,7 +54,6 @@ const OPENAI: Row = {
   toolFees: /^(?:web_search|file_search|code_interpreter|image_generation)/,
   // `web_search_options`: chat completions' web search, per call; `background`: the answer comes later, without usage.
   perUse: ["web_search_options", "background"],
-  tier: "service_tier",
   longContext: () => null,
 };
 
@@ -62,7 +65,6 @@ const ROWS: Record<FlavourName, Row> = {
     // Web search ($10 per 1,000 searches) and code execution (container hours) bill apart from tokens (docs.claude.com, pricing).
     toolFees: /^(?:web_search_|code_execution_)/,
     perUse: [],
-    tier: "service_tier",
     // The 1M-token context window (beta `context-1m-...`) prices prompts over 200,000 tokens higher.
     longContext: (r) => (/context-1m/i.test(r.headers.get("anthropic-beta") ?? "") ? "the long-context beta (anthropic-beta: context-1m) prices prompts over 200,000 tokens higher" : null),
   },
@@ -71,7 +73,6 @@ const ROWS: Record<FlavourName, Row> = {
     // Grounding with Google Search or Maps bills per grounded request (ai.google.dev/gemini-api/docs/pricing); code execution is tokens.
     toolFees: /^(?:googleSearch|google_search|googleSearchRetrieval|google_search_retrieval|googleMaps|google_maps|enterpriseWebSearch|enterprise_web_search)$/,
     perUse: [],
-    tier: null,
     longContext: (r) => {
       const band = GEMINI_BANDS[r.model.replace(/^models\//, "")];
       return band !== undefined && r.bytes > band ? `${r.model} prices prompts over ${band.toLocaleString("en-US")} tokens higher, and this body may be one` : null;
@@ -99,8 +100,7 @@ export function pricing(r: Asked): Pricing {
   const body = r.json;
   const field = row.perUse.find((f) => body[f] !== undefined && body[f] !== false);
   if (field) return no(`${field} is billed apart from the answer's tokens`);
-  const tier = row.tier ? body[row.tier] : undefined;
-  if (tier !== undefined && r.price && !tierPrice(r.price, String(tier))) return no(`service tier ${JSON.stringify(String(tier).slice(0, 32))} has no price in PRICES`);
+  if (r.tier && !r.tier.priced) return no(`service tier ${JSON.stringify(r.tier.name)} has no price in PRICES`);
   const long = row.longContext(r);
   return long ? no(long) : { kind: "priced" };
 }

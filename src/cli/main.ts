@@ -31,12 +31,17 @@ Options:
                       out until the request's deadline (120 s from its first send)
   --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
   --mode MODE         sync (default): every line through the limiter, at once;
+                      flex: the same at the flex tier where the line's provider and model sell it
+                      (OpenAI: half price; Gemini: half; Groq: higher limits), waiting through
+                      its capacity refusals and then at standard, so no line is lost;
                       provider: every line through the provider's batch API (OpenAI chat
                       completions, embeddings, completions and responses; Anthropic messages), at
                       its batch price (half, on a separate quota), answered within 24 h;
-                      auto: batch API where the line's provider has one, sync for the rest
+                      auto: with a --deadline within 24 h, flex; else the batch API where the
+                      line's provider has one, sync for the rest
   --deadline WHEN     provider/auto: at WHEN (90m, 2h, 30s from now, or an ISO time) running
-                      batches are cancelled and the lines they did not answer run synchronously
+                      batches are cancelled and the lines they did not answer run synchronously;
+                      auto: within 24 h (a batch's completion window), the job runs at flex
   --poll SECONDS      provider/auto: look at running batches at most this often (default 30)
   --batch-lines N     provider/auto: most lines per batch (default the provider's: 50,000 OpenAI,
                       100,000 Anthropic)
@@ -108,10 +113,10 @@ export function parseBatchArgs(args: string[], now = Date.now()): BatchOptions {
   if (!v.gateway && (v.caller !== undefined || v.priority !== undefined)) throw new UsageError("--caller and --priority are for --gateway: they tell the gateway who is asking");
   if (v.priority !== undefined && !["high", "normal", "low"].includes(v.priority)) throw new UsageError("--priority must be high, normal or low");
   const mode = v.mode ?? (v.cancel ? "provider" : "sync");
-  if (!["sync", "provider", "auto"].includes(mode)) throw new UsageError("--mode must be sync, provider or auto");
+  if (!["sync", "flex", "provider", "auto"].includes(mode)) throw new UsageError("--mode must be sync, flex, provider or auto");
   const batchOnly = ["deadline", "poll", "batch-lines", "batch-bytes", "cancel"] as const;
   const misplaced = batchOnly.find((f) => v[f] !== undefined);
-  if (mode === "sync" && misplaced) throw new UsageError(`--${misplaced} is for --mode provider or auto`);
+  if ((mode === "sync" || mode === "flex") && misplaced) throw new UsageError(`--${misplaced} is for --mode provider or auto`);
   const poll = positiveInt(v.poll, "--poll");
   return {
     mode: mode as BatchOptions["mode"],

@@ -5,7 +5,7 @@
  * code, a Google reason or quota id, the status) or a fixed sentence matched whole: never from a
  * message that may echo what the caller sent (a 404 for `"model":"insufficient_quota"` names the model).
  */
-import type { Dialect, Meaning, RefusalRule } from "../providers/dialect";
+import type { Dialect, Meaning, RefusalRule, Tier } from "../providers/dialect";
 import { errorObject, googleDetails, isObj, type Obj, text } from "./headers";
 import type { OutcomeClass, QuotaReading, RateLimitInfo } from "./types";
 
@@ -70,16 +70,22 @@ function matches(rule: RefusalRule, status: number, body: unknown, err: Obj | nu
 /** A refusal whose own reading shows a cap (a day's, a month's allowance) exhausted. */
 const capSpent = (r: QuotaReading | null | undefined) => !!r?.cap && r.remaining !== null && r.remaining < 1;
 
+/** The rules an attempt's answer is read by: the row's, then, for an attempt sent at a tier not standard, that tier's capacity refusals. */
+const rulesFor = (d: Dialect, tier: Tier | undefined): readonly RefusalRule[] =>
+  !tier || tier === "standard" || !d.tiers ? d.refusals : [...d.refusals, ...d.tiers.refusals.filter((r) => r.tier === tier)];
+
 /**
  * What an answer means for retries, for the limiter and for a pool: the first of the dialect's
  * rules that holds, else by status (429 a rate limit, the TRANSIENT set transient, else fatal). A
- * rate limit whose reading (`info`, headers and body) shows a cap exhausted is spent.
+ * rate limit whose reading (`info`, headers and body) shows a cap exhausted is spent. `tier`: the
+ * tier the attempt was sent at; a tier's capacity refusal (OpenAI flex's 429) is read only then, so
+ * the same answer at standard stays a rate limit.
  */
-export function refusal(status: number, body: unknown, d: Dialect, info?: RateLimitInfo): Refusal {
+export function refusal(status: number, body: unknown, d: Dialect, info?: RateLimitInfo, tier?: Tier): Refusal {
   if (status >= 200 && status < 400) return { cls: "success", evidence: null };
   try {
     const err = errorObject(body);
-    for (const rule of d.refusals) {
+    for (const rule of rulesFor(d, tier)) {
       const evidence = matches(rule, status, body, err);
       if (evidence === null) continue;
       const cls = CLASS_OF[rule.means];
@@ -97,8 +103,8 @@ export function refusal(status: number, body: unknown, d: Dialect, info?: RateLi
 }
 
 /** What a response means for retries and for the limiter; `body` is parsed JSON, raw text or null. */
-export function classify(status: number, body: unknown, d: Dialect, info?: RateLimitInfo): OutcomeClass {
-  return refusal(status, body, d, info).cls;
+export function classify(status: number, body: unknown, d: Dialect, info?: RateLimitInfo, tier?: Tier): OutcomeClass {
+  return refusal(status, body, d, info, tier).cls;
 }
 
 /**

@@ -120,12 +120,52 @@ export interface ScopeSpec {
   resource?: boolean;
 }
 
+/** The tiers a synchronous request may go at: half price and sheddable, the default, or dearer and faster. */
+export const TIERS = ["flex", "standard", "priority"] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** A tier's capacity refusal: a rule read only for an attempt sent at that tier. */
+export type TierRefusal = RefusalRule & { tier: Tier };
+
+/**
+ * The service tiers a provider sells on its synchronous API (issue 35). A tier the row leaves
+ * out of `values`, or a model `models` does not name, is not offered there: the request goes at
+ * standard, never refused.
+ */
+export interface TierSpec {
+  /** The body field a request names its tier in. */
+  field: string;
+  /** The value the gateway writes for each tier it may ask for. */
+  values: Partial<Record<Tier, string>>;
+  /** The routes (after the provider) whose bodies take the field: writing it elsewhere (embeddings) would be refused. */
+  routes: RegExp;
+  /** The models that offer a tier, where not every one does. */
+  models?: Partial<Record<Tier, RegExp>>;
+  /** What the provider calls a tier, in a request or an answer (lowercase). */
+  names: Readonly<Record<string, Tier>>;
+  /** Where an answer tells the tier that served it: a header, and paths in its body or a stream event. */
+  served: { header?: string; at: readonly (readonly string[])[] };
+  /** A tier's capacity refusals, read after the row's own refusals and only for an attempt sent at that tier. */
+  refusals: readonly TierRefusal[];
+  /**
+   * Tiers whose requests count against limits of their own (Groq's flex: ten times the on-demand
+   * limits): they go to a limit key of their own. Every other tier counts in the key's windows.
+   */
+  own?: readonly Tier[];
+  /**
+   * A tier's price where PRICES gives none: a multiple of standard's, or `batch` (the model's
+   * batch price: its own, else half). A tier absent here and there has no price: a budgeted key may
+   * not ask for it, and an answer served at it is charged at standard's.
+   */
+  ratio: Partial<Record<Tier, number | "batch">>;
+}
+
 export interface Dialect {
   name: string;
   limits: LimitsSpec;
   refusals: readonly RefusalRule[];
   usage: UsageSpec;
   scope: ScopeSpec;
-  // Room for issue 35's service tiers: a `tiers` column (the field a request names its tier in,
-  // where the answer tells the tier that served) sits beside these without changing them.
+  /** The service tiers it sells, where it sells any. */
+  tiers?: TierSpec;
 }

@@ -5,6 +5,7 @@
  */
 import { USAGE_AT } from "../usage/tokens";
 import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, type UsageSpec, type WindowGroup } from "./dialect";
+import { ANTHROPIC_TIERS, GEMINI_TIERS, GROQ_TIERS, OPENAI_TIERS } from "./tiers";
 
 // --- Header families --------------------------------------------------------------------------
 
@@ -88,7 +89,7 @@ const ROWS = {
     name: "openai",
     limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
     refusals: [SPENT_CODES, KEY_CODES],
-    usage: ASKS, scope: {},
+    usage: ASKS, scope: {}, tiers: OPENAI_TIERS,
   },
   /** docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded: transient). */
   anthropic: {
@@ -99,7 +100,7 @@ const ROWS = {
       hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
     },
     refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],
-    usage: READS, scope: {},
+    usage: READS, scope: {}, tiers: ANTHROPIC_TIERS,
   },
   /**
    * No limit headers (ai.google.dev/gemini-api/docs/rate-limits): a 429 `RESOURCE_EXHAUSTED` with
@@ -111,7 +112,7 @@ const ROWS = {
     name: "gemini",
     limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["google"], refusalPeriodMs: MINUTE_MS },
     refusals: GOOGLE,
-    usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// },
+    usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// }, tiers: GEMINI_TIERS,
   },
   /**
    * console.groq.com/docs/rate-limits: `x-ratelimit-*-requests` are per DAY (RPD), `-tokens` per
@@ -124,7 +125,7 @@ const ROWS = {
     limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens")], hints: [RETRY_AFTER], body: ["try-again-in"], refusalPeriodMs: MINUTE_MS },
     refusals: [{ means: "capacity", status: [498] }, SPENT_CODES, KEY_CODES],
     usage: { at: [...USAGE_AT, ["x_groq", "usage"]], ask: { kind: "none" } },
-    scope: {},
+    scope: {}, tiers: GROQ_TIERS,
   },
   /**
    * Mistral documents its limits only in its console (docs.mistral.ai/deployment/laplateforme/tier);

@@ -4,6 +4,7 @@ import type { GatewayConfig } from "../config/limits";
 import type { KeyMeta } from "../limiter/types";
 import type { Dialect } from "../providers/dialect";
 import type { RequestSpan } from "../observe/spans";
+import type { TierPlan } from "../tiers/plan";
 import type { Meter } from "../usage/meter";
 import type { Tags } from "../usage/types";
 import { AGAIN, Attempts, GONE } from "./attempts";
@@ -43,6 +44,10 @@ export interface Plan {
   operation?: { op: string; model: string; start: number };
   /** The request's span when it is traced (OTEL_*): each attempt is a child of it. */
   trace?: RequestSpan;
+  /** The service tier policy chose for it (issue 35); absent: none asked, nothing written. */
+  tier?: TierPlan;
+  /** A limiter for a key (a tier with limits of its own has a key of its own). */
+  limiterFor?: (m: KeyMeta) => LimiterCalls;
   /** Hears what each attempt got from the provider it went to: its status, or null when no answer came (the gateway's counts, directory/upstream.ts). */
   upstream?: (provider: string, status: number | null) => void;
 }

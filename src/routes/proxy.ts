@@ -33,13 +33,15 @@ import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
 import { storedStage } from "../stored/stage";
 import { Meter, type UsageRecord } from "../usage/meter";
-import { priceOf } from "../usage/prices";
+import { priceOf, tierPrice } from "../usage/prices";
+import { chooseTier, type TierAsk, tierAsk } from "../tiers/choose";
+import { tierAt } from "../tiers/plan";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
 type Pooled = Extract<KeyStage, { kind: "pool" }>;
-/** Who asks: the caller and lane its key's limiter files it under, and its virtual key's pool. */
-type Caller = { who: Who; pooled: Pooled | null };
+/** Who asks: the caller and lane its key's limiter files it under, its virtual key's pool, and the tier its headers ask for. */
+type Caller = { who: Who; pooled: Pooled | null; ask: TierAsk };
 
 proxy.all("/:provider/*", async (c) => {
   const req = c.req.raw;
@@ -72,10 +74,12 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
   const req = c.req.raw;
   const who = await whoIsAsking(req.headers, c.env.GATEWAY_TOKENS);
   if (typeof who === "string") return gatewayError("invalid_request", who);
+  const ask = tierAsk(req.headers);
+  if (typeof ask === "string") return gatewayError("invalid_request", ask);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
   const keyed = await virtualKeyStage(c.env, asked, settings.table, op.found);
   if (keyed.kind === "refused") return keyed.res;
-  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
+  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed, ask } : { who, pooled: null, ask };
   const held = await readBody(req, asked.hasBody, settings.gw);
   if (held instanceof Response) return held;
   try {
@@ -86,12 +90,17 @@ async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: A
 }
 
 /** Keys the body and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled, ask }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
   const req = c.req.raw;
-  const { key, cost, stream, body, model, sent } = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
+  const read = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
+  const { key, cost, stream, body, model, sent } = read;
   // A label is a limiter of its own: a credential may use so many (a virtual key none: pools/stage.ts).
   const labelled = await labelStage(c.env.DIRECTORY, a.provider.name, key.credentialHash, a.label, Date.now());
   if (labelled) return labelled;
+  const dialect = DIALECTS[a.provider.dialect];
+  // The tier it goes at: its body's field, else its header, its virtual key's, its lane's (TIERS).
+  const chosen = chooseTier({ body: read.tier, header: ask.tier, key: pooled?.vk.tier, lane: who.priority, lanes: s.tiers });
+  const tier = chosen ? { asked: chosen.tier, by: chosen.by, fallback: ask.fallback, model, route: read.route } : undefined;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
@@ -111,20 +120,26 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
     ? await poolRoute({ pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
-  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
-  const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
+  // A virtual key with a budget reserves the estimate, at the price of the tier it is sent at first,
+  // before anything is sent; the meter settles it at the tier that served.
+  const listed = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
+  const at = tier ? tierAt(tier, dialect, tier.asked) : "standard";
+  const price = listed && tierPrice(listed, at, dialect.tiers?.ratio[at]);
   // Parsed again only for a budgeted key (null: not JSON).
   let json: unknown;
   const jsonOf = () => (json === undefined ? (json = parseJson(bytes)) : json);
   const budget = await budgetStage(c.env, pooled?.vk, {
     model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
-    pricing: () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price }),
+    pricing: () => pricing({
+      flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price: listed,
+      ...(read.unknownTier !== null ? { tier: { name: read.unknownTier, priced: false } } : at !== "standard" && { tier: { name: at, priced: !listed || price !== null } }),
+    }),
     limits: () => ({ input: Math.ceil(bytes.byteLength / 4), output: outputLimit(jsonOf()) ?? CUT_OUTPUT_TOKENS }),
   }, waitUntil);
   if (budget instanceof Response) return budget;
   const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
   const meter = new Meter({
-    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: DIALECTS[a.provider.dialect].usage.at, counted, op, start, facts: span?.facts,
+    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: dialect.usage.at, counted, op, start, facts: span?.facts, tiers: dialect.tiers,
   });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;
@@ -162,7 +177,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             headers,
             body: a.hasBody ? sent.bytes : null,
             key: meta,
-            dialect: DIALECTS[a.provider.dialect],
+            dialect,
             who,
             cost,
             stream,
@@ -178,6 +193,8 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
+            tier,
+            limiterFor,
             upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status, s.statsMs),
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.

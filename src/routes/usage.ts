@@ -18,7 +18,7 @@ function instant(raw: string | undefined, fallback: number): number | null {
 
 const nulled = (v: string | undefined) => (v === "" || v === undefined ? null : v);
 
-/** `?since=&until=` (epoch ms or ISO 8601; default the last hour), `by=caller|virtualKey|model|key|pool|mode` and `mode=sync|batch`. */
+/** `?since=&until=` (epoch ms or ISO 8601; default the last hour), `by=caller|virtualKey|model|key|pool|mode|tier` and `mode=sync|batch`. */
 export async function usage(env: Env, query: (name: string) => string | undefined, now: number): Promise<Response> {
   const byRaw = query("by");
   if (byRaw !== undefined && !Object.hasOwn(DIMENSIONS, byRaw)) return gatewayError("invalid_request", `by must be one of ${Object.keys(DIMENSIONS).join(", ")}`);

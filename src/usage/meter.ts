@@ -4,7 +4,9 @@ import { type AnswerFacts, noteAnswer } from "../observe/genai";
 import { DIALECTS } from "../providers/dialects";
 import { routeOf } from "../providers/key";
 import type { Provider } from "../providers/table";
-import { costOf, type PriceTable, priceOf } from "./prices";
+import type { Tier, TierSpec } from "../providers/dialect";
+import { servedTier } from "../tiers/body";
+import { costOf, type PriceTable, priceOf, tierPrice } from "./prices";
 import { tapStream } from "./stream";
 import { type Tokens, usageIn } from "./tokens";
 
@@ -56,6 +58,14 @@ export interface MeterOptions {
   start?: number;
   /** A span's: what the answer says of itself (model, id, finish reasons), noted as it is read. */
   facts?: AnswerFacts;
+  /** The provider's tiers (its dialect row's): where an answer tells the tier that served it, and a tier's price ratio. */
+  tiers?: TierSpec;
+}
+
+/** What the meter knows of an answer's tier before reading it: the tier it was sent at, and its headers (Gemini tells it there). */
+export interface SentAt {
+  tier: Tier;
+  headers: Headers;
 }
 
 export class Meter {
@@ -68,6 +78,7 @@ export class Meter {
   private op?: string | null;
   private start: number;
   private facts?: AnswerFacts;
+  private tiers?: TierSpec;
   /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
   used = false;
 
@@ -81,31 +92,46 @@ export class Meter {
     this.op = o.op;
     this.start = o.start ?? 0;
     this.facts = o.facts;
+    this.tiers = o.tiers;
   }
 
   /** A plain answer read whole. */
-  plain(bytes: Uint8Array, tags: Tags = {}): UsageRecord {
+  plain(bytes: Uint8Array, tags: Tags = {}, sent?: SentAt): UsageRecord {
     this.used = true;
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {}
     if (this.facts) noteAnswer(this.facts, json);
-    return this.record(usageIn(json, this.usageAt), tags);
+    return this.record(usageIn(json, this.usageAt), tags, this.tierOf(sent, json));
   }
 
-  /** A streamed answer: its body, passed through, and its record once the body has ended. */
-  stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
+  /** A streamed answer: its body, passed through, and its record once the body has ended (its tier, the last an event told). */
+  stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}, sent?: SentAt): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
     this.used = true;
-    if (!body) return { body, record: () => this.record(null, tags) };
+    let tier = this.tierOf(sent, null);
+    if (!body) return { body, record: () => this.record(null, tags, tier) };
     const facts = this.facts;
-    const tap = tapStream(body, sse, this.strip && sse, facts && ((json) => noteAnswer(facts, json)), this.usageAt);
-    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tap.whole()) };
+    const spec = this.tiers;
+    const onJson = (json: unknown) => {
+      if (facts) noteAnswer(facts, json);
+      tier = servedTier(spec, null, json) ?? tier;
+    };
+    const tap = tapStream(body, sse, this.strip && sse, facts || spec ? onJson : undefined, this.usageAt);
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole()) };
   }
 
-  private record(tokens: Tokens | null, tags: Tags, whole = true): UsageRecord {
-    const price = tokens && priceOf(this.prices, this.provider, this.model);
-    const r: UsageRecord = { ...tags, model: this.model, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
+  /** The tier that served an answer: as it says (header, body), else the tier it went at, else standard. */
+  private tierOf(sent: SentAt | undefined, json: unknown): Tier {
+    return servedTier(this.tiers, sent?.headers ?? null, json) ?? sent?.tier ?? "standard";
+  }
+
+  private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true): UsageRecord {
+    const listed = tokens && priceOf(this.prices, this.provider, this.model);
+    // A tier the table cannot price (one the account's default chose: Anthropic's Priority Tier) is
+    // charged at the standard price, never left at nothing.
+    const price = listed && (tierPrice(listed, tier, this.tiers?.ratio[tier]) ?? listed);
+    const r: UsageRecord = { ...tags, model: this.model, tier, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
     if (this.op) r.ended = { op: this.op, model: this.model, ms: Date.now() - this.start };
     this.counted?.(r, whole);
     return r;

@@ -32,10 +32,10 @@ export class LedgerWriter {
   private everyMs: number;
   private pendingMax: number;
   private writing: Promise<void> | null = null;
-  /** The ledger's table the rows go to: `usage`, or `batch_usage` for provider batches' results. */
+  /** The ledger's table the rows go to: `sync_usage`, or `batch_usage` for provider batches' results. */
   private table: LedgerTable;
 
-  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX, table: LedgerTable = "usage") {
+  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX, table: LedgerTable = "sync_usage") {
     this.db = db;
     this.table = table;
     this.everyMs = everyMs;

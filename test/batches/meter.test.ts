@@ -172,7 +172,7 @@ describe("a budgeted key's batches", () => {
 describe("a ledger made before batch_usage existed", () => {
   it("is still read: its rows are all synchronous", async () => {
     const now = Date.now();
-    const row = { minute: now - (now % 60_000), key: "openai:gpt-4o-mini:0000000000000000", caller: "", virtualKey: "", pool: "", model: "gpt-4o-mini", requests: 2, unknown: 0, unpriced: 0, input: 7, output: 3, cached: 0, cacheWrite: 0, costUsd: 0.5 };
+    const row = { minute: now - (now % 60_000), key: "openai:gpt-4o-mini:0000000000000000", caller: "", virtualKey: "", pool: "", model: "gpt-4o-mini", tier: "standard", requests: 2, unknown: 0, unpriced: 0, input: 7, output: 3, cached: 0, cacheWrite: 0, costUsd: 0.5 };
     await writeRows(env.LEDGER!, [row], crypto.randomUUID(), now);
     await env.LEDGER!.exec("DROP TABLE IF EXISTS batch_usage");
     const res = await admin("/admin/usage?by=mode");

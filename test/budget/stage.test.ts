@@ -150,16 +150,17 @@ describe("what a budgeted key may not ask for (issue 33): what the gateway canno
     const chat = (extra: Record<string, unknown>) => send(vk.key, "/openai/v1/chat/completions", JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 16, ...extra }));
     const responses = (extra: Record<string, unknown>) => send(vk.key, "/openai/v1/responses", JSON.stringify({ model: "gpt-4o-mini", input: "hi", max_output_tokens: 16, ...extra }));
     await refused(await chat({ web_search_options: {} }), /web_search_options is billed/);
-    await refused(await chat({ service_tier: "priority" }), /service tier "priority" has no price/);
+    await refused(await chat({ service_tier: "scale" }), /service tier "scale" has no price/);
     for (const tool of ["web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"])
       await refused(await responses({ tools: [{ type: tool, ...(tool === "file_search" ? { vector_store_ids: [] } : {}) }] }), new RegExp(`tool ${tool} is billed per use`));
     await refused(await responses({ background: true }), /background is billed apart/);
     expect(calls).toHaveLength(0);
-    // What it can price still goes: the standard and flex tiers, a function tool, background off.
+    // What it can price still goes: the standard and flex tiers, priority (OpenAI's published ratio, issue 35), a function tool, background off.
     expect((await chat({ service_tier: "flex" })).status).toBe(200);
+    expect((await chat({ service_tier: "priority" })).status).toBe(200);
     expect((await chat({ service_tier: "default", tools: [{ type: "function", function: { name: "f", parameters: {} } }] })).status).toBe(200);
     expect((await responses({ background: false, store: false })).status).toBe(200);
-    expect(calls).toHaveLength(3);
+    expect(calls).toHaveLength(4);
     // A key without a budget is not held to it.
     const free = await mint({});
     expect((await send(free.key, "/openai/v1/responses", JSON.stringify({ model: "gpt-4o-mini", input: "hi", tools: [{ type: "web_search" }] }))).status).toBe(200);

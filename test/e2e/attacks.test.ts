@@ -211,13 +211,15 @@ describe("attack 8: a budgeted batch settled at $0 (issue 33)", () => {
 });
 
 describe("attack 9: spend what a budget cannot see (issue 33)", () => {
-  it("an image edit, a web search and a priority tier on a budget of a millionth of a dollar are 403, and nothing reaches the provider", async () => {
+  it("an image edit, a web search and a tier the table cannot price on a budget of a millionth of a dollar are 403, and nothing reaches the provider", async () => {
     const holder = openaiVia(stack, (await mint("team", { scopes: ["inference", "images"], budget: 0.000001 })).key);
     const edit = await status(holder.images.edit({ model: "gpt-image-1", image: await toFile(Buffer.from("png"), "a.png", { type: "image/png" }), prompt: "a cat" }));
     expect(edit.status).toBe(403);
     expect(edit.message).toMatch(/has a budget/);
     expect((await status(holder.responses.create({ model: OPENAI_MODEL, input: "news", tools: [{ type: "web_search" }] }))).status).toBe(403);
-    expect((await status(ask(holder, "fast", { service_tier: "priority" }))).status).toBe(403);
+    expect((await status(ask(holder, "fast", { service_tier: "scale" }))).status).toBe(403);
+    // Priority has a price (OpenAI's published ratio, issue 35): counted, and over this budget.
+    expect((await status(ask(holder, "fast", { service_tier: "priority" }))).status).toBe(402);
     expect(stack.standin.stats().attempts).toBe(0);
   });
 });

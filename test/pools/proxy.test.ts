@@ -68,7 +68,7 @@ describe("virtual keys", () => {
     expect(text).not.toContain(KEY_A);
     const row = (JSON.parse(text) as { virtualKeys: Record<string, unknown>[] }).virtualKeys.find((k) => k.name === vk.name);
     expect(row).toMatchObject({ name: vk.name, pool: "duo", lane: "normal", maxConcurrency: 4, createdAt: vk.createdAt, lastUsed: null });
-    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "cache", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "scopes", "spend"]);
+    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "cache", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "scopes", "spend", "tier"]);
     expect(row).toMatchObject({ scopes: ["inference", "models"], cache: null });
 
     mockUpstream(() => json(CHAT));

@@ -13,6 +13,7 @@ import { parseRequest } from "./request.ts";
 import { accountKey } from "./route.ts";
 import type { Target } from "./route.ts";
 import type { Outcome, StatsRecorder } from "./stats.ts";
+import { askedTier, charge, reportTier, shedReply, tierAccount, unsupportedTier } from "./tiers.ts";
 import { holdOpen, sleep, writeStream } from "./write.ts";
 import type { BatchBook } from "./batch-run.ts";
 import type { StoredFile } from "./files.ts";
@@ -99,7 +100,7 @@ export async function handleApi(
   const search = new URLSearchParams(query);
   const credential = dialect.credential(h, search);
   // A credential's own limits (keyLimits) over the global ones; everything else is global.
-  const o = credential === undefined ? state.options : forCredential(state.options, credential);
+  let o = credential === undefined ? state.options : forCredential(state.options, credential);
   const parsed = parseRequest(raw);
   // The path's model (Azure's deployment, Gemini's models/<model>) and stream flag over the body's.
   const req = typeof parsed === "string" ? null : { ...parsed, model: target.model ?? parsed.model, stream: target.stream ?? parsed.stream };
@@ -133,7 +134,13 @@ export async function handleApi(
   if (bad) return refuse(bad, "invalid");
   if (o.models && !o.models.includes(model)) return refuse(dialect.unknownModel(model), "invalid");
   if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(model), "quota");
-  const key = accountKey(target, credential, model);
+  // Service tiers (tiers.ts): flex refused for a model without it, shed before any limit counts it, and counted where the tier counts.
+  const tier = askedTier(dialect, endpoint, req);
+  if (tier === "unsupported") return refuse(unsupportedTier(dialect), "invalid");
+  if (tier === "flex" && state.dice.shed(o.flexShed)) return refuse(shedReply(dialect), "shed");
+  const counted = tierAccount(dialect, accountKey(target, credential, model), o, tier);
+  o = counted.o;
+  const key = counted.key;
   account = state.accounts.get(key) ?? new Account();
   state.accounts.set(key, account);
   if (o.maxConcurrent > 0 && account.inFlight >= o.maxConcurrent) {
@@ -168,6 +175,10 @@ export async function handleApi(
     } else {
       const reply = makeReply(req, o);
       const result = dialect.endpoints[endpoint]!(req, reply);
+      const served = tier ?? "standard";
+      Object.assign(okHeaders, reportTier(dialect, result, served));
+      const output = endpoint === "/embeddings" ? 0 : reply.outputTokens;
+      state.stats.served(served, reply.inputTokens, output, charge(o, dialect, model, served, reply.inputTokens, output));
       const streamed = "stream" in result;
       // What the answer reports in its usage is what it served (some streams report it only when asked).
       if (!streamed || dialect.reportsStreamUsage(endpoint, req))

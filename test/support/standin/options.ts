@@ -105,6 +105,15 @@ export interface StandinOptions {
   batchMaxRequests: number;
   /** Bytes one batch's input may hold (OpenAI's file, Anthropic's request body). */
   batchMaxBytes: number;
+  /** Share of flex-tier requests the provider sheds with its own refusal (tiers.ts), drawn from the seed. */
+  flexShed: number;
+  /** The provider's own prices, USD per million tokens, per model, for its charge per tier (stats.tiers); a tier's own, else its published ratio. */
+  prices: Record<string, TierPrice & { flex?: TierPrice; priority?: TierPrice }>;
+}
+
+export interface TierPrice {
+  input: number;
+  output: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
@@ -145,6 +154,8 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   batchEnqueuedTokens: 0,
   batchMaxRequests: 50_000,
   batchMaxBytes: 200 * 1024 * 1024,
+  flexShed: 0,
+  prices: {},
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
@@ -152,7 +163,7 @@ const FAULTS: readonly string[] = ["498", "500", "503", "524", "529"];
 const NUMBERS = [
   "port", "rpm", "tpm", "rpd", "monthlyTokens", "heldMs", "keepAliveMs", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
   "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
-  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes",
+  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed",
 ] as const;
 
 function fail(message: string): never {
@@ -183,6 +194,8 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
     fail(`retryAfter must be one of ${RETRY_MODES.join(", ")}`);
   }
   if ("batchFailRate" in o && ((o.batchFailRate as number) < 0 || (o.batchFailRate as number) > 1)) fail("batchFailRate must be a rate in [0, 1]");
+  if ("flexShed" in o && ((o.flexShed as number) < 0 || (o.flexShed as number) > 1)) fail("flexShed must be a rate in [0, 1]");
+  if ("prices" in o) validatePrices(o.prices);
   if ("burst" in o) validateBurst(o.burst);
   if ("keyLimits" in o) validateKeyLimits(o.keyLimits);
   if ("faults" in o) validateFaults(o.faults);
@@ -190,6 +203,17 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   if ("apiKeys" in o && o.apiKeys !== null && !isStrings(o.apiKeys)) fail("apiKeys must be strings or null");
   if ("models" in o && o.models !== null && !isStrings(o.models)) fail("models must be strings or null");
   return o as Partial<StandinOptions>;
+}
+
+const isPrice = (p: unknown): boolean => typeof p === "object" && p !== null && isNumber((p as TierPrice).input) && isNumber((p as TierPrice).output);
+
+function validatePrices(p: unknown): void {
+  if (typeof p !== "object" || p === null || Array.isArray(p)) fail("prices must be an object of model to {input, output, flex?, priority?}");
+  for (const [model, v] of Object.entries(p)) {
+    const tiers = v as { flex?: unknown; priority?: unknown };
+    if (!isPrice(v) || (tiers.flex !== undefined && !isPrice(tiers.flex)) || (tiers.priority !== undefined && !isPrice(tiers.priority)))
+      fail(`prices["${model}"] must be {input, output} in USD per million tokens, optionally flex and priority of the same shape`);
+  }
 }
 
 function isStrings(v: unknown): boolean {
