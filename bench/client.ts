@@ -1,9 +1,10 @@
 // One benchmark client process: the official openai SDK (or plain fetch with `raw`, or the official
-// @anthropic-ai/sdk with `sdk: "anthropic"`) sending chat completions (messages) at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
+// @anthropic-ai/sdk with `sdk: "anthropic"`, AzureOpenAI with `sdk: "azure"`, plain fetch on
+// Gemini's native API with `sdk: "gemini"`) sending chat completions (messages) at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
 // starts together), then prints one JSON line of results and exits.
 // Spawned by bench/fleet.ts: node bench/client.ts '<ClientSpec JSON>'
 import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+import OpenAI, { AzureOpenAI } from "openai";
 import { createInterface } from "node:readline";
 
 export interface ClientSpec {
@@ -21,8 +22,16 @@ export interface ClientSpec {
   prompt: string;
   /** Plain fetch instead of the SDK: less client CPU where the server's ceiling is measured. */
   raw?: boolean;
-  /** Which official SDK (default openai); baseURL is then the Anthropic one (no /v1). */
-  sdk?: "openai" | "anthropic";
+  /**
+   * Which client (default the openai SDK): the Anthropic SDK (baseURL without /v1), AzureOpenAI
+   * (baseURL its endpoint, `model` the deployment), or fetch on Gemini's native API (baseURL the
+   * API's root, before /v1beta).
+   */
+  sdk?: "openai" | "anthropic" | "azure" | "gemini";
+  /** Azure's api-version (default 2024-10-21). */
+  apiVersion?: string;
+  /** Every n-th request (n > 0) is streamed, its usage not asked for, and read to its end. */
+  streamEvery?: number;
   /** Extra request headers (x-slotgate-caller, x-slotgate-priority). */
   headers?: Record<string, string>;
   /** Wait this long after "go" before the first request (a caller that arrives later). */
@@ -50,6 +59,10 @@ export interface ClientResult {
 const spec = JSON.parse(process.argv[2] ?? "{}") as ClientSpec;
 const sdk = new OpenAI({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
 const claude = new Anthropic({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers });
+const azure = spec.sdk === "azure"
+  ? new AzureOpenAI({ endpoint: spec.baseURL, apiKey: spec.apiKey, apiVersion: spec.apiVersion ?? "2024-10-21", deployment: spec.model, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers })
+  : null;
+const streamed = (n: number) => !!spec.streamEvery && n % spec.streamEvery === spec.streamEvery - 1;
 const bodyOf = (n: number) => ({
   model: spec.model,
   messages: [{ role: "user" as const, content: spec.vary === undefined ? spec.prompt : `${spec.prompt} (${spec.vary} #${n})` }],
@@ -64,15 +77,42 @@ const rawInit = (n: number) => ({
 /** Without `vary` every request is the same: build it once, so the client's CPU stays out of the figures. */
 const fixed = spec.vary === undefined ? { body: bodyOf(0), init: rawInit(0) } : null;
 
+/** Gemini's native generateContent (or streamGenerateContent?alt=sse), read to its end. */
+async function gemini(n: number): Promise<{ status: number; headers: Headers | undefined }> {
+  const verb = streamed(n) ? "streamGenerateContent?alt=sse" : "generateContent";
+  const text = bodyOf(n).messages[0]!.content;
+  const res = await fetch(`${spec.baseURL}/v1beta/models/${spec.model}:${verb}`, {
+    method: "POST",
+    headers: { "x-goog-api-key": spec.apiKey, "content-type": "application/json", ...spec.headers },
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text }] }], generationConfig: { maxOutputTokens: spec.maxTokens } }),
+  });
+  await res.arrayBuffer();
+  return { status: res.status, headers: res.headers };
+}
+
+/** A chat completion with the openai SDK (or AzureOpenAI), streamed when it is the n-th's turn. */
+async function chat(client: OpenAI, n: number): Promise<{ status: number; headers: Headers }> {
+  const body = fixed?.body ?? bodyOf(n);
+  if (!streamed(n)) {
+    const { response } = await client.chat.completions.create(body).withResponse();
+    return { status: response.status, headers: response.headers };
+  }
+  const { data, response } = await client.chat.completions.create({ ...body, stream: true }).withResponse();
+  for await (const _ of data);
+  return { status: response.status, headers: response.headers };
+}
+
 async function once(n: number): Promise<{ status: number; headers: Headers | undefined }> {
   const body = fixed?.body ?? bodyOf(n);
+  if (spec.sdk === "gemini") return gemini(n);
   if (spec.raw) {
     const res = await fetch(`${spec.baseURL}/chat/completions`, fixed?.init ?? rawInit(n));
     await res.arrayBuffer();
     return { status: res.status, headers: res.headers };
   }
   try {
-    const { response } = spec.sdk === "anthropic" ? await claude.messages.create(body).withResponse() : await sdk.chat.completions.create(body).withResponse();
+    if (spec.sdk !== "anthropic") return await chat(azure ?? sdk, n);
+    const { response } = await claude.messages.create(body).withResponse();
     return { status: response.status, headers: response.headers };
   } catch (err) {
     if (err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) return { status: err.status ?? 0, headers: err.headers as Headers | undefined };

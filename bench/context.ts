@@ -152,8 +152,8 @@ export async function side(ctx: Ctx, s: SideSpec): Promise<Side> {
 /** The stand-in's settings for a scenario; everything not named goes back to a neutral default. */
 export function configure(ctx: Ctx, o: Partial<StandinOptions>): void {
   ctx.standin.configure({
-    rpm: 0, tpm: 0, burst: 1, maxConcurrent: 0, headers: true, retryAfter: "exact",
-    latencyMs: 0, jitterMs: 0, faults: {}, keyLimits: {}, quotaExhaustedKeys: [], ...o,
+    rpm: 0, tpm: 0, itpm: null, otpm: null, rpd: 0, monthlyTokens: 0, burst: 1, maxConcurrent: 0, headers: true, retryAfter: "exact",
+    latencyMs: 0, heldMs: 0, jitterMs: 0, faults: {}, keyLimits: {}, quotaExhaustedKeys: [], flexShed: 0, ...o,
   });
   ctx.standin.reset();
 }

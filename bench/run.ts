@@ -8,7 +8,7 @@ import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
-import { startStandin } from "../test/support/standin/index.ts";
+import { gatewayProviders, startStandin } from "../test/support/standin/index.ts";
 import type { BenchOptions, Ctx, Scenario } from "./context.ts";
 import { snapshot } from "./snapshot.ts";
 import { batch } from "./scenarios/batch.ts";
@@ -20,13 +20,15 @@ import { hotpath } from "./scenarios/hotpath.ts";
 import { faults } from "./scenarios/faults.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { pools } from "./scenarios/pools.ts";
+import { providers } from "./scenarios/providers.ts";
 import { real } from "./scenarios/real.ts";
 import { type MatrixLine, matrixTable } from "./real/report.ts";
 import { shared } from "./scenarios/shared.ts";
+import { tiers } from "./scenarios/tiers.ts";
 import { tokens } from "./scenarios/tokens.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, tiers];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
@@ -57,6 +59,10 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
                  BENCH_POOL_SECONDS), pools-revoke, pools-overhead. Fleets fixed per row
   --only batch   provider batches (issue 27): one 2,000-line job (quick: 400) by slotgate batch through the
                  gateway, sync beside --mode provider: the ledger's cost and the wall time
+  --only providers  every built-in beyond OpenAI and Anthropic at its limit in its own dialect (issue 32), its
+                 users' client through wrangler dev (4 x 60 at 8, a quarter streamed), the simulator's figure beside
+  --only tiers   service tiers (issue 35): one 2,000-line job (quick: 400) by slotgate batch through the gateway at
+                 standard, --mode flex with 30% of flex shed, and flex fully shed beside an interactive caller
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output
@@ -130,7 +136,8 @@ async function main(): Promise<void> {
     const needPlain = only.some((s) => s.passthrough);
     const [gateway, passthrough] = await Promise.all([
       start({
-        root: tree.root, providers: { openai: { baseUrl: standin.url }, anthropic: { baseUrl: standin.url } }, verbose,
+        // Every built-in at its dialect in the stand-in (openai and anthropic unprefixed, as before).
+        root: tree.root, providers: gatewayProviders(standin.url), verbose,
         vars: { ...Object.assign({}, ...only.map((s) => s.vars?.() ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
         // A timeline reads the limiter's grants from its debug lines.
         ...(opts.timeline && { logLevel: "debug" as const }),

@@ -12,5 +12,5 @@ if (!isNewEnough(process.versions.node)) {
   const { register } = await import("tsx/esm/api");
   register();
   const { main } = await import("../src/cli/main.ts");
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2), fileURLToPath(import.meta.url));
 }

@@ -17,12 +17,14 @@ import { transformSync } from "esbuild";
  * (scripts/dashboard.mjs): 167 KB with the virtual keys' trust work; 184 KB with provider batches
  * (issue 27); Hono's one-router build (`hono/tiny`, PatternRouter) in place of its default (two
  * routers and a chooser) took 6 KB back; traces (issue 28: spans, their export, the OTEL_* variables)
- * add 9 KB, hence 190 KB. What is left is the gateway's own code, spread over every
+ * add 9 KB, hence 190 KB; the budgets and virtual keys that nothing escapes (issue 33: what a budget
+ * can price, stored objects by id, batches the gateway reads itself, label caps, the body stage)
+ * add 12 KB, hence 202 KB. What is left is the gateway's own code, spread over every
  * feature (the limiter object ~44 KB, the request path ~19 KB, the cache ~14 KB, usage ~13 KB): the
  * next lever is moving the objects the request path does not run (cache, keys, budgets, batches)
  * into a Worker of their own, bound by `script_name`.
  */
-const BUDGET_BYTES = 190_000;
+const BUDGET_BYTES = 202_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {
@@ -32,7 +34,7 @@ try {
   console.log(`Worker bundle: ${sizes(deployed)} as deployed; ${sizes(minified)} minified (budget ${BUDGET_BYTES / 1000} KB minified)`);
   console.log(`V8 compile of the minified bundle (what an isolate pays at startup before running it): ${compileMs(minified).toFixed(2)} ms, median of 9`);
   if (size > BUDGET_BYTES) {
-    console.error(`the minified bundle is ${size} bytes, over its budget of ${BUDGET_BYTES}: find what grew (npx wrangler deploy --dry-run --minify --outdir /tmp/b --metafile)`);
+    console.error(`the minified bundle is ${size} bytes, over its budget of ${BUDGET_BYTES}: find what grew (npm run wrangler -- deploy --dry-run --minify --outdir /tmp/b --metafile)`);
     process.exitCode = 1;
   }
 } finally {

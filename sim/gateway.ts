@@ -3,6 +3,9 @@
 // between the Worker and the object.
 import { DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../src/config/limits";
 import { LimiterCore } from "../src/limiter/core";
+import type { Dialect } from "../src/providers/dialect";
+import { DIALECTS, type DialectName as RowName } from "../src/providers/dialects";
+import type { DialectName } from "../test/support/standin/dialect.ts";
 import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
 import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
 import { estimateTokens } from "../src/policy/estimate";
@@ -126,7 +129,12 @@ export interface SenderOptions {
   /** Worker isolates the requests are spread over, round robin (default 1), and whether they take tickets (default: yes, as the gateway does). */
   isolates?: number;
   tickets?: boolean;
+  /** What the provider's answers mean to the gateway (its dialect row); absent: every family. */
+  dialect?: Dialect;
 }
+
+/** The gateway's row for a stand-in dialect: Gemini's OpenAI-compatible route is the gemini row's too. */
+export const gatewayDialect = (name: DialectName): Dialect => DIALECTS[(name === "gemini-openai" ? "gemini" : name) as RowName];
 
 /** A traced request's calls to the object: each acquire is noted with the request it belongs to. */
 function traced(limiter: SimLimiter, obj: SimObject, trace: Trace, request: number, clock: Clock): LimiterCalls {
@@ -171,6 +179,7 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       headers: new Headers({ "content-type": "application/json", authorization: "Bearer sk-sim" }),
       body: req.body,
       key: KEY,
+      dialect: o.dialect,
       who: o.who,
       cost: estimateTokens(req.json, req.body.byteLength),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,

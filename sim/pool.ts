@@ -68,7 +68,7 @@ export async function simulatePool(sc: PoolScenario): Promise<PoolResult> {
     let res: Response;
     if (m.shape.exhausted) {
       await clock.sleep(40);
-      const e = openai.quotaExhausted();
+      const e = openai.quotaExhausted("");
       res = new Response(JSON.stringify(e.body), { status: e.status, headers: { "content-type": "application/json" } });
     } else res = await m.provider.fetch(input, init);
     if (res.status === 429) upstream429++;

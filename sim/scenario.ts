@@ -5,7 +5,7 @@ import { mulberry32 } from "../test/support/standin/faults.ts";
 import { bucketSpec } from "../test/support/standin/bucket.ts";
 import { type Answer, directSender, type Fleet, runFleet } from "./clients.ts";
 import { Clock } from "./clock.ts";
-import { gatewaySender, RPC_MS, SimObject, type SimRequest } from "./gateway.ts";
+import { gatewayDialect, gatewaySender, RPC_MS, SimObject, type SimRequest } from "./gateway.ts";
 import { promptfooProcess } from "./promptfoo.ts";
 import { Machine } from "./machine.ts";
 import { NET_MS, type Shape, SimProvider } from "./provider.ts";
@@ -69,7 +69,7 @@ const MINUTE = 60_000;
 
 /** Mean time a slot at the provider is busy, and the round trip around it. */
 function latency(s: Shape) {
-  const busy = (s.latencyMs ?? 300) + (s.jitterMs ?? 0) / 2;
+  const busy = (s.latencyMs ?? 300) + (s.heldMs ?? 0) + (s.jitterMs ?? 0) / 2;
   return { busy, answer: busy + 2 * (s.netMs ?? NET_MS) };
 }
 
@@ -171,7 +171,7 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct", trace?: 
   const random = mulberry32(seed ^ 0x5bd1e995);
   const pf = sc.client === "promptfoo";
   const plain = (req: SimRequest) => provider.fetch("https://provider.invalid/v1/chat/completions", { method: "POST", body: req.body });
-  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, { rpcMs: sc.rpcMs ?? RPC_MS, workerMs: sc.workerMs, trace, machine: new Machine(clock, sc.serialMs ?? 0), isolates: sc.isolates, tickets: sc.tickets }) : pf ? plain : directSender(clock, provider.fetch, random);
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, { rpcMs: sc.rpcMs ?? RPC_MS, workerMs: sc.workerMs, trace, machine: new Machine(clock, sc.serialMs ?? 0), dialect: gatewayDialect(sc.shape.flavour), isolates: sc.isolates, tickets: sc.tickets }) : pf ? plain : directSender(clock, provider.fetch, random);
   const fleetDone = runFleet(sc.fleet, send, clock, pf ? (inner) => promptfooProcess(clock, inner, random, sc.fleet.c, { resent: 0, failed: 0 }) : undefined);
   await clock.run();
   const answers: Answer[] = await fleetDone;

@@ -25,6 +25,8 @@ export interface Env {
   PRICES?: string | Record<string, unknown>;
   /** ms a limiter gathers usage before writing it to the ledger (default 10000). */
   USAGE_FLUSH_MS?: string;
+  /** ms a Worker isolate gathers its counts (cache results, upstream attempts) before one call sends them (defaults 1000 and 2000). */
+  STATS_FLUSH_MS?: string;
   /** The virtual keys, by their HMAC: 16 shards (`virtual-keys-0` to `-f`), and the old instance `virtual-keys` (keys/store.ts). */
   VIRTUAL_KEYS: DurableObjectNamespace<VirtualKeys>;
   /** One per virtual key with a maxConcurrency: its slots across the whole pool. */
@@ -53,6 +55,8 @@ export interface Env {
   PROVIDERS?: string | Record<string, unknown>;
   /** `high:normal:low` weights of the priority lanes (default 8:4:1). */
   PRIORITY_WEIGHTS?: string;
+  /** JSON: the service tier each lane's requests go at by default, e.g. `{"low":"flex"}`. */
+  TIERS?: string | Record<string, unknown>;
   /** `error`, `warn`, `info` (default) or `debug`: which event lines the limiters write. */
   LOG_LEVEL?: string;
   /** Where new Limiter objects are created (a Durable Object location hint); unset: near the first caller. */

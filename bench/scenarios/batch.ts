@@ -20,7 +20,7 @@ const POOL = "bench-batch";
 const vars = () => ({ ...poolVars({ [POOL]: { provider: "openai", members: [{ name: "batch", secret: "BENCH_BATCH_KEY" }] } }, { BENCH_BATCH_KEY: KEY }) });
 
 /** `slotgate batch` as a child process; resolves with its wall time once it has exited 0. */
-function slotgate(args: string[], apiKey: string): Promise<number> {
+export function slotgate(args: string[], apiKey: string): Promise<number> {
   const started = Date.now();
   return new Promise((ok, fail) => {
     const child = spawn(process.execPath, [join(ROOT, "bin/slotgate.mjs"), "batch", ...args], { cwd: ROOT, env: { ...process.env, OPENAI_API_KEY: apiKey }, stdio: ["ignore", "pipe", "pipe"] });
@@ -31,13 +31,13 @@ function slotgate(args: string[], apiKey: string): Promise<number> {
   });
 }
 
-interface Spent {
+export interface Spent {
   requests: number;
   costUsd: number;
 }
 
 /** The ledger's rows of one virtual key in one mode, summed; waits until they hold `requests` answers (the ledger lags by USAGE_FLUSH_MS). */
-async function spent(admin: Admin, vk: string, mode: "sync" | "batch", requests: number): Promise<Spent> {
+export async function spent(admin: Admin, vk: string, mode: "sync" | "batch", requests: number): Promise<Spent> {
   let got: Spent = { requests: 0, costUsd: 0 };
   for (let i = 0; i < 300 && got.requests < requests; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 200));

@@ -13,7 +13,8 @@ import { cachePlan } from "../../src/cache/directives";
 import type { Env } from "../../src/env";
 import app from "../../src/index";
 import { virtualKeyIn } from "../../src/pools/member";
-import { parseRateLimitHeaders } from "../../src/policy/headers";
+import { parseRateLimitHeaders } from "../../src/policy/limits";
+import { DIALECTS } from "../../src/providers/dialects";
 import { answerInit } from "../../src/proxy/answer";
 import { askedOf } from "../../src/proxy/asked";
 import { whoIsAsking } from "../../src/proxy/caller";
@@ -153,7 +154,7 @@ it("the request path's stages, and whole requests", async () => {
     ["upstream headers", await us(RUNS, () => upstreamHeaders(asked.headers))],
     ["meter", await us(RUNS, () => new Meter({ provider: "openai", model: "gpt-4o-mini", prices: s.prices, strip: false }))],
     ["cache plan (off)", await us(RUNS, () => cachePlan((h) => asked.headers.get(h), true, s.cache))],
-    ["answer: the rate-limit headers read", await us(RUNS, () => parseRateLimitHeaders(upstream, Date.now()))],
+    ["answer: the rate-limit headers read", await us(RUNS, () => parseRateLimitHeaders(upstream, Date.now(), DIALECTS.openai))],
     ["answer: the caller's headers", await us(RUNS, () => answerInit(new Response(ANSWER, { headers: upstream })))],
     ["answer: its usage read", await us(RUNS, () => new Meter({ provider: "openai", model: "gpt-4o-mini", prices: s.prices, strip: false }).plain(new TextEncoder().encode(ANSWER)))],
   ];

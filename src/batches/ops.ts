@@ -43,38 +43,50 @@ export function opOf(flavour: FlavourName, method: string, rest: string): Op | n
 const obj = (v: unknown): Record<string, unknown> | null => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
-/** What a batch object tells the gateway: its id, whether it is over, the files it made (OpenAI). */
+/** What a batch object tells the gateway: its id, whether it is over, the files it made (OpenAI), the lines its results hold. */
 export interface BatchFacts {
   id: string;
   ended: boolean;
-  files: string[];
+  /** OpenAI's output and error files (null: none yet, or Anthropic's, whose results are the batch's own). */
+  output: string | null;
+  error: string | null;
+  /** Once it has ended: how many lines its results hold (OpenAI's output file: the completed requests; Anthropic's results: every request). */
+  lines: number | null;
 }
+
+const count = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);
 
 /** OpenAI's batch object or Anthropic's message_batch; null when `json` is neither. */
 export function factsOf(json: unknown): BatchFacts | null {
   const b = obj(json);
   const id = str(b?.id);
   if (!b || !id) return null;
+  const counts = obj(b.request_counts) ?? {};
   if (b.object === "batch") {
-    const files = [str(b.output_file_id), str(b.error_file_id)].filter((f) => f !== null);
-    return { id, ended: ["completed", "failed", "expired", "cancelled"].includes(String(b.status)), files };
+    const ended = ["completed", "failed", "expired", "cancelled"].includes(String(b.status));
+    return { id, ended, output: str(b.output_file_id), error: str(b.error_file_id), lines: ended ? count(counts.completed) : null };
   }
-  if (b.type === "message_batch") return { id, ended: b.processing_status === "ended", files: [] };
+  if (b.type === "message_batch") {
+    const ended = b.processing_status === "ended";
+    const lines = ended ? count(counts.succeeded) + count(counts.errored) + count(counts.canceled) + count(counts.expired) : null;
+    return { id, ended, output: null, error: null, lines };
+  }
   return null;
 }
 
-/** One answered line of a batch's results: its custom_id, model and usage. */
-export interface LineUse {
+/** One line of a batch's results: its custom_id, and for an answered one its model and usage (tokens null: failed, expired, cancelled). */
+export interface ResultLine {
   id: string;
   model: string | null;
-  tokens: Tokens;
+  tokens: Tokens | null;
 }
 
 /**
- * An answered line of an OpenAI output file (a 2xx `response` with its body's usage) or of
- * Anthropic's results (`succeeded`, the message's usage); null for any other line.
+ * A line of an OpenAI output file or of Anthropic's results, or null when it is not one (a line
+ * cut by a range read, or no line at all). An answered line (a 2xx `response` with its body's
+ * usage, Anthropic's `succeeded`) carries its tokens; any other has none.
  */
-export function lineUse(text: string): LineUse | null {
+export function resultLine(text: string): ResultLine | null {
   let l: Record<string, unknown> | null;
   try {
     l = obj(JSON.parse(text));
@@ -82,9 +94,9 @@ export function lineUse(text: string): LineUse | null {
     return null;
   }
   const id = str(l?.custom_id);
+  if (!id) return null;
   const res = obj(l?.response);
   const result = obj(l?.result);
   const body = res && Number(res.status_code) < 300 ? res.body : result?.type === "succeeded" ? result.message : null;
-  const tokens = usageIn(body);
-  return id && tokens ? { id, model: str(obj(body)?.model), tokens } : null;
+  return { id, model: str(obj(body)?.model), tokens: usageIn(body) };
 }

@@ -1,9 +1,9 @@
-// The batch stage of the request path, for virtual keys: a key with the `batches` scope (and not
-// `files` or `all`) reaches only the batches and files it made, lists only those, and may upload
-// only batch input; a request naming one of them goes to the pool member that holds it. What it
+// The batch stage of the request path, for virtual keys: a key with the `batches` or `files` scope
+// (and not `all`) reaches only the batches and files it made, lists only those; with `batches`
+// alone it may upload only batch input and delete nothing. A request naming one of them goes to
+// the pool member that holds it. What it
 // makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
-import { budgetOf } from "../budget/object";
 import { estimateUsd, reserveBudget, unpriced } from "../budget/stage";
 import type { Env } from "../env";
 import type { VirtualKey } from "../keys/object";
@@ -13,14 +13,11 @@ import { estimateTokens } from "../policy/estimate";
 import { gatewayError } from "../proxy/errors";
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
-import { batchPrice, costOf, type PriceTable, priceOf } from "../usage/prices";
-import type { UsageRecord } from "../usage/types";
-import { bookOf, type Owned } from "./book";
-import { factsOf, type LineUse, type Op, opOf } from "./ops";
+import { batchPrice, type PriceTable, priceOf } from "../usage/prices";
+import { BATCH_HOLD_MS, bookKey, bookOf, type Owned } from "./book";
+import { factsOf, type Op, opOf } from "./ops";
+import { pricedLines } from "./price";
 import { tapResults } from "./tap";
-
-/** A batch's reservation may stay unsettled for its 24 h window and an hour to read its results. */
-const BATCH_HOLD_MS = 25 * 3_600_000;
 
 export interface BatchAsk {
   env: Env;
@@ -42,8 +39,8 @@ export interface BatchAsk {
 export interface BatchPlan {
   /** The pool, or only the member that holds what the request names. */
   pool: Pool;
-  /** The answer, once run: recorded, metered, or rewritten. */
-  finish(res: Response): Promise<Response>;
+  /** The answer, once run (`served`: the member that answered it): recorded, metered, or rewritten. */
+  finish(res: Response, served?: string): Promise<Response>;
 }
 
 /** Whether `scopes` let a key reach the files endpoints a batch job needs (src/batches/ then keeps it to its own). */
@@ -56,15 +53,17 @@ const isFileOp = (op: Op) => ["upload", "files", "file", "content", "unfile"].in
 export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | null> {
   const op = opOf(b.flavour, b.method, b.rest);
   const { vk } = b;
-  // Batches whose owner the gateway cannot tell (Gemini's, Azure's): only a key that may see the whole account.
-  if (!op && !vk.scopes.includes("all") && scopeOf(b.flavour, b.method, b.rest) === "batches")
-    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own batches on OpenAI and Anthropic only; here that needs the scope all`);
+  // Batches and files whose owner the gateway cannot tell (Gemini's, Azure's, Anthropic's files, OpenAI's uploads): only a key that may see the whole account.
+  const untracked = !op && !vk.scopes.includes("all") ? scopeOf(b.flavour, b.method, b.rest) : null;
+  if (untracked === "batches" || untracked === "files")
+    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own ${untracked} on ${untracked === "batches" ? "OpenAI and Anthropic" : "OpenAI's /v1/files"} only; here that needs the scope all`);
   if (!op) return null;
-  // A key whose scopes reach the whole account here keeps today's meaning; otherwise only its own.
-  const own = !vk.scopes.includes("all") && !(isFileOp(op) && vk.scopes.includes("files"));
+  // A key whose scopes reach the whole account (all) keeps that meaning; otherwise only its own.
+  const own = !vk.scopes.includes("all");
+  const filesToo = vk.scopes.includes("files");
   const book = bookOf(b.env, vk);
-  const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches scope a key reaches only the batches and files it made)`);
-  if (own && (op.k === "unfile" || op.k === "unbatch")) return forbid("may not delete");
+  const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches or files scope a key reaches only the batches and files it made)`);
+  if (own && (op.k === "unbatch" || (op.k === "unfile" && !filesToo))) return forbid("may not delete");
   if (own && (op.k === "files" || op.k === "list")) return listed(b, op, book);
   const known = "id" in op ? await book.find(op.id) : null;
   if (own && "id" in op && (!known || (known.kind === "file") !== isFileOp(op))) return forbid(`did not make ${op.id.slice(0, 100)}`);
@@ -73,7 +72,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
   let estimate = 0;
   let upload: { usd: number } | null = null;
   if (op.k === "upload") {
-    const read = await readUpload(b, own);
+    const read = await readUpload(b, own && !filesToo);
     if (read instanceof Response) return read;
     upload = read;
   } else if (op.k === "create") {
@@ -101,39 +100,44 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
 
   return {
     pool,
-    async finish(res) {
+    async finish(res, served) {
       const reservation = held && !(held instanceof Response) ? held : null;
       if (res.status >= 300) {
         if (reservation) b.waitUntil(reservation.settle(0).catch(() => {}));
         return res;
       }
-      const hash = res.headers.get("x-slotgate-key")?.split(":").pop() ?? "";
-      const by = member ?? (await memberOf(pool, hash));
+      const by = member ?? served ?? pool.members[0]!.name;
+      const hash = await memberHash(pool.members.find((m) => m.name === by) ?? pool.members[0]!);
       if (op.k === "content" || op.k === "results") {
         const batch = op.k === "results" ? op.id : known?.batch;
-        if (!batch || !res.body) return res;
-        // In order: the last lines are metered before the batch is closed to metering.
+        // An error file's lines carry no usage, and are none of the results' lines.
+        if (!batch || !res.body || known?.role === "error") return res;
+        // Each line once, whichever file or range it comes in: the book settles the batch once all its lines are counted.
+        const whose = { provider: b.provider, vk: vk.name, pool: b.pool.name, memberHash: hash };
         let chain: Promise<unknown> = Promise.resolve();
         const then = (f: () => Promise<unknown>) => b.waitUntil((chain = chain.then(f, f)));
-        return new Response(tapResults(res.body, (lines) => then(() => meter(b, batch, hash, lines)), (whole) => whole && then(() => close(b, batch))), res);
+        return new Response(tapResults(res.body, (lines) => then(() => book.meter(batch, pricedLines(lines, b.prices, whose)))), res);
       }
       if (!["upload", "create", "batch", "cancel"].includes(op.k)) return res;
       const text = await res.text();
       const obj = parse(text) as Record<string, unknown> | null;
       const out = rewritten(b, text, obj, res);
       if (typeof obj?.id !== "string") return out;
+      const key = bookKey(vk, b.pool.name, b.provider);
       if (upload) {
-        await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }]);
+        await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }], key);
         return out;
       }
       const facts = factsOf(obj);
       if (!facts) return out;
-      const rows: Owned[] = [{ id: facts.id, kind: "batch", member: by, res: reservation?.id ?? null, obj: JSON.stringify(obj) }];
-      for (const f of facts.files) rows.push({ id: f, kind: "file", member: by, batch: facts.id, obj: JSON.stringify({ id: f, object: "file", purpose: "batch_output" }) });
       // Only the key's own batches are noted (a key that sees the account may look at others').
-      if (op.k === "create" || known) await book.note(rows);
-      // Over with no output to read: nothing more to meter, the reservation settles now.
-      if (facts.ended && (b.flavour === "openai" ? obj.output_file_id == null : false)) b.waitUntil(close(b, facts.id));
+      if (op.k !== "create" && !known) return out;
+      const rows: Owned[] = [{ id: facts.id, kind: "batch", member: by, res: reservation?.id ?? null, obj: JSON.stringify(obj) }];
+      for (const [f, role] of [[facts.output, "output"], [facts.error, "error"]] as const)
+        if (f) rows.push({ id: f, kind: "file", member: by, batch: facts.id, role, obj: JSON.stringify({ id: f, object: "file", purpose: `batch_${role}` }) });
+      await book.note(rows, key);
+      // Over: how many lines its results hold, so it is settled once they are all counted (at once when there are none).
+      if (facts.ended) b.waitUntil(book.ended(facts).catch(() => {}));
       return out;
     },
   };
@@ -159,12 +163,6 @@ function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | nul
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
 
-/** The member a pooled answer came from, by the hash in its limiter key. */
-async function memberOf(pool: Pool, hash: string): Promise<string> {
-  for (const m of pool.members) if ((await memberHash(m)) === hash) return m.name;
-  return pool.members[0]!.name;
-}
-
 /** A key that sees only its own: its batches or files as it last saw them, in the provider's list shape; nothing is sent. */
 async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Promise<Response> {
   const limit = Math.min(op.k === "files" ? 10_000 : 100, Number(b.search.get("limit")) || 20);
@@ -175,17 +173,18 @@ async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Pro
   return new Response(`{${b.flavour === "anthropic" ? "" : '"object":"list",'}"data":[${objs.join(",")}],${tail}}`, { headers: { "content-type": "application/json" } });
 }
 
-/** An upload's form: a key that sees only its own uploads batch input only; a budgeted key's lines are priced now. */
-async function readUpload(b: BatchAsk, own: boolean): Promise<{ usd: number } | Response> {
+/** An upload's form: `batchOnly` (the batches scope alone) uploads batch input only; a budgeted key's lines are priced now. */
+async function readUpload(b: BatchAsk, batchOnly: boolean): Promise<{ usd: number } | Response> {
   let form: FormData;
   try {
     form = await new Request("https://upload.invalid/", { method: "POST", headers: b.headers, body: b.body }).formData();
   } catch {
     return gatewayError("invalid_request", "the upload is not a multipart form");
   }
-  if (own && form.get("purpose") !== "batch") return gatewayError("forbidden", `virtual key ${b.vk.name} may upload only batch input (purpose batch)`);
+  if (batchOnly && form.get("purpose") !== "batch") return gatewayError("forbidden", `virtual key ${b.vk.name} may upload only batch input (purpose batch)`);
   const file = form.get("file");
-  if (typeof b.vk.budget !== "number" || typeof file === "string" || !file) return { usd: 0 };
+  // Only batch input is priced: it is what a batch made of it costs (the provider takes no other purpose as input).
+  if (typeof b.vk.budget !== "number" || form.get("purpose") !== "batch" || typeof file === "string" || !file) return { usd: 0 };
   const lines = (await file.text()).split("\n").filter((l) => l.trim() !== "");
   const usd = estimateOf(b, lines.map((l) => (parse(l) as { body?: unknown } | null)?.body));
   return usd instanceof Response ? usd : { usd };
@@ -203,23 +202,4 @@ function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
     usd += estimateUsd(bytes, estimateTokens(body, bytes), batchPrice(price));
   }
   return usd;
-}
-
-/** Result lines into the key's book (each once), at batch prices, under the member's key for their model. */
-async function meter(b: BatchAsk, batch: string, hash: string, lines: LineUse[]): Promise<void> {
-  const byModel = new Map<string, { id: string; record: UsageRecord }[]>();
-  for (const l of lines) {
-    const model = l.model ?? "*";
-    const price = priceOf(b.prices, b.provider, model);
-    const record = { caller: b.vk.name, virtualKey: b.vk.name, pool: b.pool.name, model, tokens: l.tokens, costUsd: price ? costOf(l.tokens, batchPrice(price)) : null };
-    byModel.set(model, [...(byModel.get(model) ?? []), { id: l.id, record }]);
-  }
-  const book = bookOf(b.env, b.vk);
-  for (const [model, recs] of byModel) await book.meter(batch, `${b.provider}:${model}:${hash}`, recs).catch(() => 0);
-}
-
-/** The batch's results were read whole (or there are none): its reservation settles with what its lines cost. */
-async function close(b: BatchAsk, batch: string): Promise<void> {
-  const held = await bookOf(b.env, b.vk).close(batch);
-  if (held && typeof b.vk.budget === "number") await budgetOf(b.env, b.vk).settle(held.res, held.usd, b.vk.budgetPeriod ?? "total");
 }

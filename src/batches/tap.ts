@@ -1,20 +1,20 @@
-// A batch's results as they pass to the caller: each whole line is read for its usage, and the
-// answered lines are handed on in groups. The bytes go on untouched.
-import { type LineUse, lineUse } from "./ops";
+// A batch's results as they pass: each whole line is read for its usage, and the lines are handed
+// on in groups. The bytes go on untouched.
+import { type ResultLine, resultLine } from "./ops";
 
 /** Lines handed on at once: one object call per this many. */
 const GROUP = 1_000;
 
 /**
- * Passes `body` through; `seen` gets the answered lines, a group at a time and the rest at the
- * end; `ended` is told whether the body ended whole (false: cut, or the caller left).
+ * Passes `body` through; `seen` gets its result lines, a group at a time and the rest at the end;
+ * `ended` is told whether the body ended whole (false: cut, or the reader left).
  */
-export function tapResults(body: ReadableStream<Uint8Array>, seen: (lines: LineUse[]) => void, ended: (whole: boolean) => void): ReadableStream<Uint8Array> {
+export function tapResults(body: ReadableStream<Uint8Array>, seen: (lines: ResultLine[]) => void, ended: (whole: boolean) => void = () => {}): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   let rest = "";
-  let group: LineUse[] = [];
+  let group: ResultLine[] = [];
   const take = (text: string) => {
-    const use = lineUse(text);
+    const use = resultLine(text);
     if (use) group.push(use);
     if (group.length >= GROUP) {
       seen(group);

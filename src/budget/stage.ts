@@ -5,6 +5,7 @@ import { gatewayError } from "../proxy/errors";
 import type { UsageRecord } from "../usage/types";
 import { costOf, type Price } from "../usage/prices";
 import { budgetOf } from "./object";
+import type { Pricing } from "./priceable";
 import type { Period } from "./period";
 
 /** What the stage needs of a virtual key (keys/object.ts VirtualKey). */
@@ -16,8 +17,12 @@ export interface Budgeted {
 }
 
 export interface BudgetHandle {
-  /** The meter's callback: the answer's true cost (an answer with no usage: its estimate; usage but no price: 0). */
-  counted: (r: UsageRecord) => void;
+  /**
+   * The meter's callback: the answer's true cost (an answer with no usage: its estimate; usage but
+   * no price: 0). A stream cut before its end (`whole` false) is charged at least its prompt and
+   * its whole output limit: the provider bills what it generated, which the gateway never saw.
+   */
+  counted: (r: UsageRecord, whole?: boolean) => void;
   /** After the response: if no answer was metered (an error, a cache hit, a caller gone), the reservation is released. */
   after: (metered: boolean) => void;
 }
@@ -34,22 +39,37 @@ const WORD = { day: "daily", month: "monthly", total: "total" } as const;
 
 /** What the stage knows of a request's price. */
 export interface Priced {
-  /** The model the request names; `*` when it names none (a models list: it costs nothing). */
+  /** The model the request names; `*` when it names none. */
   model: string;
   price: Price | null;
   /** Its estimated cost, computed only for budgeted keys. */
   estimate: () => number;
+  /** Whether it is free, priced by its answer's tokens, or something a budget cannot count (priceable.ts); read only for budgeted keys. */
+  pricing: () => Pricing;
+  /** Its prompt as estimated and the output it may generate (its limit, else CUT_OUTPUT_TOKENS): what a cut stream is charged at least. */
+  limits: () => { input: number; output: number };
 }
 
 /**
- * null: no budget, nothing to do (no call made, no estimate computed). A Response: 402
- * budget_exceeded, 403 forbidden for a model with no price (it would cost the budget nothing), or
- * 503 when the budget could not be checked (fail closed); the request is never forwarded. Else the handle.
+ * The output a cut stream is charged when its request named no limit: the provider's default is
+ * the model's own maximum, which the price table does not know; this is what the common ones allow.
+ */
+export const CUT_OUTPUT_TOKENS = 32_768;
+
+/**
+ * null: no budget, or nothing to count (a list, a token count; a provider batch reserves in its
+ * own stage): no call made. A Response: 402 budget_exceeded, 403 forbidden for what the gateway
+ * cannot price (a model with no price, a body that is not JSON, a tool billed per use, a tier or
+ * context band with no price: it would cost the budget nothing), or 503 when the budget could not
+ * be checked (fail closed); the request is never forwarded. Else the handle.
  */
 export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Priced, waitUntil: (p: Promise<unknown>) => void): Promise<Response | BudgetHandle | null> {
   if (!vk || typeof vk.budget !== "number") return null;
-  if (!priced.price && priced.model !== "*")
-    return unpriced(vk.name, priced.model);
+  const p = priced.pricing();
+  if (p.kind === "free") return null;
+  if (p.kind === "unpriceable")
+    return gatewayError("forbidden", `virtual key ${vk.name} has a budget, and ${p.why}: a budgeted key may not ask for what the gateway cannot price`);
+  if (!priced.price) return unpriced(vk.name, priced.model);
   const estimate = priced.estimate();
   const held = await reserveBudget(env, { ...vk, budget: vk.budget }, estimate, "this request");
   if (held instanceof Response) return held;
@@ -59,8 +79,16 @@ export async function budgetStage(env: Env, vk: Budgeted | undefined, priced: Pr
     done = true;
     waitUntil(held.settle(cost).catch(() => {}));
   };
+  const price = priced.price;
+  /** At least the prompt (as the provider reported it, else estimated) and the whole output limit, and never less than what was seen. */
+  const cut = (r: UsageRecord) => {
+    const seen = r.tokens;
+    const { input, output } = priced.limits();
+    const floor = costOf({ input: seen ? seen.input : input, output: Math.max(seen?.output ?? 0, output), cached: seen?.cached ?? 0, cacheWrite: seen?.cacheWrite ?? 0 }, price);
+    return Math.max(floor, r.costUsd ?? 0);
+  };
   return {
-    counted: (r) => settle(r.costUsd ?? (r.tokens ? 0 : estimate)),
+    counted: (r, whole = true) => settle(whole ? (r.costUsd ?? (r.tokens ? 0 : estimate)) : cut(r)),
     after: (metered) => {
       if (!metered) settle(0);
     },

@@ -14,6 +14,12 @@ export interface CacheConfig {
 /** The documented ceiling of any TTL, whatever a request or `CACHE_TTL_S` asks for: 30 days. */
 export const MAX_TTL_S = 30 * 86_400;
 
+/**
+ * While `CACHE` is off, anyone may still opt a request in (`x-slotgate-cache: on`): its entry is
+ * kept at most a day, so what callers store without the operator's say-so is bounded in time.
+ */
+export const OPT_IN_MAX_TTL_S = 86_400;
+
 export const DEFAULT_CACHE: CacheConfig = { on: false, ttlS: 7 * 86_400, maxBytes: 2 * 1024 * 1024 };
 
 function int(env: Env, name: "CACHE_TTL_S" | "CACHE_MAX_BYTES", fallback: number, hi: number): number {

@@ -1,4 +1,4 @@
-import { type CacheConfig, MAX_TTL_S } from "./config";
+import { type CacheConfig, MAX_TTL_S, OPT_IN_MAX_TTL_S } from "./config";
 
 /**
  * What one request asks of the cache, from `x-slotgate-cache*`, the RFC 9111 request directives
@@ -99,5 +99,6 @@ export function cachePlan(get: Get, inference: boolean, cfg: CacheConfig): Cache
   }
   const read = !cc.has("no-cache");
   if (only && !read) return "replay only and no-cache contradict each other";
+  if (!cfg.on) ttlS = Math.min(ttlS, OPT_IN_MAX_TTL_S);
   return { use: true, read, write: !only && !cc.has("no-store"), only, maxAgeS, ttlS, namespace, sample };
 }

@@ -20,12 +20,12 @@ export interface KeyInput {
 }
 
 /**
- * Request headers that change the answer: the API version and the beta features asked for.
- * Credentials and org/project headers need no place here: they are in the tenant (the credential
- * hash). Gemini has none (its version is in the path, which is keyed); Azure's `api-version` is in
- * the query, keyed too.
+ * Request headers that change the answer: the API version and the beta features asked for, and
+ * Google's field mask (`x-goog-fieldmask`: which fields of the answer come back). Credentials and
+ * org/project headers need no place here: they are in the tenant (the credential hash). Gemini's
+ * version is in its path and Azure's `api-version` in the query, both keyed already.
  */
-export const SEMANTIC_HEADERS = ["anthropic-beta", "anthropic-version", "openai-beta"] as const;
+export const SEMANTIC_HEADERS = ["anthropic-beta", "anthropic-version", "openai-beta", "x-goog-fieldmask"] as const;
 
 /**
  * The semantic headers a request sent, in a fixed order, each value read as a comma list of

@@ -11,6 +11,7 @@ import { cacheKey, semanticHeaders, SHARDS, shardOf } from "./key";
 import { type CacheShard, type Claim, type Landed, shardStub } from "./object";
 import { CacheStore, type Stored } from "./store";
 import { Tally } from "./tally";
+import { timerWait } from "../gathered";
 
 export interface CacheBindings {
   bucket: R2Bucket;
@@ -40,6 +41,8 @@ export interface CacheRequest {
   deadline: number;
   /** BODY_BUDGET_BYTES: the copy of an answer being stored counts against the isolate's budget of held bytes. */
   bodyBudgetBytes: number;
+  /** STATS_FLUSH_MS when set: how long the isolate gathers its counts before one call sends them (default TALLY_FLUSH_MS). */
+  statsMs?: number;
   now: () => number;
   waitUntil: (p: Promise<unknown>) => void;
 }
@@ -58,8 +61,8 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
   const plan = cachePlan((n) => r.headers.get(n), isInference(r.flavour, r.method, r.rest), r.config);
   if (typeof plan === "string") return gatewayError("invalid_request", plan);
   if (!plan.use) {
-    // Counted only where the cache was in play: when it is off and nobody asked, there is nothing to count.
-    if (plan.why !== "unasked") tally(r, plan.namespace, "bypass");
+    // Every answer marked bypass is counted as one (the counts ride the isolate's one call a second, tally.ts).
+    tally(r, plan.namespace, "bypass");
     return mark(await forward(), "bypass", cacheStatus({ fwd: "bypass" }));
   }
 
@@ -123,8 +126,8 @@ const tallies = new WeakMap<DurableObjectNamespace<CacheShard>, Tally>();
 function tally(r: CacheRequest, namespace: string, result: CacheResult): void {
   const ns = r.bindings.shards;
   let t = tallies.get(ns);
-  if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), (ms) => new Promise((ok) => setTimeout(ok, ms)))));
-  const flush = t.add(namespace, result);
+  if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), timerWait)));
+  const flush = t.add(namespace, result, r.statsMs);
   if (flush) r.waitUntil(flush);
 }
 

@@ -1,3 +1,4 @@
+import { Gathered } from "../gathered";
 import type { CacheResult } from "./entry";
 import { countedAs } from "./stats";
 
@@ -7,38 +8,32 @@ export const TALLY_FLUSH_MS = 1_000;
 type Counts = [namespace: string, result: CacheResult, n: number][];
 
 /**
- * The cache's hit/miss counters, gathered per isolate and sent in one call a second, so that a hit
- * costs no object call of its own. Counts of an isolate that dies within that second are lost:
- * they are statistics, never decisions.
+ * The cache's hit/miss counters, gathered per isolate and sent in one call a second (gathered.ts),
+ * so that a hit costs no object call of its own. A window keeps a bounded set of namespaces.
  */
 export class Tally {
-  private pending = new Map<string, number>();
   /** This window's namespaces: past the bound, new labels are counted as the overflow namespace. */
   private namespaces = new Set<string>();
-  private flushing = false;
+  private counts: Gathered<string>;
 
-  constructor(private readonly send: (counts: Counts) => Promise<void>, private readonly wait: (ms: number) => Promise<void>) {}
-
-  /** Adds one; the first add of a window hands back the flush to keep alive (waitUntil), later ones null. */
-  add(label: string, result: CacheResult): Promise<void> | null {
-    const namespace = countedAs(label, this.namespaces.has(label), this.namespaces.size);
-    this.namespaces.add(namespace);
-    const k = `${result} ${namespace}`;
-    this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
-    if (this.flushing) return null;
-    this.flushing = true;
-    return this.flush();
+  constructor(send: (counts: Counts) => Promise<void>, wait: (ms: number) => Promise<void>) {
+    this.counts = new Gathered<string>(
+      (batch) => {
+        this.namespaces = new Set();
+        return send(batch.map(([k, n]) => {
+          const at = k.indexOf(" ");
+          return [k.slice(at + 1), k.slice(0, at) as CacheResult, n];
+        }));
+      },
+      wait,
+      TALLY_FLUSH_MS,
+    );
   }
 
-  private async flush(): Promise<void> {
-    await this.wait(TALLY_FLUSH_MS);
-    const batch: Counts = [...this.pending].map(([k, n]) => {
-      const at = k.indexOf(" ");
-      return [k.slice(at + 1), k.slice(0, at) as CacheResult, n];
-    });
-    this.pending = new Map();
-    this.namespaces = new Set();
-    this.flushing = false;
-    if (batch.length) await this.send(batch).catch(() => {});
+  /** Adds one; the first add of a window (`windowMs`, default TALLY_FLUSH_MS) hands back the flush to keep alive (waitUntil), later ones null. */
+  add(label: string, result: CacheResult, windowMs?: number): Promise<void> | null {
+    const namespace = countedAs(label, this.namespaces.has(label), this.namespaces.size);
+    this.namespaces.add(namespace);
+    return this.counts.add(`${result} ${namespace}`, windowMs);
   }
 }

@@ -20,10 +20,13 @@ export { defaultCaller } from "./session";
 export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
   const mode = o.mode ?? "sync";
   // Lines of a provider job may be in batches still running: sent synchronously too, they would be paid twice.
-  if (mode === "sync" && !o.cancel && Journal.read(journalPath(o.out)).some((e) => e.e === "batch"))
+  const batched = !o.cancel && Journal.read(journalPath(o.out)).some((e) => e.e === "batch");
+  if ((mode === "sync" || mode === "flex") && batched)
     throw new UsageError(`${journalPath(o.out)} names provider batches of this output: resume it with --mode provider (or auto), or choose another --out`);
-  const session = await openSession(o);
-  if (mode !== "sync" || o.cancel) return runProviderJob(session, mode === "sync" ? "provider" : mode);
+  // auto: a deadline within a batch's completion window is met at flex, synchronously; else batches.
+  const flex = mode === "flex" || (mode === "auto" && !batched && !o.cancel && flexByDeadline(o.deadline, (o.now ?? Date.now)()));
+  const session = await openSession(flex ? { ...o, mode: "flex" } : o);
+  if ((mode !== "sync" && !flex) || o.cancel) return runProviderJob(session, mode === "sync" ? "provider" : (mode as "provider" | "auto"));
   const pending = session.entries.filter((e) => !session.done.has(e.id)).length;
   const reporter = o.progress ? startReporter(() => progressOf(session, pending), o.progress) : null;
   try {
@@ -34,6 +37,12 @@ export async function runBatch(o: BatchOptions): Promise<BatchSummary> {
   }
   return summarize(session, pending);
 }
+
+/** A provider batch may take until its completion window ends (24 h): a deadline within it is met at flex instead. */
+export const BATCH_WINDOW_MS = 24 * 3_600_000;
+
+/** `--mode auto`: whether the job runs synchronously at flex rather than in provider batches. */
+export const flexByDeadline = (deadline: number | undefined, now: number) => deadline !== undefined && deadline - now < BATCH_WINDOW_MS;
 
 /** The input's lines not yet answered: an item to send, or the error line of a line that cannot be sent. */
 export async function* fileItems(s: Session, keep: (it: Item) => boolean = () => true): AsyncGenerator<Item | OutputLine> {

@@ -3,9 +3,14 @@ import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
 import { estimateTokens } from "../policy/estimate";
-import { parseRateLimitHeaders } from "../policy/headers";
+import { parseRateLimitHeaders } from "../policy/limits";
+import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import type { RetryDecision } from "../policy/backoff";
 import { sleep } from "../sleep";
+import { servedTier } from "../tiers/body";
+import { noteTierTry, tierRetry, worthTrying } from "../tiers/fallback";
+import { atTier, type LineTier, lineTier } from "./tier";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { LocalLimiter } from "./local-limiter";
@@ -38,6 +43,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const nonce = randomUUID();
   let last: Awaited<ReturnType<typeof send>> = null;
   let deadline = Number.POSITIVE_INFINITY;
+  // A tier (--mode flex) where the line's provider sells it: its field written, its refusals its own.
+  const tiered = lineTier(ctx, item);
+  const dialect = tiered?.dialect ?? DIALECTS.generic;
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;
@@ -57,7 +65,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     // The retry budget (time) starts with the first send, not with the wait in the queue.
     if (attempt === 1) deadline = ctx.now() + ctx.gateway.deadlineMs;
 
-    const ex = await send(ctx, item);
+    // A line that waited on its tier goes at standard once the tier looks shed (as the gateway's attempts).
+    if (tiered && attempt > 1 && tiered.tier !== "standard" && !worthTrying(tiered.outlook, ctx.now())) tiered.tier = "standard";
+    const ex = await send(ctx, tiered ? atTier(item, tiered) : item);
     if (ex === null) {
       const d = ctx.abort.aborted ? null : decide(ctx, "transient", attempt, null, deadline);
       limiter.settle(leaseId, outcome("transient", 0, NO_INFO, 0, attempt, !d?.retry));
@@ -70,9 +80,14 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     }
 
     const now = ctx.now();
-    const info = parseRateLimitHeaders(ex.headers, now, ex.status >= 400 ? ex.body : undefined);
-    const cls = classify(ex.status, ex.body);
-    const d = cls === "success" ? null : decide(ctx, cls, attempt, info.retryAfterMs, deadline);
+    // The runner speaks to a base URL, not a named provider: every family is read (the generic dialect).
+    const info = parseRateLimitHeaders(ex.headers, now, dialect, ex.status >= 400 ? ex.body : undefined);
+    const cls = classify(ex.status, ex.body, dialect, info, tiered?.tier);
+    const d = cls === "success" ? null : tierDecision(ctx, tiered, cls, decide(ctx, cls, attempt, info.retryAfterMs, deadline), attempt, deadline);
+    if (cls === "success" && tiered) {
+      if (tiered.tier !== "standard") noteTierTry(tiered.outlook, false);
+      ctx.served.set(item.customId, servedTier(tiered.spec, ex.headers, ex.body) ?? tiered.tier);
+    }
     // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
     // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).
     const next = cls === "rate_limit" && d?.retry ? `${nonce}:${attempt + 1}` : undefined;
@@ -84,4 +99,15 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     await sleep(d.delayMs, ctx.stop);
     attempt += 1;
   }
+}
+
+/** A line sent at a tier (tiers/fallback.ts, tierRetry, as the gateway's steps): waited through at the tier, or on at standard. */
+function tierDecision(ctx: SendContext, t: LineTier | null, cls: OutcomeClass, d: RetryDecision, attempt: number, deadline: number): RetryDecision {
+  if (!t || t.tier === "standard") return d;
+  const next = tierRetry(t.outlook, cls, d, {
+    refusals: cls === "capacity" ? ++t.refusals : t.refusals, fallback: "standard", attempt,
+    maxAttempts: ctx.gateway.maxAttempts, now: ctx.now(), started: deadline - ctx.gateway.deadlineMs, deadline,
+  });
+  if (next.standard) t.tier = "standard";
+  return next.retry;
 }

@@ -2,6 +2,8 @@ import type { GatewayConfig } from "../config/limits";
 import { decideRetry } from "../policy/backoff";
 import { errorObject } from "../policy/headers";
 import type { OutcomeClass } from "../policy/types";
+import type { Tier } from "../providers/dialect";
+import type { Outlook } from "../tiers/fallback";
 import type { Item } from "./input";
 import { type OutputLine, outputLine } from "./output";
 import { requestId } from "./providers";
@@ -31,6 +33,12 @@ export interface SendContext {
   counters: Counters;
   url: (item: Item) => string;
   headers: (item: Item) => Record<string, string>;
+  /** The tier the run's lines go at where their provider sells it (`--mode flex`); absent: none asked. */
+  tier?: Tier;
+  /** The tier that served each answered line, by custom_id, until its line is recorded (priced at it). */
+  served: Map<string, Tier>;
+  /** Direct mode: the run's outlook of each provider's and model's tier (tiers/fallback.ts). */
+  outlooks: Map<string, Outlook>;
 }
 
 /** One HTTP answer, read whole: a batch keeps bodies, it does not stream them. */

@@ -1,6 +1,8 @@
 import { classify } from "../policy/classify";
+import { DIALECTS } from "../providers/dialects";
 import { parseRetryAfter } from "../policy/headers";
 import { sleep } from "../sleep";
+import { isTier } from "../tiers/choose";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { OutputLine } from "./output";
@@ -43,6 +45,10 @@ export async function runGateway(ctx: SendContext, item: Item): Promise<OutputLi
       await sleep(hint * (1 + 0.1 * ctx.random()), ctx.stop);
       continue;
     }
-    return answerLine(item, ex, classify(ex.status, ex.body));
+    const line = answerLine(item, ex, classify(ex.status, ex.body, DIALECTS.generic));
+    // Priced at the tier that served it, as the gateway tells it.
+    const tier = ex.headers.get("x-slotgate-tier");
+    if (line.error === null && isTier(tier)) ctx.served.set(item.customId, tier);
+    return line;
   }
 }

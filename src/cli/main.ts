@@ -4,6 +4,7 @@ import { type BatchOptions, runBatch } from "./batch";
 import { JobStopped } from "./job/api";
 import { UsageError } from "./input";
 import { formatSummary } from "./progress";
+import { commandName, shellWord, thisInvocation } from "./invoked";
 import { BATCH_PROVIDERS, credentialVar } from "./providers";
 
 const HELP = `slotgate: edge gateway for LLM APIs
@@ -30,12 +31,17 @@ Options:
                       out until the request's deadline (120 s from its first send)
   --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
   --mode MODE         sync (default): every line through the limiter, at once;
+                      flex: the same at the flex tier where the line's provider and model sell it
+                      (OpenAI: half price; Gemini: half; Groq: higher limits), waiting through
+                      its capacity refusals and then at standard, so no line is lost;
                       provider: every line through the provider's batch API (OpenAI chat
                       completions, embeddings, completions and responses; Anthropic messages), at
                       its batch price (half, on a separate quota), answered within 24 h;
-                      auto: batch API where the line's provider has one, sync for the rest
+                      auto: with a --deadline within 24 h, flex; else the batch API where the
+                      line's provider has one, sync for the rest
   --deadline WHEN     provider/auto: at WHEN (90m, 2h, 30s from now, or an ISO time) running
-                      batches are cancelled and the lines they did not answer run synchronously
+                      batches are cancelled and the lines they did not answer run synchronously;
+                      auto: within 24 h (a batch's completion window), the job runs at flex
   --poll SECONDS      provider/auto: look at running batches at most this often (default 30)
   --batch-lines N     provider/auto: most lines per batch (default the provider's: 50,000 OpenAI,
                       100,000 Anthropic)
@@ -107,10 +113,10 @@ export function parseBatchArgs(args: string[], now = Date.now()): BatchOptions {
   if (!v.gateway && (v.caller !== undefined || v.priority !== undefined)) throw new UsageError("--caller and --priority are for --gateway: they tell the gateway who is asking");
   if (v.priority !== undefined && !["high", "normal", "low"].includes(v.priority)) throw new UsageError("--priority must be high, normal or low");
   const mode = v.mode ?? (v.cancel ? "provider" : "sync");
-  if (!["sync", "provider", "auto"].includes(mode)) throw new UsageError("--mode must be sync, provider or auto");
+  if (!["sync", "flex", "provider", "auto"].includes(mode)) throw new UsageError("--mode must be sync, flex, provider or auto");
   const batchOnly = ["deadline", "poll", "batch-lines", "batch-bytes", "cancel"] as const;
   const misplaced = batchOnly.find((f) => v[f] !== undefined);
-  if (mode === "sync" && misplaced) throw new UsageError(`--${misplaced} is for --mode provider or auto`);
+  if ((mode === "sync" || mode === "flex") && misplaced) throw new UsageError(`--${misplaced} is for --mode provider or auto`);
   const poll = positiveInt(v.poll, "--poll");
   return {
     mode: mode as BatchOptions["mode"],
@@ -132,10 +138,14 @@ export function parseBatchArgs(args: string[], now = Date.now()): BatchOptions {
   };
 }
 
-/** The command line again, with `flag` (--resume: what to run to finish the job; --cancel: to cancel its batches). */
-function commandWith(args: string[], flag: "--resume" | "--cancel"): string {
-  const quoted = args.filter((a) => a !== "--resume" && a !== "--cancel").map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
-  return `slotgate batch ${quoted.join(" ")} ${flag}`;
+/**
+ * The command line again, with `flag` (--resume: what to run to finish the job; --cancel: to cancel
+ * its batches), as it runs when pasted where the user is (invoked.ts: `slotgate` where their shell
+ * finds this command by that name, else `node <this file>`). Paths stay as typed: the same folder.
+ */
+function commandWith(bin: string, args: string[], flag: "--resume" | "--cancel"): string {
+  const quoted = args.filter((a) => a !== "--resume" && a !== "--cancel").map(shellWord);
+  return `${commandName(thisInvocation(bin))} batch ${quoted.join(" ")} ${flag}`;
 }
 
 /** A yes/no question on the terminal; undefined when there is none to ask on. */
@@ -168,7 +178,8 @@ function interrupts(err: NodeJS.WriteStream) {
   return { stop: stop.signal, abort: abort.signal, dispose: () => process.off("SIGINT", onSigint) };
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** `bin`: this command's file, for the hints it prints (bin/slotgate.mjs passes its own). */
+export async function main(argv: string[], bin: string = process.argv[1] ?? "slotgate"): Promise<number> {
   const out = process.stdout;
   const err = process.stderr;
   const [command, ...rest] = argv;
@@ -186,8 +197,8 @@ export async function main(argv: string[]): Promise<number> {
     const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) }, confirm: terminalConfirm() });
     out.write(`${formatSummary(summary)}\n`);
     if (options.cancel) return 0;
-    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(rest, "--resume")}\n`);
-    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(rest, "--cancel")}\n`);
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
+    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(bin, rest, "--cancel")}\n`);
     if (summary.stopped) return 130;
     return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
   } catch (e) {
@@ -196,7 +207,7 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode;
     }
     if (e instanceof JobStopped) {
-      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(rest, "--resume")}\n`);
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
       return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, fdatasyncSync, openSync, readSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { classify } from "../policy/classify";
+import { DIALECTS } from "../providers/dialects";
 import { readLines, UsageError } from "./input";
 import type { OutputLine } from "./types";
 
@@ -22,8 +23,8 @@ export function isFinal(o: OutputLine): boolean {
   if (o.error === null) return o.response !== null;
   if (NOT_DONE_CODES.has(o.error.code)) return false;
   if (!o.response) return true;
-  const cls = classify(o.response.status_code, o.response.body);
-  return cls !== "rate_limit" && cls !== "transient";
+  const cls = classify(o.response.status_code, o.response.body, DIALECTS.generic);
+  return cls !== "rate_limit" && cls !== "capacity" && cls !== "transient";
 }
 
 function asLine(text: string): OutputLine | null {

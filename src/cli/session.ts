@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } from "../config/limits";
 import { ConfigError } from "../config/error";
+import type { Tier } from "../providers/dialect";
 import { LABEL } from "../providers/key";
 import { priceTable } from "../usage/prices";
 import { runDirect } from "./direct";
@@ -67,7 +68,8 @@ export async function openSession(o: BatchOptions): Promise<Session> {
   if (!existsSync(o.input)) throw new UsageError(`${o.input}: no such file`);
   const gatewayBase = o.gateway ? checkUrl(o.gateway, "--gateway") : null;
   const baseUrl = o.baseUrl ? checkUrl(o.baseUrl, "--base-url") : undefined;
-  const who = whoHeaders(o);
+  const tier = syncTier(o.mode);
+  const who = { ...whoHeaders(o), ...(tier && { "x-slotgate-tier": tier }) };
   let prices;
   try {
     prices = priceTable(env.PRICES);
@@ -97,6 +99,9 @@ export async function openSession(o: BatchOptions): Promise<Session> {
     stop: o.stop ?? never, abort: o.abort ?? never, counters,
     url: (it) => `${baseOf(it.provider)}${it.url}`,
     headers: (it) => headersOf(it.provider, it.url),
+    ...(tier && { tier }),
+    served: new Map(),
+    outlooks: new Map(),
   };
   const limiters = new LocalLimiters(directLimits({ ...DEFAULT_LIMITER }, concurrency, o.limiter), now);
   const drive = (it: Item) => (gatewayBase ? runGateway(ctx, it) : runDirect(ctx, limiters.for(`${it.provider}:${it.model}`), it));
@@ -107,9 +112,11 @@ export async function openSession(o: BatchOptions): Promise<Session> {
   const record = (line: OutputLine | null, item?: Pick<Item, "provider" | "model">, batch = false) => {
     if (line === null) return;
     writer.write(line);
+    const tier = ctx.served.get(line.custom_id);
+    ctx.served.delete(line.custom_id);
     if (line.error === null) {
       tally.succeeded += 1;
-      if (item) spend.add(item.provider, item.model, line.response?.body, batch);
+      if (item) spend.add(item.provider, item.model, line.response?.body, batch, tier);
     } else if (line.error.code === "interrupted") tally.interrupted += 1;
     else {
       tally.failed += 1;
@@ -152,6 +159,9 @@ export async function openSession(o: BatchOptions): Promise<Session> {
     },
   };
 }
+
+/** The tier a run's synchronous lines go at: flex in `--mode flex` (and `auto` with a deadline within a day: batch.ts), where their provider sells it; else none asked. */
+export const syncTier = (mode: BatchOptions["mode"]): Tier | undefined => (mode === "flex" ? "flex" : undefined);
 
 /** The gateway's limiter defaults, kept within what --concurrency lets be open at once. */
 function directLimits(base: LimiterConfig, concurrency: number, override: Partial<LimiterConfig> = {}): LimiterConfig {

@@ -1,5 +1,8 @@
 // What a batch run's answers report they used, and cost at the price table (PRICES over the built-in one).
-import { batchPrice, costOf, priceOf, type PriceTable } from "../usage/prices";
+import type { Tier } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
+import { BUILT_IN } from "../providers/table";
+import { batchPrice, costOf, priceOf, type PriceTable, tierPrice } from "../usage/prices";
 import { usageIn } from "../usage/tokens";
 
 export interface SpendSummary {
@@ -15,20 +18,22 @@ export interface SpendSummary {
   /** Of costUsd, what answers from provider batches cost (at batch prices), and how many they were. */
   batchCostUsd: number;
   batchAnswers: number;
-  /** What the same answers would have cost synchronously. */
+  /** What the same answers would have cost synchronously, at standard. */
   syncCostUsd: number;
+  /** Synchronous answers by the service tier that served them (issue 35): how many, and what they cost. */
+  tiers: Partial<Record<Tier, { answers: number; costUsd: number }>>;
 }
 
 export class SpendTally {
-  readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0, batchCostUsd: 0, batchAnswers: 0, syncCostUsd: 0 };
+  readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0, batchCostUsd: 0, batchAnswers: 0, syncCostUsd: 0, tiers: {} };
   private prices: PriceTable;
 
   constructor(prices: PriceTable) {
     this.prices = prices;
   }
 
-  /** One answered line: its body's usage at its provider's and model's price (`batch`: the batch price). */
-  add(provider: string, model: string, body: unknown, batch = false): void {
+  /** One answered line: its body's usage at its provider's and model's price (`batch`: the batch price; else the price of the tier that served it). */
+  add(provider: string, model: string, body: unknown, batch = false, tier: Tier = "standard"): void {
     if (batch) this.s.batchAnswers += 1;
     const t = usageIn(body);
     if (!t) {
@@ -38,15 +43,22 @@ export class SpendTally {
     this.s.inputTokens += t.input;
     this.s.outputTokens += t.output;
     this.s.cachedTokens += t.cached;
-    const p = priceOf(this.prices, provider, model);
-    if (!p) {
+    const listed = priceOf(this.prices, provider, model);
+    const ratio = DIALECTS[BUILT_IN[provider]?.dialect ?? "generic"].tiers?.ratio[tier];
+    const p = listed && (batch ? batchPrice(listed) : tierPrice(listed, tier, ratio));
+    if (!listed || !p) {
       this.s.unpriced += 1;
       return;
     }
-    const cost = costOf(t, batch ? batchPrice(p) : p);
+    const cost = costOf(t, p);
     this.s.costUsd += cost;
-    this.s.syncCostUsd += costOf(t, p);
+    this.s.syncCostUsd += costOf(t, listed);
     if (batch) this.s.batchCostUsd += cost;
+    else {
+      const at = (this.s.tiers[tier] ??= { answers: 0, costUsd: 0 });
+      at.answers += 1;
+      at.costUsd += cost;
+    }
   }
 }
 
@@ -57,13 +69,20 @@ export function spendRows(s: SpendSummary): [string, string][] {
   return [
     ["tokens", `${n(s.inputTokens)} in${s.cachedTokens ? ` (${n(s.cachedTokens)} cached)` : ""}, ${n(s.outputTokens)} out`],
     ["cost", `$${s.costUsd.toFixed(4)}${left.length ? `  (${left.join(", ")})` : ""}`],
-    ...(s.batchAnswers > 0 ? [batchRow(s)] : []),
+    ...(s.batchAnswers > 0 ? [batchRow(s)] : Object.keys(s.tiers).some((t) => t !== "standard") ? [tierRow(s)] : []),
   ];
 }
 
+const ratio = (s: SpendSummary) => (s.syncCostUsd > 0 ? ` (${(s.costUsd / s.syncCostUsd).toFixed(2)}x)` : "");
+
 /** Provider mode: the batch answers at batch prices, the synchronous rest, and the same job synchronously. */
 function batchRow(s: SpendSummary): [string, string] {
-  const ratio = s.syncCostUsd > 0 ? ` (${(s.costUsd / s.syncCostUsd).toFixed(2)}x)` : "";
   const rest = s.costUsd - s.batchCostUsd;
-  return ["  of which", `$${s.batchCostUsd.toFixed(4)} at batch prices, $${rest.toFixed(4)} synchronous; the same job synchronously: $${s.syncCostUsd.toFixed(4)}${ratio}`];
+  return ["  of which", `$${s.batchCostUsd.toFixed(4)} at batch prices, $${rest.toFixed(4)} synchronous; the same job synchronously: $${s.syncCostUsd.toFixed(4)}${ratio(s)}`];
+}
+
+/** Flex: the answers by the tier that served them, and the same job at standard. */
+function tierRow(s: SpendSummary): [string, string] {
+  const parts = (Object.entries(s.tiers) as [Tier, { answers: number; costUsd: number }][]).map(([t, v]) => `$${v.costUsd.toFixed(4)} at ${t} (${v.answers})`);
+  return ["  of which", `${parts.join(", ")}; the same job at standard: $${s.syncCostUsd.toFixed(4)}${ratio(s)}`];
 }

@@ -14,8 +14,13 @@ export interface OutputLine {
   error: { code: string; message: string } | null;
 }
 
-/** sync: every line through the limiter (or gateway); provider: the providers' batch APIs; auto: those where the line's provider has one. */
-export type BatchMode = "sync" | "provider" | "auto";
+/**
+ * sync: every line through the limiter (or gateway); flex: the same, at the flex tier where the
+ * line's provider sells it, falling back to standard; provider: the providers' batch APIs; auto:
+ * flex when the deadline is within a batch's completion window, else batch APIs where the line's
+ * provider has one and sync for the rest.
+ */
+export type BatchMode = "sync" | "flex" | "provider" | "auto";
 
 export interface BatchOptions {
   input: string;

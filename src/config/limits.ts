@@ -22,6 +22,8 @@ export interface GatewayConfig {
   streamIdleMs: number;
   /** Request bodies one isolate may hold while their requests wait; past it new ones get 503 `overloaded`. */
   bodyBudgetBytes: number;
+  /** How long a request's body may take to arrive; past it, 408 `request_timeout`. */
+  bodyTimeoutMs: number;
   /** How long a pool member is out after hard quota, 401 or 403, the first time; doubled per strike. */
   poolOutMs: number;
 }
@@ -46,6 +48,7 @@ export const DEFAULT_GATEWAY: GatewayConfig = {
   upstreamTimeoutMs: 300_000,
   streamIdleMs: 120_000,
   bodyBudgetBytes: 48 * 1024 * 1024,
+  bodyTimeoutMs: 60_000,
   poolOutMs: 10_000,
 };
 
@@ -80,6 +83,7 @@ export const GATEWAY_RULES: Record<keyof GatewayConfig, Rule> = {
   upstreamTimeoutMs: { int: true, lo: 1, hi: 86_400_000 },
   streamIdleMs: { int: true, lo: 1, hi: 86_400_000 },
   bodyBudgetBytes: { int: true, lo: 1, hi: 1024 * 1024 * 1024 },
+  bodyTimeoutMs: { int: true, lo: 1, hi: 3_600_000 },
   poolOutMs: { int: true, lo: 1, hi: 3_600_000 },
 };
 

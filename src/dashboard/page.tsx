@@ -6,8 +6,22 @@ import { REASON_COLOURS } from "./style";
 /** A row per pool member (GET /admin/pools). */
 const POOL_COLUMNS = ["pool", "member", "state", "limit", "in flight", "queued", "rate /min", "served", "share, last minute"];
 
-const COLUMNS = ["provider", "model", "limit", "in flight", "queued", "cooldown", "429 share", "p50", "p99", "last seen"];
+/** `credential`: the first 8 hex of the credential's hash (the key's last part); `used by`: a pool member, else the busiest caller of the last minute. */
+const COLUMNS = ["provider", "model", "credential", "used by", "limit", "in flight", "queued", "cooldown", "429 share", "p50", "p99", "last seen"];
+/** Every key's upstream attempts by provider (GET /admin/upstream), listed keys or not. */
+const UPSTREAM_COLUMNS = ["provider", "2xx", "3xx", "4xx", "5xx", "unreachable", "last"];
 const CALLER_COLUMNS = ["caller", "lane", "in flight", "queued", "served", "share (1 min)", "last seen"];
+
+/** A table's header row. */
+const Head: FC<{ columns: string[] }> = ({ columns }) => (
+  <thead>
+    <tr>
+      {columns.map((c) => (
+        <th scope="col">{c}</th>
+      ))}
+    </tr>
+  </thead>
+);
 
 /**
  * The HTML shell. It holds no data and no token: the script asks for the token once, keeps it in
@@ -44,25 +58,18 @@ const Page: FC = () => (
         </form>
         <div id="app" hidden>
           <table id="keys">
-            <thead>
-              <tr>
-                {COLUMNS.map((c) => (
-                  <th scope="col">{c}</th>
-                ))}
-              </tr>
-            </thead>
+            <Head columns={COLUMNS} />
             <tbody></tbody>
           </table>
           <p id="cache" class="muted" hidden></p>
+          <table id="upstream" hidden>
+            <caption>Upstream answers by provider, every key <span id="upstream-since" class="muted"></span></caption>
+            <Head columns={UPSTREAM_COLUMNS} />
+            <tbody></tbody>
+          </table>
           <table id="pools" hidden>
             <caption>Pools</caption>
-            <thead>
-              <tr>
-                {POOL_COLUMNS.map((c) => (
-                  <th scope="col">{c}</th>
-                ))}
-              </tr>
-            </thead>
+            <Head columns={POOL_COLUMNS} />
             <tbody></tbody>
           </table>
           <section id="spend" hidden>
@@ -76,6 +83,8 @@ const Page: FC = () => (
               </select>{" "}
               <span id="spend-total"></span>
             </div>
+            {/* How fresh the figures are: the ledger is written every USAGE_FLUSH_MS from each key. */}
+            <div id="spend-fresh" class="muted"></div>
             <svg id="spend-chart" class="chart small" role="img" aria-label="cumulative spend over the last hour" viewBox="0 0 720 200"></svg>
             <div id="spend-legend" class="legend"></div>
           </section>
@@ -101,13 +110,7 @@ const Page: FC = () => (
             <h3 class="over-time">Callers</h3>
             {/* Who shares this key's slots (x-slotgate-caller, a gateway token's hash, or the default caller). */}
             <table id="d-callers" class="callers">
-              <thead>
-                <tr>
-                  {CALLER_COLUMNS.map((c) => (
-                    <th scope="col">{c}</th>
-                  ))}
-                </tr>
-              </thead>
+              <Head columns={CALLER_COLUMNS} />
               <tbody></tbody>
             </table>
             <p id="d-callers-none" class="muted" hidden>

@@ -49,6 +49,13 @@ table{border-collapse:collapse;width:100%}
 th,td{padding:.35rem .6rem;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{font-weight:600;color:var(--muted);font-size:.8rem;text-transform:uppercase;letter-spacing:.02em}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+#keys th:nth-child(3),#keys td:nth-child(3),#keys th:nth-child(4),#keys td:nth-child(4){text-align:left}
+td.hash{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem}
+td.by{max-width:16rem;overflow:hidden;text-overflow:ellipsis}
+caption{caption-side:top;text-align:left;font-weight:600;font-size:.85rem;color:var(--muted);text-transform:uppercase;padding:1.25rem 0 .35rem}
+caption span{text-transform:none;font-weight:400}
+table#upstream tbody tr,table#pools tbody tr{cursor:default}
+#upstream th:nth-child(2),#upstream td:nth-child(2){text-align:right}
 tbody tr{cursor:pointer}
 tbody tr:hover,tbody tr.selected{background:var(--panel)}
 td.model,td.caller{max-width:22rem;overflow:hidden;text-overflow:ellipsis}

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { KeyMeta } from "../limiter/types";
+import { STATUS_CLASSES, type StatusClass } from "../observe/upstream";
 
 /** What a Limiter reports about itself: who it is and its numbers at the time (ms since epoch). */
 export interface DirectoryEntry extends KeyMeta {
@@ -24,6 +25,23 @@ export const MAX_ROWS = 10_000;
 export const LIST_MAX = 200;
 /** At most this many for a metrics scrape (`recent`): the exposition's label bound. */
 export const RECENT_MAX = 1_000;
+/**
+ * `x-slotgate-limit-key` labels one credential may use (each a limiter of its own, and a row here)
+ * within RETENTION_MS; a new one past it is refused, so no caller grows storage without bound.
+ */
+export const LABELS_PER_CREDENTIAL = 100;
+
+/** Upstream attempts by provider and status class (observe/upstream.ts), since `since`. */
+export interface UpstreamCounts {
+  provider: string;
+  counts: Record<StatusClass, number>;
+  /** Epoch ms of the newest batch that counted one. */
+  lastAt: number;
+}
+
+/** At most this many provider rows (a provider table is config; this only guards the object). */
+export const UPSTREAM_PROVIDERS_MAX = 256;
+const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 type Row = { key: string; provider: string; model: string; lim: number; in_flight: number; queued: number; last_seen: number };
 
@@ -63,6 +81,76 @@ export class Directory extends DurableObject<Env> {
         first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL)`,
     );
     sql.exec("CREATE INDEX IF NOT EXISTS keys_last_seen ON keys (last_seen DESC)");
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS upstream (
+        provider TEXT NOT NULL, class TEXT NOT NULL, n INTEGER NOT NULL, first_at INTEGER NOT NULL, last_at INTEGER NOT NULL,
+        PRIMARY KEY (provider, class))`,
+    );
+    sql.exec("CREATE TABLE IF NOT EXISTS labels (cred TEXT NOT NULL, label TEXT NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (cred, label)) WITHOUT ROWID");
+  }
+
+  /**
+   * Adds a Worker isolate's counts (one call per isolate per window). Rows are provider x class:
+   * anything else (a class that is not one of the five, a name no provider table allows, a row past
+   * the bound) is dropped, so nothing sent here can grow it without bound.
+   */
+  async countUpstream(counts: [provider: string, cls: string, n: number][], at: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const providers = new Set(sql.exec<{ provider: string }>("SELECT DISTINCT provider FROM upstream").toArray().map((r) => r.provider));
+    for (const [provider, cls, n] of counts.slice(0, UPSTREAM_PROVIDERS_MAX * STATUS_CLASSES.length)) {
+      if (!(STATUS_CLASSES as readonly string[]).includes(cls) || !PROVIDER_NAME.test(provider) || !Number.isSafeInteger(n) || n <= 0) continue;
+      if (!providers.has(provider) && providers.size >= UPSTREAM_PROVIDERS_MAX) continue;
+      providers.add(provider);
+      sql.exec(
+        `INSERT INTO upstream (provider, class, n, first_at, last_at) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (provider, class) DO UPDATE SET n = n + excluded.n, last_at = max(last_at, excluded.last_at)`,
+        provider, cls, n, at,
+      );
+    }
+  }
+
+  /** Every provider's counts, by name; `since`: when the first was counted (null: none yet). */
+  async upstream(): Promise<{ since: number | null; providers: UpstreamCounts[] }> {
+    const rows = this.ctx.storage.sql
+      .exec<{ provider: string; class: StatusClass; n: number; first_at: number; last_at: number }>("SELECT * FROM upstream ORDER BY provider")
+      .toArray();
+    const byName = new Map<string, UpstreamCounts>();
+    let since: number | null = null;
+    for (const r of rows) {
+      let p = byName.get(r.provider);
+      if (!p) byName.set(r.provider, (p = { provider: r.provider, counts: Object.fromEntries(STATUS_CLASSES.map((c) => [c, 0])) as Record<StatusClass, number>, lastAt: 0 }));
+      p.counts[r.class] = r.n;
+      p.lastAt = Math.max(p.lastAt, r.last_at);
+      since = since === null ? r.first_at : Math.min(since, r.first_at);
+    }
+    return { since, providers: [...byName.values()] };
+  }
+
+  /**
+   * Whether credential `cred` (`provider:hash`) may use `label`: one it used within RETENTION_MS
+   * (seen again now), or a new one while it has fewer than LABELS_PER_CREDENTIAL.
+   */
+  async admitLabel(cred: string, label: string, now: number): Promise<boolean> {
+    const sql = this.ctx.storage.sql;
+    this.prune(now);
+    if (sql.exec("UPDATE labels SET last_seen = ? WHERE cred = ? AND label = ?", now, cred, label).rowsWritten > 0) return true;
+    const n = sql.exec<{ n: number }>("SELECT count(*) AS n FROM labels WHERE cred = ?", cred).one().n;
+    if (n >= LABELS_PER_CREDENTIAL) return false;
+    sql.exec("INSERT INTO labels (cred, label, last_seen) VALUES (?, ?, ?)", cred, label, now);
+    return true;
+  }
+
+  /** Each credential's keys (`provider:hash` to its rows' keys), whatever others have flooded the list with: the operator's view of pool members. */
+  async keysOf(creds: string[]): Promise<Record<string, string[]>> {
+    const out: Record<string, string[]> = {};
+    for (const cred of new Set(creds)) {
+      const at = cred.indexOf(":");
+      out[cred] = this.ctx.storage.sql
+        .exec<{ key: string }>("SELECT key FROM keys WHERE provider = ? AND key LIKE ? ORDER BY last_seen DESC LIMIT ?", cred.slice(0, at), `%:${cred.slice(at + 1)}`, LIST_MAX)
+        .toArray()
+        .map((r) => r.key);
+    }
+    return out;
   }
 
   /** Upsert; an older report arriving late never moves lastSeen back. */
@@ -117,6 +205,7 @@ export class Directory extends DurableObject<Env> {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     this.ctx.storage.sql.exec("DELETE FROM keys WHERE last_seen < ?", now - RETENTION_MS);
+    this.ctx.storage.sql.exec("DELETE FROM labels WHERE last_seen < ?", now - RETENTION_MS);
     this.rows = null;
   }
 }

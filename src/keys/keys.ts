@@ -17,12 +17,15 @@ type Secrets = { VIRTUAL_KEY_SECRET?: string; ADMIN_TOKEN?: string };
 const bySecret = new Map<string, { mac: CryptoKey; verified: Map<string, string> }>();
 
 /**
- * VIRTUAL_KEY_SECRET, else ADMIN_TOKEN (rotating that one then invalidates every virtual key: set
- * VIRTUAL_KEY_SECRET to keep them apart). A leaked store cannot be checked against guesses without it.
+ * VIRTUAL_KEY_SECRET, never ADMIN_TOKEN: a key's check characters are an HMAC its holder can test
+ * guesses of the secret against offline, so the secret under them must open nothing else. A key
+ * minted under ADMIN_TOKEN (before this rule) keeps working once VIRTUAL_KEY_SECRET is set to that
+ * old value and ADMIN_TOKEN is changed. A leaked store cannot be checked against guesses without it.
  */
 async function secretOf(env: Secrets): Promise<{ mac: CryptoKey; verified: Map<string, string> }> {
-  const secret = env.VIRTUAL_KEY_SECRET || env.ADMIN_TOKEN;
-  if (!secret) throw new ConfigError("virtual keys need VIRTUAL_KEY_SECRET or ADMIN_TOKEN to be set");
+  const secret = env.VIRTUAL_KEY_SECRET;
+  if (!secret) throw new ConfigError("virtual keys need the secret VIRTUAL_KEY_SECRET (its own, not ADMIN_TOKEN: see docs/pools-and-virtual-keys.md for keys minted before)");
+  if (secret === env.ADMIN_TOKEN) throw new ConfigError("VIRTUAL_KEY_SECRET must differ from ADMIN_TOKEN: a virtual key's holder could test guesses of it offline");
   let s = bySecret.get(secret);
   if (!s) {
     if (bySecret.size > 4) bySecret.clear();

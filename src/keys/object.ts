@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { Period } from "../budget/period";
 import type { Lane } from "../limiter/lanes";
+import type { Tier } from "../providers/dialect";
 import { DEFAULT_SCOPES, type Scope } from "../providers/endpoints";
 import type { CacheScope, KeySpec } from "./spec";
 
@@ -13,7 +14,7 @@ export interface VirtualKey extends KeySpec {
 
 type Row = {
   name: string; pool: string; lane: string | null; max_concurrency: number | null; budget: number | null; budget_period: string | null;
-  scopes: string | null; cache: string | null; created_at: number; last_used: number | null;
+  scopes: string | null; cache: string | null; tier: string | null; created_at: number; last_used: number | null;
 };
 
 const toKey = (r: Row): VirtualKey => ({
@@ -26,6 +27,7 @@ const toKey = (r: Row): VirtualKey => ({
   // A key minted before scopes existed has the default ones.
   scopes: r.scopes ? (JSON.parse(r.scopes) as Scope[]) : [...DEFAULT_SCOPES],
   cache: (r.cache as CacheScope | null) ?? null,
+  tier: (r.tier as Tier | null) ?? null,
   createdAt: new Date(r.created_at).toISOString(),
   lastUsed: r.last_used === null ? null : new Date(r.last_used).toISOString(),
 });
@@ -52,10 +54,11 @@ export class VirtualKeys extends DurableObject<Env> {
         name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, pool TEXT NOT NULL, lane TEXT,
         max_concurrency INTEGER, created_at INTEGER NOT NULL, last_used INTEGER)`,
     );
-    // Budgets, scopes and the cache's scope came later: a store made before them gets their columns.
+    // Budgets, scopes, the cache's scope and the tier came later: a store made before them gets their columns.
     const cols = ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(vkeys)").toArray().map((c) => c.name);
     if (!cols.includes("budget")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN budget REAL; ALTER TABLE vkeys ADD COLUMN budget_period TEXT");
     if (!cols.includes("scopes")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN scopes TEXT; ALTER TABLE vkeys ADD COLUMN cache TEXT");
+    if (!cols.includes("tier")) ctx.storage.sql.exec("ALTER TABLE vkeys ADD COLUMN tier TEXT");
   }
 
   /** false: the name is taken here. */
@@ -63,8 +66,8 @@ export class VirtualKeys extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     if (this.taken(k.name)) return false;
     sql.exec(
-      "INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, budget, budget_period, scopes, cache, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      k.name, hash, k.pool, k.lane, k.maxConcurrency, k.budget, k.budgetPeriod, JSON.stringify(k.scopes), k.cache, now,
+      "INSERT INTO vkeys (name, hash, pool, lane, max_concurrency, budget, budget_period, scopes, cache, tier, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      k.name, hash, k.pool, k.lane, k.maxConcurrency, k.budget, k.budgetPeriod, JSON.stringify(k.scopes), k.cache, k.tier, now,
     );
     return { ...k, createdAt: new Date(now).toISOString(), lastUsed: null };
   }

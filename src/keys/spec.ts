@@ -3,7 +3,9 @@
 import { isPeriod, PERIODS, type Period } from "../budget/period";
 import { isLane, type Lane } from "../limiter/lanes";
 import { DEFAULT_SCOPES, type Scope, SCOPES } from "../providers/endpoints";
+import { TIERS, type Tier } from "../providers/dialect";
 import { LABEL } from "../providers/key";
+import { isTier } from "../tiers/choose";
 
 /** Whose cache entries a key reads and writes: its own (default), or its pool's, shared with the pool's other keys that share. */
 export const CACHE_SCOPES = ["key", "pool"] as const;
@@ -24,6 +26,8 @@ export interface KeySpec {
   scopes: Scope[];
   /** null: its pool's `sharedCache` decides. */
   cache: CacheScope | null;
+  /** The service tier its requests go at unless they say otherwise (issue 35); null: its lane's (TIERS), or none. */
+  tier: Tier | null;
 }
 
 const given = (v: unknown) => v !== undefined && v !== null;
@@ -31,7 +35,7 @@ const given = (v: unknown) => v !== undefined && v !== null;
 /** The spec, or the message of a 400 naming the first bad field. */
 export function parseSpec(body: unknown): KeySpec | string {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return "body: must be a JSON object";
-  const { name, pool, lane, maxConcurrency, budget, budgetPeriod, scopes, cache } = body as Record<string, unknown>;
+  const { name, pool, lane, maxConcurrency, budget, budgetPeriod, scopes, cache, tier } = body as Record<string, unknown>;
   if (typeof name !== "string" || !LABEL.test(name) || name.length > 64) return "name: 1-64 of A-Z a-z 0-9 . _ @ + / -";
   if (typeof pool !== "string") return "pool: must name a pool in POOLS";
   if (given(lane) && !isLane(lane)) return "lane: high, normal or low";
@@ -43,6 +47,7 @@ export function parseSpec(body: unknown): KeySpec | string {
   if (given(scopes) && !(Array.isArray(scopes) && scopes.length > 0 && scopes.every((s) => (SCOPES as readonly unknown[]).includes(s))))
     return `scopes: a non-empty list of ${SCOPES.join(", ")}`;
   if (given(cache) && !(CACHE_SCOPES as readonly unknown[]).includes(cache)) return `cache: ${CACHE_SCOPES.join(" or ")}`;
+  if (given(tier) && !isTier(tier)) return `tier: ${TIERS.join(", ")}`;
   const budgeted = typeof budget === "number";
   return {
     name,
@@ -53,5 +58,6 @@ export function parseSpec(body: unknown): KeySpec | string {
     budgetPeriod: budgeted ? (isPeriod(budgetPeriod) ? budgetPeriod : "total") : null,
     scopes: given(scopes) ? [...new Set(scopes as Scope[])] : [...DEFAULT_SCOPES],
     cache: given(cache) ? (cache as CacheScope) : null,
+    tier: isTier(tier) ? tier : null,
   };
 }

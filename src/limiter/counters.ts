@@ -9,8 +9,8 @@ import type { ChangeReason } from "./aimd";
  * settle, grant, queue time-out, limit change and lease expiry, and persists them with the rest.
  */
 
-export const OUTCOME_CLASSES: readonly OutcomeClass[] = ["success", "rate_limit", "hard_quota", "transient", "fatal"];
-export const RETRY_CLASSES = ["rate_limit", "transient"] as const;
+export const OUTCOME_CLASSES: readonly OutcomeClass[] = ["success", "rate_limit", "capacity", "hard_quota", "transient", "fatal"];
+export const RETRY_CLASSES = ["rate_limit", "capacity", "transient"] as const;
 export const CHANGE_REASONS: readonly ChangeReason[] = ["slow_start", "steady_up", "pace", "rate_limit", "quota", "manual"];
 /** Gateway errors a limiter sees itself; the Worker's own (limiter_unavailable, ...) are logged there. */
 export const OBJECT_ERRORS = ["queue_timeout"] as const;
@@ -94,7 +94,7 @@ function observe(h: Histogram, bounds: readonly number[], seconds: number): void
 export function countAttempt(c: Counters, a: { cls: OutcomeClass; final: boolean; latencyMs: number }): void {
   c.attempts[a.cls] += 1;
   if (a.final) c.requests[a.cls] += 1;
-  else if (a.cls === "rate_limit" || a.cls === "transient") c.retries[a.cls] += 1;
+  else if (a.cls === "rate_limit" || a.cls === "capacity" || a.cls === "transient") c.retries[a.cls] += 1;
   observe(c.latency, LATENCY_BOUNDS, a.latencyMs / 1_000);
 }
 

@@ -16,6 +16,7 @@ import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
 import { type Ask, TICKET_LAPSE_MS, ticketsAtMost } from "./tickets";
 import type { UsageRecord } from "../usage/types";
+import { DEFAULT_CALLER } from "./callers";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { countOperation, countUsage } from "./counters";
 
@@ -314,11 +315,16 @@ export class Limiter extends DurableObject<Env> {
 
   /**
    * One answer's usage: into the outbox and the key's counters, once per lease. A record only
-   * comes with a 2xx answer, which proves the key: it is proven first, so its row is written.
+   * comes with a 2xx answer, which proves the key: it is proven first, so its row is written. Its
+   * caller is the one its lease was filed under (callers.ts: past MAX_CALLERS, the overflow one),
+   * so a flood of caller names makes no more ledger rows than callers a key may have.
    */
   #count(leaseId: string, usage: UsageRecord, at: number): void {
     if (!this.#store.proven) this.#prove(this.now());
-    if (!this.ledger.add(leaseId, this.#meta?.key ?? "", usage, at)) return;
+    const filed = this.core.lease(leaseId)?.caller;
+    // Kept whole (its `ended` too): a restart counts the records after the last write again from here.
+    const record = filed !== undefined && filed !== DEFAULT_CALLER ? { ...usage, caller: filed } : usage;
+    if (!this.ledger.add(leaseId, this.#meta?.key ?? "", record, at)) return;
     this.#countIn(usage);
     const due = this.ledger.due();
     if (due !== null) this.#store.arm(due);

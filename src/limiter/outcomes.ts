@@ -7,6 +7,7 @@ import type { Leases } from "./leases";
 import { noteAnswer, type OutState } from "./membership";
 import { type Metrics, record } from "./metrics";
 import { noteHold, type PaceState } from "./pace";
+import { learnFromRefusal, probe } from "./learned";
 import { observe, type QuotaState, room, roomInReading } from "./quota";
 import type { Lease, Outcome } from "./state";
 import { CLAIM_GRACE_MS, readingDate } from "./timing";
@@ -58,8 +59,11 @@ export class Outcomes {
       if (lease) lease.ok = true;
       if (lease && !o.streaming) k.leases.done(lease);
       noteHold(k.pace, o.latencyMs, true);
+      probe(k.quota, lease?.cost ?? 0, now);
       if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.active);
     } else if (o.cls === "transient") onTransient(k.aimd);
+    // A capacity refusal (a full provider or tier) says nothing of this key's limit: neutral to
+    // AIMD, no gate; its retry backs off on its own (retryWord).
     else if (o.cls === "rate_limit") {
       changed = refused(k, o, lease, now);
       if (!o.final && o.next) k.claims.add(o.next, { cost: lease?.cost ?? 1, until: now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS) + CLAIM_GRACE_MS });
@@ -72,11 +76,14 @@ export class Outcomes {
  * A 429. With a window that cannot pay, the quota model was behind: every caller waits for the
  * hint, and concurrency stays (quotas pace, they do not cut). With room in every window it is
  * about concurrency: cut, and only the refused request waits, unless the cut was not enough.
- * With no quota information at all it could be either: cut and hold everyone.
+ * With no quota information at all it could be either: cut and hold everyone. A provider that
+ * tells no window has one learned from the refusal (learned.ts): empty, so it holds and paces.
  */
 function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number): HistoryEntry | null {
   const hold = () => (k.cooldownUntil = Math.max(k.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS)));
   const cost = lease?.cost ?? 1;
+  // No window told: the refusal teaches the one it hit (a provider without limit headers).
+  if (o.info.refused) learnFromRefusal(k.quota, o.info.refused, { mark: lease?.mark, grantedAt: lease?.grantedAt, cost }, now);
   const seen = roomInReading(o.info, cost) ?? room(k.quota, cost, now);
   if (seen === "empty") {
     k.aimd.phase = "steady";
@@ -104,5 +111,6 @@ export function retryWord(k: Pick<Learner, "aimd" | "cooldownUntil">, o: Outcome
   if (o.final) return WAIT;
   if (o.cls === "transient") return stormy(k.aimd) ? WAIT : NOW;
   if (o.cls === "rate_limit") return k.cooldownUntil > now ? WAIT : NOW;
+  // capacity: the provider is full, whatever this key's gate says; the Worker's backoff (or hint) decides.
   return WAIT;
 }

@@ -22,6 +22,20 @@ export interface QuotaWindow {
   /** The bucket's size as the last readings bound it (see `bucketSize`): from below by admitted requests, from above by resets. */
   lows?: number[];
   highs?: number[];
+  /** How long the limit is counted over (the dialect's period for it); a minute when absent. */
+  periodMs?: number;
+  /**
+   * Where the window is known from: `headers` (the provider told remaining, and maybe limit and
+   * reset), or `refusals` (a provider that tells nothing: learned from its 429s, learned.ts).
+   */
+  source?: "headers" | "refusals";
+  /** A window told without limit and reset: its refill as observed between readings (units per ms). */
+  learnedPerMs?: number;
+  /**
+   * A reading a refill is measured from (its date, remaining and the grant count it was true at):
+   * kept until a later reading is far enough from it to say something, then replaced by that one.
+   */
+  ref?: { at: number; remaining: number; granted: number };
 }
 
 /** Running totals of what this limiter has granted, to tell which grants a reading already counts. */
@@ -43,13 +57,26 @@ export interface QuotaState {
   granted: Granted;
   /** The latest grants, in order (in memory only): a late reading replays those made after it. */
   recent?: GrantEntry[];
+  /** Numbers of grants the provider refused on a key paced from its refusals (learned.ts). */
+  refusedN?: number[];
 }
 
 /** Grants remembered for replay (at least; up to twice this between trims): more than are ever made on one key between a send and its answer. */
 const RECENT_GRANTS = 512;
 
-/** Per-minute limits are the norm; this rate is assumed until a reading implies another. */
-const DEFAULT_WINDOW_MS = 60_000;
+/** Per-minute limits are the norm: a reading without its dialect's period is taken as one. */
+export const DEFAULT_WINDOW_MS = 60_000;
+/**
+ * The longest any reading may make a request wait: a window is never empty past this (a month's
+ * cap read as a pace would otherwise hold a key for weeks). A spent cap is the classifier's, not a wait.
+ */
+export const MAX_QUOTA_WAIT_MS = 24 * 60 * 60 * 1000;
+/** A refill learned from readings is never faster than the whole bucket each second (Azure enforces per second at the finest). */
+const FASTEST_REFILL_MS = 1_000;
+/** How far one measured recovery moves a learned refill (the rest is what it was). */
+const LEARN_WEIGHT = 0.3;
+/** Readings closer than this say too little about a refill to learn from. */
+const MIN_LEARN_SPAN_MS = 200;
 
 export function emptyQuota(): QuotaState {
   return { requests: null, tokens: null, granted: { requests: 0, tokens: 0 } };
@@ -88,32 +115,66 @@ interface Owed {
   total: number;
 }
 
-function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, owed: Owed, at: number, took: number): QuotaWindow | null {
+/**
+ * A window told without limit and reset (Azure): its refill, from what the readings show. It is
+ * at least its size per period (the row's period: it holds what it was seen to hold, refilled at
+ * least once a period), and between a reference reading and one at least MIN_LEARN_SPAN_MS later
+ * it recovered (remaining now) - (remaining then) + (grants counted between), which is the refill
+ * when the bucket did not fill up meanwhile (a lower bound when it did: then the estimate only rises).
+ */
+function learnedRefill(prev: QuotaWindow | null, top: number, at: number, granted: number | null, size: number, periodMs: number): { rate: number; ref?: QuotaWindow["ref"] } {
+  const floor = Math.max(1, size) / periodMs;
+  let rate = Math.max(prev?.learnedPerMs ?? floor, floor);
+  const here = granted === null ? undefined : { at, remaining: top, granted };
+  const ref = prev?.ref;
+  if (!ref || !here) return { rate, ref: ref ?? here };
+  const span = at - ref.at;
+  if (span < MIN_LEARN_SPAN_MS) return { rate, ref };
+  const sample = (top - ref.remaining + (granted! - ref.granted)) / span;
+  rate = top >= size - 0.5 ? Math.max(rate, sample) : rate + LEARN_WEIGHT * (sample - rate);
+  return { rate: Math.min(Math.max(rate, floor), Math.max(1, size) / FASTEST_REFILL_MS), ref: here };
+}
+
+function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: number, owed: Owed, at: number, took: number, granted: number | null): QuotaWindow | null {
   if (!r || r.remaining === null) return prev;
   // Answers overtake each other: a reading from before the one the level rests on says less.
   if (prev?.readAt !== undefined && at < prev.readAt && (r.limit === null || r.limit === prev.limit)) return prev;
-  const limit = r.limit ?? prev?.limit ?? null;
+  const periodMs = r.periodMs ?? prev?.periodMs ?? DEFAULT_WINDOW_MS;
+  const limit = r.limit ?? (prev?.source === "refusals" ? null : prev?.limit) ?? null;
   // Grants made after the reading stay owed, below empty if need be: the reading is dated at
   // admission and the refill since then is counted, so they may have drawn on that refill. (The
   // ones the provider refuses come back as 429s whose own readings correct the level.) The debt
   // is bounded by one window, so a burst of refused grants cannot stall the key for long.
   const top = limit === null ? r.remaining : Math.min(r.remaining, limit);
-  const perMinute = limit !== null ? limit / DEFAULT_WINDOW_MS : 0;
+  const perPeriod = limit !== null ? limit / periodMs : 0;
   // The rate from the time to reset as parsed (OpenAI's durations count from the answer, when they
   // were parsed); the bucket's bound from the reading's date (Anthropic's resets are moments).
   const toReset = r.resetAt === null ? null : r.resetAt - now;
   const sinceRead = r.resetAt === null ? null : r.resetAt - Math.min(at, now);
-  let refillPerMs = prev?.refillPerMs ?? perMinute;
-  // Never faster than the limit per minute: a provider that enforces its RPM in short slices
+  let refillPerMs = prev && prev.source !== "refusals" && (prev.periodMs ?? DEFAULT_WINDOW_MS) === periodMs ? prev.refillPerMs : perPeriod;
+  if (refillPerMs <= 0) refillPerMs = perPeriod;
+  // Never faster than the limit per period: a provider that enforces its RPM in short slices
   // (a bucket smaller than the limit) reports a near reset that would otherwise read as a flood.
   if (limit !== null && toReset !== null && toReset > 0 && limit > top)
-    refillPerMs = Math.min((limit - top) / toReset, perMinute);
-  const sameLimit = prev?.limit === limit;
+    refillPerMs = Math.min((limit - top) / toReset, perPeriod);
+  const sameLimit = prev?.limit === limit && prev?.source !== "refusals";
   const lows = took > 0 ? keep(sameLimit ? prev?.lows : undefined, top + took) : sameLimit ? prev?.lows : undefined;
   const highs = limit !== null && toReset !== null && refillPerMs > 0
     ? keep(sameLimit ? prev?.highs : undefined, Math.max(1, top + refillPerMs * Math.max(0, sinceRead ?? 0)))
     : sameLimit ? prev?.highs : undefined;
-  const capacity = bucketSize({ lows, highs }, limit);
+  // A window told with no limit holds at least what it was seen to hold.
+  const seen = limit === null ? Math.max(bucketSize({ lows, highs }, null) ?? 0, top, 1) : null;
+  const capacity = seen ?? bucketSize({ lows, highs }, limit);
+  let learnedPerMs: number | undefined;
+  let ref: QuotaWindow["ref"];
+  if (seen !== null) {
+    // No limit and no reset: never a refill of 0 (the key would wait forever on a low reading).
+    const learned = toReset !== null && toReset > 0 ? { rate: Math.max(1, seen - top) / toReset } : learnedRefill(prev, top, at, granted, seen, periodMs);
+    learnedPerMs = learned.rate;
+    ref = learned.ref;
+    refillPerMs = learnedPerMs;
+  }
+  if (refillPerMs <= 0) refillPerMs = 1 / periodMs; // a limit of 0: one unit a period, never a lock
   // The level now: the reading, then each grant made since at its own time, the bucket refilling
   // in between and never above full (a grant taken off a full bucket is not counted twice, and
   // thirty grants during a 3 s answer do not all fall on its end). Grants the log no longer holds
@@ -127,8 +188,12 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
     level -= g.units;
   }
   level = Math.min(full, level + refillPerMs * Math.max(0, now - t));
-  const remaining = Math.max(-(limit ?? top), level);
-  return { limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs };
+  const remaining = Math.max(-(limit ?? capacity ?? top), level);
+  return {
+    limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs, periodMs, source: "headers",
+    ...(learnedPerMs !== undefined && { learnedPerMs }),
+    ...(ref && { ref }),
+  };
 }
 
 /**
@@ -146,8 +211,10 @@ export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: 
     grants: after.map((e) => ({ at: e.at, units: key === "requests" ? 1 : e.cost })),
     total: mark ? Math.max(0, q.granted[key] - mark[key]) : 0,
   });
-  q.requests = fromReading(info.requests, q.requests, now, owed("requests"), at, took?.requests ?? 0);
-  q.tokens = fromReading(info.tokens, q.tokens, now, owed("tokens"), at, took?.tokens ?? 0);
+  // The grant count the reading was true at: what a window told without limit learns its refill from.
+  const readGranted = (key: keyof Granted) => (mark ? mark[key] : null);
+  q.requests = fromReading(info.requests, q.requests, now, owed("requests"), at, took?.requests ?? 0, readGranted("requests"));
+  q.tokens = fromReading(info.tokens, q.tokens, now, owed("tokens"), at, took?.tokens ?? 0, readGranted("tokens"));
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
@@ -167,8 +234,10 @@ function readyAt(w: QuotaWindow, need: number, now: number, behind: boolean, mar
   const want = top !== null ? Math.min(padded, top) : padded;
   const short = want - available(w, now);
   if (short <= 0) return now;
-  if (w.refillPerMs <= 0) return Number.POSITIVE_INFINITY;
-  return now + Math.ceil(short / w.refillPerMs);
+  // Every window refills (fromReading never leaves a rate of 0, and a window restored from before
+  // it did gets one unit a period): no reading makes a key wait forever, nor past MAX_QUOTA_WAIT_MS.
+  const rate = w.refillPerMs > 0 ? w.refillPerMs : 1 / (w.periodMs ?? DEFAULT_WINDOW_MS);
+  return now + Math.min(Math.ceil(short / rate), MAX_QUOTA_WAIT_MS);
 }
 
 /**

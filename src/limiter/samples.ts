@@ -115,7 +115,7 @@ export function noteAttempt(r: Ring, now: number, lv: Levels, a: { cls: OutcomeC
   b.attempts += 1;
   if (a.cls === "success") b.answers += 1;
   else if (a.cls === "rate_limit") b.rateLimited += 1;
-  else if (a.cls === "transient") b.transient += 1;
+  else if (a.cls === "transient" || a.cls === "capacity") b.transient += 1;
   if (!Number.isFinite(a.latencyMs) || a.latencyMs < 0) return;
   // Past LATENCY_KEEP, each new latency overwrites the oldest: the bucket's last ones are kept.
   if (b.lat.length < LATENCY_KEEP) b.lat.push(a.latencyMs);

@@ -147,8 +147,8 @@ export function slotGranted(g: { waitedMs: number; inFlight: number; limit: numb
 }
 
 /** An error the Worker made itself, which no limiter can count (see routes/proxy.ts). */
-export function gatewayErrorEvent(type: string, status: number, attempts: number): LimiterEvent {
-  return ev("gateway:error", { type, status, attempts });
+export function gatewayErrorEvent(type: string, status: number, attempts: number, message?: string): LimiterEvent {
+  return ev("gateway:error", { type, status, attempts, ...(message !== undefined && { message: message.slice(0, 500) }) });
 }
 
 /** One JSON line: event, level, time and key first, then the figures, then how many lines were dropped before it. */

@@ -1,6 +1,7 @@
 import { CHANGE_REASONS, cumulative, type Histogram, LATENCY_BOUNDS, OBJECT_ERRORS, OPERATION_BOUNDS, OUTCOME_CLASSES, RETRY_CLASSES, TOKEN_BOUNDS, WAIT_BOUNDS } from "../limiter/counters";
 import type { KeyMetrics } from "../limiter/telemetry";
 import { providerName } from "./genai";
+import { STATUS_CLASSES, type StatusClass } from "./upstream";
 
 /**
  * `GET /admin/metrics` as Prometheus text exposition (format 0.0.4). Pure: it renders what the
@@ -31,6 +32,8 @@ export interface ScrapeInfo {
   durationSeconds: number;
   /** The response cache's totals; null when its shards did not answer in time. */
   cache?: { hits: number; misses: number; collapsed: number; bypassed: number; entries: number; bytes: number } | null;
+  /** Every key's upstream attempts by provider and status class (the Directory's counts); null when it did not answer. */
+  upstream?: { provider: string; counts: Record<StatusClass, number> }[] | null;
 }
 
 type Labels = Record<string, string>;
@@ -155,6 +158,10 @@ export function render(keys: readonly KeySeries[], scrape: ScrapeInfo): string {
   w.sample("slotgate_keys_omitted", {}, scrape.omitted);
   w.family("slotgate_keys_unanswered", "gauge", "Keys within the bound whose limiter did not answer in time.");
   w.sample("slotgate_keys_unanswered", {}, scrape.unanswered);
+  if (scrape.upstream) {
+    w.family("slotgate_provider_attempts_total", "counter", "Upstream attempts of every key, listed or not, by provider and what came back: a status class, or unreachable (no response headers).");
+    for (const p of scrape.upstream) for (const c of STATUS_CLASSES) w.sample("slotgate_provider_attempts_total", { provider: p.provider, status_class: c }, p.counts[c]);
+  }
   if (scrape.cache) {
     const c = scrape.cache;
     w.family("slotgate_cache_requests_total", "counter", "Requests seen by the response cache, by result.");

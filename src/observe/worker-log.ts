@@ -10,12 +10,20 @@ const LOGGED = new Set(["limiter_unavailable", "upstream_unreachable"]);
 let log: EventLog | null = null;
 
 /**
- * After the proxy has its answer: a `gateway:error` line when the gateway itself failed the
- * request in a way that concerns the key. Reads two headers run() already set; no I/O.
+ * After the proxy has its answer: one `gateway:error` line when the gateway itself failed the
+ * request in a way that concerns the key, with the error's message (which host, and why: the
+ * gateway's own words, proxy/unreachable.ts). Such an answer's body is the gateway's own small JSON,
+ * so it is read here and the answer handed back whole; any other answer passes untouched, unread.
  */
-export function logGatewayError(env: Env, key: string, res: Response, now: number = Date.now()): void {
+export async function logGatewayError(env: Env, key: string, res: Response, now: number = Date.now()): Promise<Response> {
   const type = res.headers.get("x-slotgate-error");
-  if (type === null || !LOGGED.has(type)) return;
+  if (type === null || !LOGGED.has(type)) return res;
+  const text = await res.text().catch(() => "");
+  let message: unknown;
+  try {
+    message = (JSON.parse(text) as { error?: { message?: unknown } })?.error?.message;
+  } catch {}
   log ??= new EventLog(parseLevel(env.LOG_LEVEL), consoleSink, now);
-  log.emit(key, [gatewayErrorEvent(type, res.status, Number(res.headers.get("x-slotgate-attempts") ?? 0))], now);
+  log.emit(key, [gatewayErrorEvent(type, res.status, Number(res.headers.get("x-slotgate-attempts") ?? 0), typeof message === "string" ? message : undefined)], now);
+  return new Response(text, res);
 }

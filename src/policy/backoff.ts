@@ -30,7 +30,7 @@ export interface RetryInput {
 /** Whether to try again after a failed attempt, and after how long. */
 export function decideRetry(input: RetryInput): RetryDecision {
   const { cls, attempt, maxAttempts, hintMs, now, deadline } = input;
-  if (cls !== "rate_limit" && cls !== "transient") return { retry: false, reason: "not_retryable" };
+  if (cls !== "rate_limit" && cls !== "transient" && cls !== "capacity") return { retry: false, reason: "not_retryable" };
   if (attempt >= maxAttempts) return { retry: false, reason: "attempts_exhausted" };
   // The provider knows when it will accept us again; its hint beats our guess and is not capped
   // by maxMs. If it lands past the deadline, waiting is pointless: the caller gets the 429 and the

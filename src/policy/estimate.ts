@@ -9,10 +9,16 @@ export const DEFAULT_COST = 1_000;
  */
 export function estimateTokens(body: unknown, bytes: number): number {
   if (typeof body !== "object" || body === null) return bytes === 0 ? 1 : DEFAULT_COST;
+  return Math.ceil(bytes / 4) + Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+}
+
+/** The output limit a body names (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, Gemini's `maxOutputTokens`), or null. */
+export function outputLimit(body: unknown): number | null {
+  if (typeof body !== "object" || body === null) return null;
   const b = body as Record<string, unknown>;
   const gen = b.generationConfig as Record<string, unknown> | undefined;
   const out = [b.max_tokens, b.max_completion_tokens, b.max_output_tokens, gen?.maxOutputTokens].find(
     (v): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0,
   );
-  return Math.ceil(bytes / 4) + Math.min(out ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+  return out ?? null;
 }

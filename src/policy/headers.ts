@@ -1,5 +1,3 @@
-import type { QuotaReading, RateLimitInfo } from "./types";
-
 /**
  * Parsers for what providers send about rate limits. Pure and total: every input gives a number or
  * null, never an exception, because a stray header must not break a request that already succeeded.
@@ -16,13 +14,14 @@ const DURATION_PART = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)/y;
 const DECIMAL = /^\d+(?:\.\d+)?$/;
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const text = (v: unknown): string => (typeof v === "string" ? v : "");
-const wait = (ms: number): number | null => (Number.isFinite(ms) && ms >= 0 && ms <= MAX_WAIT_MS ? ms : null);
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+export const text = (v: unknown): string => (typeof v === "string" ? v : "");
+/** A wait in ms if it is one: finite, not negative, at most MAX_WAIT_MS. */
+export const wait = (ms: number): number | null => (Number.isFinite(ms) && ms >= 0 && ms <= MAX_WAIT_MS ? ms : null);
 
 /** A plain non-negative decimal ("2", "1.5"). No sign, exponent or "Infinity": those are not what providers send. */
-function decimal(v: unknown): number | null {
+export function decimal(v: unknown): number | null {
   const t = text(v).trim();
   if (t.length > 32 || !DECIMAL.test(t)) return null;
   const n = Number(t);
@@ -73,7 +72,7 @@ function parseHttpDate(v: string): number | null {
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[t ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:(z)|([+-])(\d{2}):?(\d{2}))$/i;
 
 /** RFC 3339 timestamp ("2026-11-22T08:05:09Z", fractions and offsets allowed) → epoch ms. */
-function parseTimestamp(v: string): number | null {
+export function parseTimestamp(v: string): number | null {
   const m = RFC3339.exec(v.trim());
   if (!m) return null;
   const [y, mon, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
@@ -142,102 +141,4 @@ export function parseRetryInfo(body: unknown): number | null {
     // A getter on an odd body must not turn a parse into a crash.
   }
   return null;
-}
-
-const nullIfEmpty = (r: QuotaReading): QuotaReading | null =>
-  r.limit === null && r.remaining === null && r.resetAt === null ? null : r;
-
-/** One window from three header names; a count must be a plain non-negative number. */
-function reading(h: Headers, now: number, limit: string, remaining: string, reset: string): QuotaReading | null {
-  return nullIfEmpty({
-    limit: decimal(h.get(limit)),
-    remaining: decimal(h.get(remaining)),
-    resetAt: parseReset(text(h.get(reset)), now),
-  });
-}
-
-/** Share of the window left; a window without both numbers counts as loosest. */
-function share(r: QuotaReading): number {
-  if (r.limit === null || r.remaining === null) return Number.POSITIVE_INFINITY;
-  return r.limit > 0 ? r.remaining / r.limit : 0;
-}
-
-function tighter(a: QuotaReading | null, b: QuotaReading | null): QuotaReading | null {
-  if (!a || !b) return a ?? b;
-  return share(b) < share(a) ? b : a;
-}
-
-type SfItem = { name: string; params: Map<string, string> };
-
-/** Minimal RFC 8941 list of `"name";k=v;k=v` items: enough for the IETF RateLimit fields. */
-function sfList(v: string | null): SfItem[] {
-  if (!v) return [];
-  return v.split(",").map((item) => {
-    const [name = "", ...params] = item.split(";").map((s) => s.trim());
-    const pairs = params.map((p): [string, string] => {
-      const i = p.indexOf("=");
-      return i < 0 ? [p, "?1"] : [p.slice(0, i).trim(), p.slice(i + 1).trim()];
-    });
-    return { name: name.replace(/^"|"$/g, ""), params: new Map(pairs) };
-  });
-}
-
-/** `RateLimit: "default";r=50;t=30` + `RateLimit-Policy: "default";q=100;w=60`; tightest policy wins. */
-function structured(h: Headers, now: number): QuotaReading | null {
-  const states = sfList(h.get("ratelimit"));
-  const policies = sfList(h.get("ratelimit-policy"));
-  let best: QuotaReading | null = null;
-  for (const { name } of states.length ? states : policies) {
-    const state = states.find((s) => s.name === name)?.params;
-    const t = decimal(state?.get("t"));
-    const untilReset = t === null ? null : wait(t * 1000);
-    best = tighter(best, nullIfEmpty({
-      limit: decimal(policies.find((p) => p.name === name)?.params.get("q")),
-      remaining: decimal(state?.get("r")),
-      resetAt: untilReset === null ? null : now + untilReset,
-    }));
-  }
-  return best;
-}
-
-const anthropic = (h: Headers, now: number, k: string) =>
-  reading(h, now, `anthropic-ratelimit-${k}-limit`, `anthropic-ratelimit-${k}-remaining`, `anthropic-ratelimit-${k}-reset`);
-const openai = (h: Headers, now: number, k: string) =>
-  reading(h, now, `x-ratelimit-limit-${k}`, `x-ratelimit-remaining-${k}`, `x-ratelimit-reset-${k}`);
-const generic = (h: Headers, now: number, prefix: string) =>
-  reading(h, now, `${prefix}limit`, `${prefix}remaining`, `${prefix}reset`);
-
-/** Server's wait hint: the most precise header first; an invalid one falls through to the next. */
-function retryAfter(h: Headers, now: number, body: unknown): number | null {
-  const ms = (v: string | null) => {
-    const n = decimal(v);
-    return n === null ? null : wait(n);
-  };
-  return (
-    ms(h.get("retry-after-ms")) ??
-    ms(h.get("x-ms-retry-after-ms")) ??
-    parseRetryAfter(text(h.get("retry-after")), now) ??
-    (body === undefined ? null : parseRetryInfo(body))
-  );
-}
-
-/** Everything a response says about rate limits, in the shape the limiter learns from. */
-export function parseRateLimitHeaders(h: Headers, now: number, body?: unknown): RateLimitInfo {
-  try {
-    return {
-      retryAfterMs: retryAfter(h, now, body),
-      requests:
-        openai(h, now, "requests") ??
-        anthropic(h, now, "requests") ??
-        generic(h, now, "x-ratelimit-") ??
-        generic(h, now, "ratelimit-") ??
-        structured(h, now),
-      tokens:
-        openai(h, now, "tokens") ??
-        anthropic(h, now, "tokens") ??
-        tighter(anthropic(h, now, "input-tokens"), anthropic(h, now, "output-tokens")),
-    };
-  } catch {
-    return { retryAfterMs: null, requests: null, tokens: null };
-  }
 }

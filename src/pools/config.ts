@@ -91,7 +91,8 @@ function parseMember(at: string, spec: unknown, poolProvider: Provider, table: R
   if (provider.flavour === "azure") {
     if (m.baseUrl === undefined) {
       if (typeof m.resource !== "string" || !RESOURCE.test(m.resource)) throw new ConfigError(`${at}.resource must be the Azure resource's name`);
-      provider = member.provider = { ...provider, baseUrl: provider.baseUrl.replace("{resource}", m.resource.toLowerCase()) };
+      // Its limits are per resource: the resource stays in its keys (providers/key.ts).
+      provider = member.provider = { ...provider, baseUrl: provider.baseUrl.replace("{resource}", m.resource.toLowerCase()), resource: m.resource.toLowerCase() };
     }
     const deployments = m.deployments;
     if (typeof deployments !== "object" || deployments === null || Array.isArray(deployments) || Object.keys(deployments).length === 0)

@@ -18,10 +18,16 @@ export interface PoolMember {
 
 /** Masked keys as providers echo them in errors (`sk-abc***...wxyz`): cut out whole. */
 const MASKED = /[A-Za-z0-9_-]*\*{3,}[A-Za-z0-9_-]*/g;
+/**
+ * A member's organization or project as errors name it: OpenAI's "in organization org-..." and
+ * `proj_...`, Anthropic's "for your organization (<uuid>)". Either tells members apart.
+ */
+const ACCOUNT_IDS = /\b(?:org|proj)[-_][A-Za-z0-9_-]{3,}|(?<=organization\W{1,3})[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/gi;
 
 export class PoolRoute implements Route {
   readonly pool: string;
   readonly outMs: number;
+  served?: string;
   private members: PoolMember[];
   private random: () => number;
   private views: Map<string, Seen>;
@@ -94,7 +100,7 @@ export class PoolRoute implements Route {
     let text = new TextDecoder().decode(body);
     const before = text;
     for (const m of this.members) if (m.credential.length >= 8) text = text.split(m.credential).join("[redacted]");
-    text = text.replace(MASKED, "[redacted]");
+    text = text.replace(MASKED, "[redacted]").replace(ACCOUNT_IDS, "[redacted]");
     return text === before ? body : new TextEncoder().encode(text);
   }
 }

@@ -1,8 +1,10 @@
 // The virtual key stage of the request path: a caller presenting an `sgk-` key is sent through its
 // key's pool, under its key's name and lane; anyone else passes through untouched.
+import { DIALECTS } from "../providers/dialects";
 import { ConfigError } from "../config/env";
 import type { Env } from "../env";
 import { type KeyRef, type Refusal, resolveKey } from "../keys/lookup";
+import type { Found } from "./admit";
 import type { VirtualKey } from "../keys/object";
 import { KeyStoreUnavailable, keyStoreUnavailable } from "../keys/store";
 import { LANES, type Lane } from "../limiter/lanes";
@@ -27,16 +29,17 @@ const REFUSED: Record<Refusal, string> = {
 };
 
 /**
- * Looks the presented virtual key up: forged, unknown or revoked is 401 and goes nowhere (a store
+ * Looks the presented virtual key up (unless the door already did: `known`): forged, unknown or revoked is 401 and goes nowhere (a store
  * that fails, 503); an endpoint its scopes do not grant is 403, and a label (which would pick the
  * member's limiter) 400, before anything is read or sent.
  */
-export async function virtualKeyStage(env: Env, asked: Asked, table: Record<string, Provider>): Promise<KeyStage> {
+export async function virtualKeyStage(env: Env, asked: Asked, table: Record<string, Provider>, known?: Found): Promise<KeyStage> {
   const { provider } = asked;
-  const presented = virtualKeyIn(asked.headers, asked.incoming);
-  if (!presented) return { kind: "none" };
+  const presented = known ? null : virtualKeyIn(asked.headers, asked.incoming);
+  if (!known && !presented) return { kind: "none" };
   try {
-    const found = await resolveKey(env, presented);
+    // Admitted by its key (admit.ts): already looked up.
+    const found = known ?? (await resolveKey(env, presented!));
     if (found.kind === "refused") return { kind: "refused", res: gatewayError("unauthorized", REFUSED[found.why]) };
     const { vk, ref } = found;
     const pools = poolsOf(env.POOLS, table, env);
@@ -100,6 +103,7 @@ export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
     const target = {
       url: req.url,
       key: req.key,
+      dialect: DIALECTS[m.provider.dialect],
       get headers() {
         return req.headers;
       },

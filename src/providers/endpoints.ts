@@ -59,8 +59,12 @@ const TABLE: Record<FlavourName, Partial<Record<Exclude<Scope, "all">, readonly 
     batches: [["GET POST DELETE", re(`/v1/messages/batches(?:/.*)?`)]],
   },
   gemini: {
-    inference: [["POST", re(`${GV}/models/${ID}:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)`)]],
-    models: [["GET", re(`${GV}/models(?:/${ID})?`)]],
+    inference: [
+      ["POST", re(`${GV}/models/${ID}:(?:generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)`)],
+      // The OpenAI-compatible route (ai.google.dev/gemini-api/docs/openai): the model is in the body.
+      ["POST", re(`${GV}/openai/(?:chat/completions|embeddings)`)],
+    ],
+    models: [["GET", re(`${GV}(?:/openai)?/models(?:/${ID})?`)]],
     files: [["GET POST DELETE", re(`(?:/upload)?${GV}/files(?:/.*)?`)]],
     batches: [
       ["POST", re(`${GV}/models/${ID}:batchGenerateContent`)],

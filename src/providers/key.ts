@@ -1,3 +1,4 @@
+import { DIALECTS } from "./dialects";
 import { modelFromPath } from "./url";
 import { FLAVOURS, type Provider } from "./table";
 
@@ -36,17 +37,39 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
   return sha256Hex16(parts.join("\n"));
 }
 
-/** The key for a credential already hashed: the label, else the model the body or path names, else `*`. */
+/**
+ * The key for a credential already hashed: the label, else the model the body or path names, else
+ * `*`; where the dialect scopes limits per resource (Azure), `<resource>/` before it, label or not.
+ */
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
   let model = label ?? requestModel(p, rest, body);
   model = model && model.length <= 128 ? model : "*";
+  const resource = DIALECTS[p.dialect].scope.resource ? resourceOf(p, rest) : null;
+  if (resource) model = `${resource}/${model}`;
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
 
-/** The model a request names: in its JSON body, or (Gemini, Azure) in its path. */
+/** The resource a request goes to: a pool member's own, else the first path segment of a base URL that takes it. */
+function resourceOf(p: Provider, rest: string): string | null {
+  if (p.resource) return p.resource.toLowerCase();
+  if (!p.baseUrl.includes("{resource}")) return null;
+  const m = /^\/([^/]+)\/openai(?:\/|$)/.exec(rest);
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+/** The path after the provider and (where the base URL takes one) its resource: what the dialect's routes are matched against. */
+export function routeOf(p: Provider, rest: string): string {
+  return p.baseUrl.includes("{resource}") ? rest.replace(/^\/[^/]+/, "") : rest;
+}
+
+/**
+ * The model a request names: in its JSON body, or (Gemini, Azure) in its path, except on the
+ * routes the dialect says name it in the body (Gemini's and Azure's OpenAI-compatible ones).
+ */
 export function requestModel(p: Provider, rest: string, body: unknown): string | null {
   const f = FLAVOURS[p.flavour];
-  return f.model === "body" ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  const inBody = f.model === "body" || DIALECTS[p.dialect].scope.bodyRoutes?.test(routeOf(p, rest));
+  return inBody ? bodyModel(body) : modelFromPath(p, f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

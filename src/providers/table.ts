@@ -1,3 +1,5 @@
+import type { DialectName } from "./dialects";
+
 /**
  * How a family of APIs names its credential, its org/project scoping and its model. A provider
  * is a base URL plus one of these; adding a provider is adding a row, not a class.
@@ -27,18 +29,22 @@ export interface Provider {
   /** Base URL the rest of the path is appended to. For azure, `{resource}` is the first path segment. */
   baseUrl: string;
   flavour: FlavourName;
+  /** What its answers mean: limits, refusals, usage, scope (providers/dialects.ts). */
+  dialect: DialectName;
+  /** The Azure resource a pool member's base URL was made for (its limits are per resource). */
+  resource?: string;
 }
 
 export const BUILT_IN: Record<string, Omit<Provider, "name">> = {
-  openai: { baseUrl: "https://api.openai.com", flavour: "openai" },
-  anthropic: { baseUrl: "https://api.anthropic.com", flavour: "anthropic" },
-  gemini: { baseUrl: "https://generativelanguage.googleapis.com", flavour: "gemini" },
-  groq: { baseUrl: "https://api.groq.com/openai", flavour: "openai" },
-  mistral: { baseUrl: "https://api.mistral.ai", flavour: "openai" },
-  openrouter: { baseUrl: "https://openrouter.ai/api", flavour: "openai" },
-  deepseek: { baseUrl: "https://api.deepseek.com", flavour: "openai" },
-  together: { baseUrl: "https://api.together.xyz", flavour: "openai" },
-  fireworks: { baseUrl: "https://api.fireworks.ai/inference", flavour: "openai" },
-  xai: { baseUrl: "https://api.x.ai", flavour: "openai" },
-  azure: { baseUrl: "https://{resource}.openai.azure.com", flavour: "azure" },
+  openai: { baseUrl: "https://api.openai.com", flavour: "openai", dialect: "openai" },
+  anthropic: { baseUrl: "https://api.anthropic.com", flavour: "anthropic", dialect: "anthropic" },
+  gemini: { baseUrl: "https://generativelanguage.googleapis.com", flavour: "gemini", dialect: "gemini" },
+  groq: { baseUrl: "https://api.groq.com/openai", flavour: "openai", dialect: "groq" },
+  mistral: { baseUrl: "https://api.mistral.ai", flavour: "openai", dialect: "mistral" },
+  openrouter: { baseUrl: "https://openrouter.ai/api", flavour: "openai", dialect: "openrouter" },
+  deepseek: { baseUrl: "https://api.deepseek.com", flavour: "openai", dialect: "deepseek" },
+  together: { baseUrl: "https://api.together.xyz", flavour: "openai", dialect: "together" },
+  fireworks: { baseUrl: "https://api.fireworks.ai/inference", flavour: "openai", dialect: "fireworks" },
+  xai: { baseUrl: "https://api.x.ai", flavour: "openai", dialect: "xai" },
+  azure: { baseUrl: "https://{resource}.openai.azure.com", flavour: "azure", dialect: "azure" },
 };

@@ -40,21 +40,12 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, max: n
 /** How a success goes back: the provider's status and headers, its quota headers renamed (quota-headers.ts), in one pass. */
 export const answerInit = (res: Response): ResponseInit => ({ status: res.status, statusText: res.statusText, headers: callerHeaders(res.headers, renamedQuota) });
 
-/**
- * Reads `body` whole if it ends within `max` bytes. Otherwise returns a stream that gives what was
- * read and then the rest as it comes, so nothing is lost and nothing large is held.
- */
-export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> }> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size <= max) {
-    const { done, value } = await reader.read();
-    if (done) return { whole: concat(chunks, size) };
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  const rest = new ReadableStream<Uint8Array>({
+/** Blank lines and spaces: what a provider holding a plain answer open sends meanwhile (DeepSeek, under load). */
+const isBlank = (chunks: Uint8Array[]) => chunks.every((c) => c.every((b) => b === 0x0a || b === 0x0d || b === 0x20 || b === 0x09));
+
+/** A stream that gives `chunks` and then the rest of `reader` as it comes. */
+function replay(chunks: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
     start(c) {
       for (const chunk of chunks) c.enqueue(chunk);
     },
@@ -65,16 +56,82 @@ export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): P
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return { rest };
 }
 
-/** Streams a body chunk by chunk; `done` runs when it ends or the caller leaves. */
-export function streamBack(body: ReadableStream<Uint8Array> | null, init: ResponseInit, waitUntil: (p: Promise<unknown>) => void, done: () => void): Response {
+/**
+ * Reads `body` whole if it ends within `max` bytes. Otherwise returns a stream that gives what was
+ * read and then the rest as it comes, so nothing is lost and nothing large is held: `rest` past
+ * `max`, `held` as soon as all that came is blank lines (a provider holding the answer open while
+ * it works: the caller must see it come, not wait minutes for its headers).
+ */
+export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> } | { held: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size <= max) {
+    const { done, value } = await reader.read();
+    if (done) return { whole: concat(chunks, size) };
+    chunks.push(value);
+    size += value.byteLength;
+    if (value.byteLength > 0 && isBlank(chunks)) return { held: replay(chunks, reader) };
+  }
+  return { rest: replay(chunks, reader) };
+}
+
+/** Why a stream was cut: its caller read nothing of it for STREAM_IDLE_MS. */
+export class CallerStalled extends Error {}
+
+/**
+ * Streams a body chunk by chunk; `done` runs once, when it ends or the caller leaves. With
+ * `idleMs`, a caller that takes nothing for that long while a chunk waits for it has stopped
+ * reading: its stream is cut with an error and the provider's body cancelled, so its slots go back
+ * rather than staying held (and renewed) for as long as the provider keeps the stream open.
+ */
+export function streamBack(body: ReadableStream<Uint8Array> | null, init: ResponseInit, waitUntil: (p: Promise<unknown>) => void, done: () => void, idleMs?: number): Response {
   if (!body) {
     done();
     return new Response(null, init);
   }
-  const { readable, writable } = new TransformStream();
-  waitUntil(body.pipeTo(writable).catch(() => {}).finally(done));
-  return new Response(readable, init);
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let over = false;
+  let finished!: () => void;
+  waitUntil(new Promise<void>((r) => (finished = r)));
+  const end = () => {
+    if (over) return;
+    over = true;
+    clearTimeout(timer);
+    done();
+    finished();
+  };
+  const out = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      clearTimeout(timer);
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        end();
+        return c.error(err);
+      }
+      if (chunk.done) {
+        end();
+        return c.close();
+      }
+      c.enqueue(chunk.value);
+      // The chunk waits for the caller: the idle limit runs until it asks for the next one.
+      if (idleMs)
+        timer = setTimeout(() => {
+          const why = new CallerStalled("the caller read nothing of the answer for STREAM_IDLE_MS");
+          reader.cancel(why).catch(() => {});
+          c.error(why);
+          end();
+        }, idleMs);
+    },
+    cancel(reason) {
+      reader.cancel(reason).catch(() => {});
+      end();
+    },
+  });
+  return new Response(out, init);
 }

@@ -32,12 +32,23 @@ function lowered(raw: string | null, configured: number, name: string): number |
   return Math.min(n, configured);
 }
 
+/** Whether every `%` escape in a path is whole (`%ZZ` is not): the model and ids are read from it decoded. */
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The request as asked, or the error that refuses it (404 `unknown_provider`, 400 `invalid_request`). */
 export function askedOf(req: Request, s: Settings, now: number): Asked | Response {
   const incoming = new URL(req.url);
   const { name, rest } = splitPath(incoming.pathname);
   const provider = Object.hasOwn(s.table, name) ? s.table[name] : undefined;
   if (!provider) return gatewayError("unknown_provider", `no provider named ${JSON.stringify(name.slice(0, 64))}`);
+  if (!decodable(rest)) return gatewayError("invalid_request", "the path has a malformed percent-escape");
   const url = upstreamUrl(provider, rest, incoming.search);
   if (!url) return gatewayError("invalid_request", "the path may not leave the provider's base URL");
   const headers = req.headers;

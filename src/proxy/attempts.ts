@@ -3,12 +3,17 @@
 import type { AcquireResult, SettleRequest } from "../limiter/types";
 import { decideRetry } from "../policy/backoff";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
+import type { Dialect, Tier } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
 import { sleep } from "../sleep";
 import type { LimiterCalls } from "./limiter-client";
 import { stampPacing } from "./pacing";
 import { hideMember } from "./pooled";
 import type { Deps, Plan } from "./run";
 import type { Route, Target } from "./target";
+
+/** What the target's answers mean: its own dialect (a pool member's), else the request's, else every family. */
+export const dialectOf = (s: Attempts, at: Target): Dialect => at.dialect ?? s.plan.dialect ?? DIALECTS.generic;
 
 export const NO_INFO: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
 /** The caller is gone; the status is never seen, but the runtime wants a Response. */
@@ -37,13 +42,23 @@ export class Attempts {
   grant: AcquireResult | undefined;
   /** A request takes at most one member out (steps.ts, settleError). */
   tookOut = false;
+  /** When it began: its tier may take a share of the time to its deadline (tiers/fallback.ts). */
+  readonly started: number;
+  /** The tier its next attempt goes at: the one asked, standard once it fell back. */
+  tier: Tier;
+  /** Capacity refusals of its tier it waited through (`x-slotgate-tier-refusals`). */
+  tierRefusals = 0;
+  /** The body per dialect and tier, made once each (tiers/plan.ts). */
+  readonly bodies = new Map<string, Uint8Array>();
 
   constructor(plan: Plan, limiter: LimiterCalls | null, deps: Deps) {
     this.plan = plan;
     this.deps = deps;
+    this.started = deps.now();
+    this.tier = plan.tier?.asked ?? "standard";
     this.route = plan.route;
     this.waiting = plan.stop ? AbortSignal.any([plan.signal, plan.stop]) : plan.signal;
-    this.target = this.route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter! };
+    this.target = this.route ? undefined : { url: plan.url, headers: plan.headers, key: plan.key, limiter: limiter!, dialect: plan.dialect };
   }
 
   now(): number {
@@ -54,13 +69,19 @@ export class Attempts {
     return (this.deps.sleep ?? sleep)(ms, this.waiting);
   }
 
-  /** The gateway's headers on an answer the caller gets (and nothing of a pool member's identity). */
+  /**
+   * The gateway's headers on an answer the caller gets, and nothing that tells a pool's members
+   * apart: a pooled answer names the virtual key's own key, and no member's limit or pace.
+   */
   stamp(res: Response): Response {
-    if (this.route) hideMember(res.headers);
-    stampPacing(res, this.grant);
-    res.headers.set("x-slotgate-key", (this.target?.key ?? this.plan.key).key);
+    if (this.route) {
+      hideMember(res.headers);
+      if (this.target) this.route.served = this.route.memberOf?.(this.target);
+    } else stampPacing(res, this.grant);
+    res.headers.set("x-slotgate-key", (this.route ? this.plan.key : (this.target?.key ?? this.plan.key)).key);
     res.headers.set("x-slotgate-attempts", String(this.attempts));
     res.headers.set("x-slotgate-queue-ms", String(Math.round(this.queueMs)));
+    if (this.plan.tier) res.headers.set("x-slotgate-tier-refusals", String(this.tierRefusals));
     return res;
   }
 

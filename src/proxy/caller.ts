@@ -21,10 +21,11 @@ export function checkWeights(raw: string | undefined): void {
 }
 
 /**
- * `x-slotgate-caller` names the caller (the same characters as `x-slotgate-limit-key`). Without
- * it, where GATEWAY_TOKENS is set, the caller is its gateway token, as a hash: the token itself
- * is never stored or shown. Without either, the key's default caller, as before callers existed.
- * `x-slotgate-priority` is high, normal (the default) or low. Returns the reason a header is refused.
+ * `x-slotgate-caller` names the caller (the same characters as `x-slotgate-limit-key`). Where
+ * GATEWAY_TOKENS is set, the caller is its gateway token, as a hash (the token itself is never
+ * stored or shown), and a label names a caller within it (`token:<hash>/<label>`): no label takes
+ * another token's identity or share. Without either, the key's default caller, as before callers
+ * existed. `x-slotgate-priority` is high, normal (the default) or low. Returns the reason a header is refused.
  */
 export async function whoIsAsking(headers: Headers, gatewayTokens: string | undefined): Promise<Who | string> {
   const who: Who = {};
@@ -36,12 +37,9 @@ export async function whoIsAsking(headers: Headers, gatewayTokens: string | unde
   }
   const label = headers.get("x-slotgate-caller");
   const token = headers.get("x-slotgate-token");
-  if (label !== null) {
-    if (!LABEL.test(label)) return "x-slotgate-caller must be 1-128 of A-Z a-z 0-9 . _ @ + / -";
-    who.caller = label;
-  } else if (token && (gatewayTokens ?? "").split(",").some((t) => t.trim() !== "")) {
-    // A prefix of its own, so this hash never equals one made of the same string elsewhere.
-    who.caller = `token:${await sha256Hex16(`slotgate-caller\n${token}`)}`;
-  }
+  if (label !== null && !LABEL.test(label)) return "x-slotgate-caller must be 1-128 of A-Z a-z 0-9 . _ @ + / -";
+  // A prefix of its own, so this hash never equals one made of the same string elsewhere.
+  const base = token && (gatewayTokens ?? "").split(",").some((t) => t.trim() !== "") ? `token:${await sha256Hex16(`slotgate-caller\n${token}`)}` : null;
+  if (base !== null || label !== null) who.caller = base === null ? label! : label === null ? base : `${base}/${label}`;
   return who;
 }

@@ -17,7 +17,8 @@ export type GatewayErrorType =
   | "pool_unavailable"
   | "forbidden"
   | "key_store_unavailable"
-  | "conflict";
+  | "conflict"
+  | "request_timeout";
 
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
@@ -38,6 +39,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   forbidden: 403,
   key_store_unavailable: 503,
   conflict: 409,
+  request_timeout: 408,
 };
 
 export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {

@@ -33,33 +33,6 @@ export function callerHeaders(upstream: Headers, rename: (name: string) => strin
   return out;
 }
 
-/** Reads at most `max` bytes; null when the body is larger (the caller gets 413, nothing is sent). */
-export async function readBounded(req: Request, max: number): Promise<Uint8Array | null> {
-  const length = req.headers.get("content-length");
-  const declared = Number(length ?? "0");
-  if (declared > max) return null;
-  if (!req.body) return new Uint8Array(0);
-  // A declared length is enforced by the runtime: one native read, no chunk loop.
-  if (length !== null && Number.isSafeInteger(declared)) {
-    const whole = new Uint8Array(await req.arrayBuffer());
-    return whole.byteLength > max ? null : whole;
-  }
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return concat(chunks, size);
-}
-
 export function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);

@@ -1,12 +1,14 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream. The parsed body is dropped here, so only the bytes wait in the queue.
 import { estimateTokens } from "../policy/estimate";
-import { type KeyParts, limitKey, requestModel } from "../providers/key";
+import type { Tier, TierSpec } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
+import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
+import { bodyTier } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
-import { gatewayError } from "./errors";
-import { parseJson, readBounded } from "./forward";
+import { parseJson } from "./forward";
 
 export interface Described {
   key: KeyParts;
@@ -19,25 +21,36 @@ export interface Described {
   sent: { bytes: Uint8Array; strip: boolean };
   /** The body's own `model` field (a pool member maps it to a deployment), without the rest of the body. */
   body: { model?: unknown };
+  /** The service tier the caller's own body names in its provider's field (issue 35), or null. */
+  tier: Tier | null;
+  /** That field as written, when it names no tier the row knows (OpenAI's `scale`): a tier nobody can price. */
+  unknownTier: string | null;
+  /** The path after the provider (and Azure's resource): what a row's tiers are offered on. */
+  route: string;
 }
 
-/** The body read (up to MAX_BODY_BYTES, else 413 `body_too_large`, nothing sent) and described. */
-export async function readRequest(req: Request, a: Asked, maxBodyBytes: number): Promise<(Described & { bytes: Uint8Array }) | Response> {
-  const bytes = a.hasBody ? await readBounded(req, maxBodyBytes) : new Uint8Array(0);
-  if (!bytes) return gatewayError("body_too_large", `the body is over MAX_BODY_BYTES (${maxBodyBytes})`);
-  return { bytes, ...(await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label)) };
-}
-
+/** What a body (read by the body stage, proxy/held.ts) asks: its key, cost, model and what goes upstream. */
 export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
   const json = parseJson(bytes);
   const key = await limitKey(p, headers, url, rest, json, label);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
-  return { key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, json, bytes), body: { model: bodyModel } };
+  const route = routeOf(p, rest);
+  return {
+    key, cost: estimateTokens(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
+  };
 }
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */
 export function asksToStream(json: unknown, rest: string, search: string): boolean {
   if (typeof json === "object" && json !== null && (json as { stream?: unknown }).stream === true) return true;
   return /:streamGenerateContent\b/i.test(rest) || /[?&]alt=sse\b/i.test(search);
+}
+
+/** The tier the body names in its provider's field, and the field as written when it names none the row knows. */
+function bodyTiers(spec: TierSpec | undefined, json: unknown, route: string): { tier: Tier | null; unknownTier: string | null } {
+  const tier = bodyTier(spec, json, route);
+  const raw = spec && !tier && spec.routes.test(route) && typeof json === "object" && json !== null ? (json as Record<string, unknown>)[spec.field] : undefined;
+  return { tier, unknownTier: raw === undefined || raw === null ? null : String(raw).slice(0, 32) };
 }

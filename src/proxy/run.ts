@@ -2,7 +2,9 @@
 // the caller should see. The steps are steps.ts's; the request's record across them, attempts.ts's.
 import type { GatewayConfig } from "../config/limits";
 import type { KeyMeta } from "../limiter/types";
+import type { Dialect } from "../providers/dialect";
 import type { RequestSpan } from "../observe/spans";
+import type { TierPlan } from "../tiers/plan";
 import type { Meter } from "../usage/meter";
 import type { Tags } from "../usage/types";
 import { AGAIN, Attempts, GONE } from "./attempts";
@@ -18,6 +20,8 @@ export interface Plan {
   headers: Headers;
   body: Uint8Array | null;
   key: KeyMeta;
+  /** What the provider's answers mean (providers/dialects.ts); absent: `generic`, every family. */
+  dialect?: Dialect;
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;
@@ -40,6 +44,12 @@ export interface Plan {
   operation?: { op: string; model: string; start: number };
   /** The request's span when it is traced (OTEL_*): each attempt is a child of it. */
   trace?: RequestSpan;
+  /** The service tier policy chose for it (issue 35); absent: none asked, nothing written. */
+  tier?: TierPlan;
+  /** A limiter for a key (a tier with limits of its own has a key of its own). */
+  limiterFor?: (m: KeyMeta) => LimiterCalls;
+  /** Hears what each attempt got from the provider it went to: its status, or null when no answer came (the gateway's counts, directory/upstream.ts). */
+  upstream?: (provider: string, status: number | null) => void;
 }
 
 export interface Deps {

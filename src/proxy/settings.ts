@@ -7,6 +7,7 @@ import type { Env } from "../env";
 import { providers } from "../providers/registry";
 import type { Provider } from "../providers/table";
 import { readTraceConfig, type TraceConfig } from "../observe/otel-config";
+import { type LaneTiers, laneTiers } from "../tiers/choose";
 import { type PriceTable, priceTable } from "../usage/prices";
 import { checkWeights } from "./caller";
 import { gatewayError } from "./errors";
@@ -19,6 +20,16 @@ export interface Settings {
   location: Location | undefined;
   /** OTEL_*: null when tracing is off. */
   trace: TraceConfig | null;
+  /** TIERS: the service tier each lane goes at by default. */
+  tiers: LaneTiers;
+  /** STATS_FLUSH_MS: how long an isolate gathers its counts (cache results, upstream attempts) before one call sends them; undefined: each its own default. */
+  statsMs: number | undefined;
+}
+
+/** STATS_FLUSH_MS, 0 to 60,000 ms; unset or malformed: undefined (the defaults). Statistics only, so a bad value is no config_error. */
+function statsFlushMs(raw: string | undefined): number | undefined {
+  const n = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isInteger(n) && n >= 0 ? Math.min(n, 60_000) : undefined;
 }
 
 /** An isolate's env does not change: its settings are read once (a malformed one, on every request, as it fails). */
@@ -29,7 +40,10 @@ export function settingsOf(env: Env): Settings | Response {
   const hit = known.get(env);
   if (hit) return hit;
   try {
-    const settings = { table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env) };
+    const settings = {
+      table: providers(env.PROVIDERS), prices: priceTable(env.PRICES), gw: gatewayConfigOf(env), cache: cacheConfigOf(env), location: limiterLocation(env), trace: readTraceConfig(env),
+      tiers: laneTiers(env.TIERS), statsMs: statsFlushMs(env.STATS_FLUSH_MS),
+    };
     checkLimiterEnv(env);
     checkWeights(env.PRIORITY_WEIGHTS);
     known.set(env, settings);

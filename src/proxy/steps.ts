@@ -2,21 +2,30 @@
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
 import type { AttemptSpan } from "../observe/spans";
-import { classify, keyUnusable } from "../policy/classify";
-import { parseRateLimitHeaders } from "../policy/headers";
+import { refusal } from "../policy/classify";
+import { parseRateLimitHeaders } from "../policy/limits";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
-import { AGAIN, type Again, type Attempts, GONE, NO_INFO } from "./attempts";
+import { AGAIN, type Again, type Attempts, dialectOf, GONE, NO_INFO } from "./attempts";
 import { AttemptTimer } from "./attempt-timer";
 import { gatewayError, retryAfterSeconds } from "./errors";
 import { callerHeaders, parseJson } from "./forward";
-import { LimiterUnavailable } from "./limiter-client";
+import { type LimiterCalls, LimiterUnavailable } from "./limiter-client";
 import { noMember, withRetryAfter } from "./pooled";
 import type { SettleAnswer } from "../limiter/types";
+import type { Tier } from "../providers/dialect";
+import { servedTier } from "../tiers/body";
+import { noteTierTry } from "../tiers/fallback";
+import { outlookOf, tierBody } from "../tiers/plan";
+import { attemptTier, stampTier, tierStep } from "./tier-step";
 import type { Target } from "./target";
+import { unreachableMessage, whyUnreachable } from "./unreachable";
 
 /** An attempt under way: its slot, its time limits and its renewals. */
 export interface Slot {
   at: Target;
+  /** The tier it was sent at, and the limiter its lease is in (a tier with limits of its own has its own). */
+  tier: Tier;
+  limiter: LimiterCalls;
   leaseId: string;
   /** Its number among the request's attempts (1-based). */
   attempt: number;
@@ -47,15 +56,16 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   const { plan } = s;
   const leaseId = `${s.requestId}:${++s.asks}`;
   const asked = s.now();
+  const { tier, key, limiter } = attemptTier(s, at);
   const span = plan.trace?.attempt(at, asked, s.route?.memberOf?.(at));
-  const leave = () => at.limiter.cancel(leaseId);
+  const leave = () => limiter.cancel(leaseId);
   s.waiting.addEventListener("abort", leave);
   try {
-    s.grant = await at.limiter.acquire({ ...at.key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }) }, plan.deadline);
+    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }) }, plan.deadline);
   } catch (err) {
     if (!(err instanceof LimiterUnavailable)) throw err;
     // The object may have granted it after all: never leave that slot to its lease's expiry.
-    at.limiter.cancel(leaseId);
+    limiter.cancel(leaseId);
     span?.close(s.now(), "limiter_unavailable");
     return s.stamp(s.last ?? gatewayError("limiter_unavailable", err.message, { "retry-after": retryAfterSeconds(err.retryAfterMs) }));
   } finally {
@@ -66,7 +76,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   s.route?.heard(at, grant.view, s.now());
   if (s.waiting.aborted) {
     span?.close(s.now(), "caller_left");
-    if (grant.granted) at.limiter.release(leaseId);
+    if (grant.granted) limiter.release(leaseId);
     return GONE();
   }
   if (!grant.granted) {
@@ -79,77 +89,102 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
     return s.stamp(s.last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
   }
   const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
-  const renewing = at.limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
+  const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
   const stop = () => {
     renewing();
     timer.stop();
   };
   span?.granted(s.attempts + 1, s.now());
-  return { at, leaseId, attempt: ++s.attempts, timer, stop, sent: s.now(), span };
+  return { at, tier, limiter, leaseId, attempt: ++s.attempts, timer, stop, sent: s.now(), span };
 }
 
 /** The provider's answer to the attempt, or what the request does when it never came. */
 export async function send(s: Attempts, slot: Slot): Promise<Response | Again | { res: Response }> {
   const { plan } = s;
   try {
-    return { res: await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body: plan.body, signal: slot.timer.signal, redirect: "manual" }) };
-  } catch {
-    return unreachable(s, slot);
+    const body = plan.tier && plan.body ? tierBody(plan.tier, s.bodies, plan.body, dialectOf(s, slot.at), slot.tier) : plan.body;
+    const res = await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body, signal: slot.timer.signal, redirect: "manual" });
+    plan.upstream?.(slot.at.key.provider, res.status);
+    return { res };
+  } catch (err) {
+    return unreachable(s, slot, err);
   }
 }
 
-/** The attempt never got a whole answer: settled as transient, and retried if policy says so. */
-export async function unreachable(s: Attempts, slot: Slot): Promise<Response | Again> {
-  const { at, leaseId, attempt, timer } = slot;
+/**
+ * The attempt never got a whole answer: settled as transient, and retried if policy says so after
+ * the policy's own jittered backoff. A name that does not resolve or a refused connection fails
+ * again at once, so the limiter's "now" for a provider's one-off fault is not taken here.
+ */
+export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody = false): Promise<Response | Again> {
+  const { at, limiter, leaseId, attempt, timer } = slot;
   slot.stop();
   const left = s.plan.signal.aborted && !timer.timedOut;
   slot.span?.answered(s.now(), 0, left ? "caller_left" : timer.timedOut ? "timeout" : "upstream_unreachable");
   // The caller left: not the provider's fault, so the slot just goes back.
   if (left) {
-    at.limiter.release(leaseId);
+    limiter.release(leaseId);
     return GONE();
   }
+  // A cut answer was counted by its status already.
+  if (!midBody) s.plan.upstream?.(at.key.provider, null);
   const d = s.decide("transient", attempt, null);
-  const word = await at.limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
-  const why = timer.timedOut ? "the provider did not answer in time" : "the provider could not be reached";
-  if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", why));
-  await s.pause(pauseFor(d.delayMs, word));
+  await limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
+  if (!d.retry) {
+    const why = whyUnreachable(err, timer.timedOut ? timer.signal.reason : null, midBody);
+    return s.stamp(s.last ?? gatewayError("upstream_unreachable", unreachableMessage(why, s.attempts, s.route ? null : at.url.host)));
+  }
+  await s.pause(d.delayMs);
   return AGAIN;
 }
 
 /**
  * A success goes back to the caller. A plain answer is read whole first: its settle and its
- * release are then one op. A stream is settled at its headers and released when it has ended.
+ * release are then one op. A stream, a plain answer past BUFFER_MAX, or one the provider holds
+ * open with blank lines is settled at its headers (or its first lines) and released when it has ended.
  */
 export async function settleSuccess(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
   const { plan } = s;
-  const { at, leaseId, attempt, timer } = slot;
+  const { at, limiter, leaseId, attempt, timer } = slot;
+  const d = dialectOf(s, at);
   s.route?.answered(at);
-  const info = parseRateLimitHeaders(res.headers, s.now());
+  if (slot.tier !== "standard") noteTierTry(outlookOf(at.key.key, slot.tier), false);
+  const info = parseRateLimitHeaders(res.headers, s.now(), d);
   const streaming = isStreamed(res.headers, plan.stream);
   const success = s.outcome("success", res.status, info, latency, attempt, true);
+  const sent = { tier: slot.tier, headers: res.headers };
+  // The tier that served, as the answer's headers tell it, else the tier it went at (a plain answer's body may say more: below).
+  const served = (tier: Tier | undefined): Tier => tier ?? servedTier(d.tiers, res.headers, null) ?? slot.tier;
   let body = res.body && timer.watch(res.body);
+  let held = false;
   if (!streaming && body) {
     let read;
     try {
       read = await readUpTo(body, BUFFER_MAX);
-    } catch {
-      return unreachable(s, slot);
+    } catch (err) {
+      return unreachable(s, slot, err, true);
     }
     if ("whole" in read) {
       slot.stop();
-      at.limiter.settle(leaseId, { ...success, release: true, streaming: false, usage: plan.meter?.plain(read.whole, plan.tags) });
-      return s.stamp(new Response(read.whole, answerInit(res)));
+      const usage = plan.meter?.plain(read.whole, plan.tags, sent);
+      limiter.settle(leaseId, { ...success, release: true, streaming: false, usage });
+      return stampTier(s.stamp(new Response(read.whole, answerInit(res))), served(usage?.tier));
     }
-    body = read.rest;
+    // Held open with blank lines: passed on as it comes, the provider still at work on it, its
+    // usage read at its end (a plain answer's tail, as a non-SSE stream's).
+    if ("held" in read) held = true;
+    body = "held" in read ? read.held : read.rest;
   }
-  at.limiter.settle(leaseId, { ...success, release: false, streaming });
-  const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags);
-  return s.stamp(
-    streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
-      slot.stop();
-      at.limiter.release(leaseId, tap?.record());
-    }),
+  limiter.settle(leaseId, { ...success, release: false, streaming: streaming || held });
+  const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags, sent);
+  return stampTier(
+    s.stamp(
+      streamBack(tap ? tap.body : body, answerInit(res), plan.waitUntil, () => {
+        slot.stop();
+        limiter.release(leaseId, tap?.record());
+      }, plan.gateway.streamIdleMs),
+    ),
+    served(undefined),
   );
 }
 
@@ -159,19 +194,21 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
  */
 export async function settleError(s: Attempts, slot: Slot, res: Response, latency: number): Promise<Response | Again> {
   const { plan, route } = s;
-  const { at, leaseId, attempt, timer } = slot;
+  const { at, limiter, leaseId, attempt, timer } = slot;
   // An error body is small and needed twice: to classify it, and to hand it back unchanged.
   const bytes = await readCapped(res.body && timer.watch(res.body), ERROR_BODY_MAX).catch(() => new Uint8Array(0));
   slot.stop();
   const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
-  const info = parseRateLimitHeaders(res.headers, s.now(), body);
-  const cls = classify(res.status, body);
-  let d = s.decide(cls, attempt, info.retryAfterMs);
+  const dialect = dialectOf(s, at);
+  const info = parseRateLimitHeaders(res.headers, s.now(), dialect, body);
+  // Read at the tier it went at: a flex refusal is the tier's (capacity), the same 429 at standard the key's.
+  const { cls, evidence: unusable } = refusal(res.status, body, dialect, info, slot.tier);
+  let d = tierStep(s, slot, cls, s.decide(cls, attempt, info.retryAfterMs));
   // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
   // Once: an answer that would take a second member out for the same request says more about
   // what the request asks than about the keys, so it is the caller's answer, and it may only
   // keep out a member already out (a failed probe), never take one out.
-  const evidence = route ? (keyUnusable(res.status, body) ?? undefined) : undefined;
+  const evidence = route ? (unusable ?? undefined) : undefined;
   const out = s.tookOut ? undefined : evidence;
   let move = false;
   if (out) {
@@ -184,7 +221,7 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   }
   // A refused request that will be back here keeps its claim on the refill it waits for.
   const next = cls === "rate_limit" && d.retry && !move ? `${s.requestId}:${s.asks + 1}` : undefined;
-  const word = await at.limiter.settleNow(leaseId, {
+  const word = await limiter.settleNow(leaseId, {
     ...s.outcome(cls, res.status, info, latency, attempt, !d.retry), next,
     ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
   });
@@ -200,11 +237,12 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   }
   await s.pause(pauseFor(d.delayMs, word));
   if (s.waiting.aborted) {
-    if (next) at.limiter.cancel(next);
+    if (next) limiter.cancel(next);
     return GONE();
   }
   return AGAIN;
 }
+
 
 /** The limiter places a retry it says may come now (limiter/outcomes.ts, retryWord): no pause of the Worker's own. */
 const pauseFor = (delayMs: number, word: SettleAnswer | undefined) => (word?.retry === "now" ? 0 : delayMs);

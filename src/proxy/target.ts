@@ -1,6 +1,7 @@
 // Where an attempt goes. A caller's own key has one target for every attempt; a pool (a virtual
 // key) has one per member, and a retry may move to another (src/pools/route.ts).
 import type { KeyMeta, MemberView } from "../limiter/types";
+import type { Dialect } from "../providers/dialect";
 import type { LimiterCalls } from "./limiter-client";
 
 export interface Target {
@@ -8,6 +9,8 @@ export interface Target {
   headers: Headers;
   key: KeyMeta;
   limiter: LimiterCalls;
+  /** What its answers mean (a pool's members may speak different dialects); absent: the plan's. */
+  dialect?: Dialect;
 }
 
 export interface Route {
@@ -23,10 +26,12 @@ export interface Route {
   waitElsewhere(t: Target, now: number): number | null;
   /** The first out's length (POOL_OUT_MS): the member's limiter doubles it per strike. */
   outMs: number;
-  /** An error body given back with every member credential cut out. */
+  /** An error body given back with every member credential, and the account ids that tell members apart, cut out. */
   scrub(body: Uint8Array): Uint8Array;
   /** Names the pool in the error given when no member is in. */
   pool: string;
   /** The member's name (a span's attribute). */
   memberOf?(t: Target): string | undefined;
+  /** The member whose answer the caller got, once stamped (the batch stage records what it made there). */
+  served?: string;
 }

@@ -10,7 +10,8 @@ import type { LimiterSnapshot } from "../limiter/types";
 import { gatewayError } from "../proxy/errors";
 import { scrape } from "./metrics";
 import { usage } from "./usage";
-import { poolsView } from "./pools";
+import { memberIndex, poolsView } from "./pools";
+import { keyHash } from "../observe/prometheus";
 import { virtualKeys } from "./virtual-keys";
 
 /** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
@@ -27,6 +28,10 @@ export interface KeyListEntry {
   metrics: LimiterSnapshot["metrics"] | null;
   /** false when the limiter did not answer in time: the numbers are the Directory's last report. */
   live: boolean;
+  /** A pool member's key: its pool and member (names from POOLS); null for a caller's own key. */
+  member: { pool: string; member: string } | null;
+  /** Who used the key most in the last minute (its busiest caller), null when nobody or not live: rows of one model told apart. */
+  caller: string | null;
 }
 
 /** A limiter that does not answer within this is listed with its last reported numbers. */
@@ -56,8 +61,8 @@ admin.use("/admin/*", guard);
 for (const [path, file] of Object.entries(DASHBOARD_FILES)) admin.get(path, (c) => dashboardFile(c.env, new URL(c.req.url), file));
 
 admin.get("/admin/keys", async (c) => {
-  const { entries, total } = await directoryOf(c.env.DIRECTORY).list(LIST_MAX);
-  const keys = await Promise.all(entries.map((e) => live(c.env, e)));
+  const [{ entries, total }, members] = await Promise.all([directoryOf(c.env.DIRECTORY).list(LIST_MAX), memberIndex(c.env)]);
+  const keys = await Promise.all(entries.map((e) => live(c.env, e, members.get(`${e.provider}:${keyHash(e.key)}`) ?? null)));
   keys.sort((a, b) => (b.lastSeen ?? "").localeCompare(a.lastSeen ?? "") || a.key.localeCompare(b.key));
   return ok({ keys, total });
 });
@@ -66,6 +71,13 @@ admin.get("/admin/keys/:key", async (c) => {
   const key = c.req.param("key");
   if (!(await known(c.env, key))) return unknownKey(key);
   return ok(await limiter(c.env, key).state());
+});
+
+/** Every key's upstream attempts by provider and status class, listed keys or not (observe/upstream.ts). */
+admin.get("/admin/upstream", async (c) => {
+  const { since, providers } = await directoryOf(c.env.DIRECTORY).upstream();
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return ok({ since: iso(since), providers: providers.map((p) => ({ provider: p.provider, counts: p.counts, lastAt: iso(p.lastAt) })) });
 });
 
 /** The last 15 minutes of the key in 5-second buckets (the dashboard's time series). */
@@ -125,12 +137,32 @@ async function known(env: Env, key: string): Promise<boolean> {
   return (await directoryOf(env.DIRECTORY).get(key)) !== null;
 }
 
+/** The limiter's state, or null when it fails or does not answer within STATE_TIMEOUT_MS. */
+async function stateWithin(env: Env, key: string): Promise<LimiterSnapshot | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STATE_TIMEOUT_MS)));
+  try {
+    return await Promise.race([limiter(env, key).state(), timeout]);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A key the Directory does not list. Its limiter is not asked (looking must not create one): the
+ * answer says why a key may be missing, and where its failures are counted instead.
+ */
 function unknownKey(key: string): Response {
-  return adminError("unknown_key", `no limiter has seen traffic for ${JSON.stringify(key.slice(0, 300))}`);
+  return adminError(
+    "unknown_key",
+    `no key ${JSON.stringify(key.slice(0, 300))} is listed: a key is kept and listed only from its first 2xx answer (for 30 days after its last request), so one whose every attempt failed (a bad key, a wrong baseUrl) never is. Those attempts are counted by provider: GET /admin/upstream.`,
+  );
 }
 
 /** The Directory's row, with the limiter's current numbers when it answers in time. */
-async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
+async function live(env: Env, e: DirectoryEntry, member: KeyListEntry["member"]): Promise<KeyListEntry> {
   const fallback: KeyListEntry = {
     key: e.key,
     provider: e.provider,
@@ -143,30 +175,26 @@ async function live(env: Env, e: DirectoryEntry): Promise<KeyListEntry> {
     cooldownUntil: null,
     metrics: null,
     live: false,
+    member,
+    caller: null,
   };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), STATE_TIMEOUT_MS)));
-  try {
-    const s = (await Promise.race([limiter(env, e.key).state(), timeout])) as LimiterSnapshot | null;
-    if (!s) return fallback;
-    return {
-      key: e.key,
-      provider: e.provider,
-      model: e.model,
-      limit: s.concurrency.limit,
-      inFlight: s.concurrency.inFlight,
-      queued: s.concurrency.queued,
-      lastSeen: s.lastSeen ?? fallback.lastSeen,
-      phase: s.concurrency.phase,
-      cooldownUntil: s.cooldownUntil,
-      metrics: s.metrics,
-      live: true,
-    };
-  } catch {
-    return fallback;
-  } finally {
-    clearTimeout(timer);
-  }
+  const s = await stateWithin(env, e.key);
+  if (!s) return fallback;
+  return {
+    key: e.key,
+    provider: e.provider,
+    model: e.model,
+    limit: s.concurrency.limit,
+    inFlight: s.concurrency.inFlight,
+    queued: s.concurrency.queued,
+    lastSeen: s.lastSeen ?? fallback.lastSeen,
+    phase: s.concurrency.phase,
+    cooldownUntil: s.cooldownUntil,
+    metrics: s.metrics,
+    live: true,
+    member,
+    caller: s.callers[0]?.caller ?? null,
+  };
 }
 
 /** The limiter's "minConcurrency must not exceed ..." as "minConcurrency: must not exceed ...". */

@@ -9,7 +9,8 @@ import { memberIndex } from "./pools";
 /**
  * The label bound: at most this many keys (the most recently seen) have series in a scrape; the
  * rest are counted in `slotgate_keys_omitted`. Each key has a fixed number of series, so a scrape
- * holds at most METRICS_KEYS_MAX x (series per key) + 11 series (5 gateway, 6 cache), whatever callers send.
+ * holds at most METRICS_KEYS_MAX x (series per key) + 11 series (5 gateway, 6 cache) + 5 per configured
+ * provider that has had an attempt (slotgate_provider_attempts_total), whatever callers send.
  */
 export const METRICS_KEYS_MAX = RECENT_MAX;
 
@@ -35,7 +36,8 @@ export async function scrape(env: Env, now: () => number = Date.now): Promise<Re
     }
   };
   const cache = Promise.race([cacheStats(env), late]).catch(() => null) as Promise<CacheStats | null>;
-  const [answers, cacheNow, members] = await Promise.all([Promise.all(entries.map((e) => ask(e.key))), cache, memberIndex(env)]);
+  const upstream = Promise.race([directoryOf(env.DIRECTORY).upstream(), late]).catch(() => null);
+  const [answers, cacheNow, members, counted] = await Promise.all([Promise.all(entries.map((e) => ask(e.key))), cache, memberIndex(env), upstream]);
   clearTimeout(timer);
   const keys: KeySeries[] = [];
   answers.forEach((a, i) => {
@@ -49,6 +51,7 @@ export async function scrape(env: Env, now: () => number = Date.now): Promise<Re
     unanswered: entries.length - keys.length,
     durationSeconds: (now() - started) / 1_000,
     cache: cacheNow,
+    upstream: counted?.providers ?? null,
   });
   return new Response(body, { headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
 }

@@ -39,10 +39,13 @@ export async function poolsView(env: Env): Promise<Response> {
     if (err instanceof ConfigError) return gatewayError("config_error", err.message, { "cache-control": "no-store" });
     throw err;
   }
-  const { entries } = await directoryOf(env.DIRECTORY).recent();
+  // Each member's own keys, asked by its credential's hash: however many keys others have made, the list holds them all.
+  const members = Object.values(pools).flatMap((p) => p.members);
+  const creds = await Promise.all(members.map(async (m) => `${m.provider.name}:${await memberHash(m)}`));
+  const keys = await directoryOf(env.DIRECTORY).keysOf(creds);
   const out = await Promise.all(
     Object.values(pools).map(async (pool) => {
-      const rows = await Promise.all(pool.members.map(async (m) => memberRow(env, m, entries.filter((e) => e.provider === m.provider.name).map((e) => e.key))));
+      const rows = await Promise.all(pool.members.map(async (m) => memberRow(env, m, keys[`${m.provider.name}:${await memberHash(m)}`] ?? [])));
       const total = rows.reduce((s, r) => s + r.lastMinute, 0);
       const members = rows.map(({ lastMinute, ...r }) => ({ ...r, share: total > 0 ? Math.round((lastMinute / total) * 1000) / 1000 : 0 }));
       return { name: pool.name, provider: pool.provider, members };

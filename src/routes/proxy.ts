@@ -1,115 +1,146 @@
 // `ANY /:provider/*`: the request path as a short pipeline of named stages, each a module of its
 // own. Each stage either answers (a Response) or hands the next what it found.
 //
-//   token → settings → asked → caller → virtual key → body held → body read
-//     → batches → pool route → budget → cache → cap → limiter and attempts (run)
+//   token or virtual key → settings → asked → caller → virtual key → body read (held as it arrives)
+//     → label → batches → stored objects → pool route → budget → cache → cap → limiter and attempts (run)
+import { DIALECTS } from "../providers/dialects";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
-import { gatewayTokenOk } from "../auth";
 import { batchStage } from "../batches/stage";
-import { budgetStage, estimateUsd } from "../budget/stage";
+import { pricing } from "../budget/priceable";
+import { budgetStage, CUT_OUTPUT_TOKENS, estimateUsd } from "../budget/stage";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
+import { countUpstream } from "../directory/upstream";
 import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { operationOf } from "../observe/genai";
+import { outputLimit } from "../policy/estimate";
 import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
+import { admit, type Found } from "../pools/admit";
 import { cacheTenant, type KeyStage, poolRoute, virtualKeyStage, whoFor } from "../pools/stage";
 import { type Asked, askedOf } from "../proxy/asked";
 import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
-import { upstreamHeaders } from "../proxy/forward";
-import { holdBody } from "../proxy/held";
+import { parseJson, upstreamHeaders } from "../proxy/forward";
+import { readBody } from "../proxy/held";
+import { labelStage } from "../proxy/labels";
 import { LimiterClient } from "../proxy/limiter-client";
-import { readRequest } from "../proxy/request";
+import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
+import { storedStage } from "../stored/stage";
 import { Meter, type UsageRecord } from "../usage/meter";
-import { priceOf } from "../usage/prices";
+import { priceOf, tierPrice } from "../usage/prices";
+import { chooseTier, type TierAsk, tierAsk } from "../tiers/choose";
+import { tierAt } from "../tiers/plan";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
 type Pooled = Extract<KeyStage, { kind: "pool" }>;
-/** Who asks: the caller and lane its key's limiter files it under, and its virtual key's pool. */
-type Caller = { who: Who; pooled: Pooled | null };
+/** Who asks: the caller and lane its key's limiter files it under, its virtual key's pool, and the tier its headers ask for. */
+type Caller = { who: Who; pooled: Pooled | null; ask: TierAsk };
 
 proxy.all("/:provider/*", async (c) => {
   const req = c.req.raw;
   const start = Date.now();
-  // The token first: a stranger learns nothing, not even which providers or variables exist.
-  if (!(await gatewayTokenOk(c.env.GATEWAY_TOKENS, req.headers.get("x-slotgate-token"))))
-    return gatewayError("unauthorized", "x-slotgate-token is missing or not one of GATEWAY_TOKENS");
+  // The token (or a virtual key) first: a stranger learns nothing, not even which providers or variables exist.
+  const door = await admit(c.env, req);
+  if (door.kind === "refused") return door.res;
   const settings = settingsOf(c.env);
   if (settings instanceof Response) return settings;
   const asked = askedOf(req, settings, start);
   if (asked instanceof Response) return asked;
   const op = operationOf(asked.method, asked.rest);
   // Traces (OTEL_*): off, this one check; on, the request's span, which ends with its answer.
-  if (!settings.trace) return serve(c, settings, asked, { op, start });
+  if (!settings.trace) return serve(c, settings, asked, { op, start, found: door.found });
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const span = requestSpan(settings.trace, req.headers, start, asked.provider.name, asked.method, op, waitUntil);
-  if (!span) return serve(c, settings, asked, { op, start });
+  if (!span) return serve(c, settings, asked, { op, start, found: door.found });
   try {
-    return span.answer(await serve(c, settings, asked, { op, start, span }), waitUntil);
+    return span.answer(await serve(c, settings, asked, { op, start, span, found: door.found }), waitUntil);
   } catch (err) {
     span.close(Date.now(), "internal_error");
     throw err;
   }
 });
 
-/** The request's GenAI operation (null: none) and arrival, and its span when traced. */
-type Op = { op: string | null; start: number; span?: RequestSpan };
+/** The request's GenAI operation (null: none) and arrival, its span when traced, and the virtual key that let it in. */
+type Op = { op: string | null; start: number; span?: RequestSpan; found?: Found };
 
 async function serve(c: Context<{ Bindings: Env }>, settings: Settings, asked: Asked, op: Op): Promise<Response> {
   const req = c.req.raw;
   const who = await whoIsAsking(req.headers, c.env.GATEWAY_TOKENS);
   if (typeof who === "string") return gatewayError("invalid_request", who);
+  const ask = tierAsk(req.headers);
+  if (typeof ask === "string") return gatewayError("invalid_request", ask);
   // A virtual key: its pool's members send it, under its name; an unknown one goes nowhere.
-  const keyed = await virtualKeyStage(c.env, asked, settings.table);
+  const keyed = await virtualKeyStage(c.env, asked, settings.table, op.found);
   if (keyed.kind === "refused") return keyed.res;
-  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed } : { who, pooled: null };
-  const letGo = await holdBody(req, asked.hasBody, settings.gw);
-  if (letGo instanceof Response) return letGo;
+  const caller = keyed.kind === "pool" ? { who: whoFor(keyed.vk, who), pooled: keyed, ask } : { who, pooled: null, ask };
+  const held = await readBody(req, asked.hasBody, settings.gw);
+  if (held instanceof Response) return held;
   try {
-    return await send(c, settings, asked, caller, op);
+    return await send(c, settings, asked, caller, op, held.bytes);
   } finally {
-    letGo();
+    held.release();
   }
 }
 
-/** Reads the body, keys it and runs it: the body is held (and counted in the budget) until this returns. */
-async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled }: Caller, { op, start, span }: Op): Promise<Response> {
+/** Keys the body and runs it: the body is held (and counted in the budget) until this returns. */
+async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who, pooled, ask }: Caller, { op, start, span }: Op, bytes: Uint8Array): Promise<Response> {
   const req = c.req.raw;
-  const read = await readRequest(req, a, s.gw.maxBodyBytes);
-  if (read instanceof Response) return read;
-  const { bytes, key, cost, stream, body, model, sent } = read;
+  const read = await describe(a.provider, a.headers, a.incoming, a.rest, bytes, a.label);
+  const { key, cost, stream, body, model, sent } = read;
+  // A label is a limiter of its own: a credential may use so many (a virtual key none: pools/stage.ts).
+  const labelled = await labelStage(c.env.DIRECTORY, a.provider.name, key.credentialHash, a.label, Date.now());
+  if (labelled) return labelled;
+  const dialect = DIALECTS[a.provider.dialect];
+  // The tier it goes at: its body's field, else its header, its virtual key's, its lane's (TIERS).
+  const chosen = chooseTier({ body: read.tier, header: ask.tier, key: pooled?.vk.tier, lane: who.priority, lanes: s.tiers });
+  const tier = chosen ? { asked: chosen.tier, by: chosen.by, fallback: ask.fallback, model, route: read.route } : undefined;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const limiterFor = (m: KeyMeta) => new LimiterClient(c.env.LIMITER, m, { waitUntil, location: s.location });
   const headers = upstreamHeaders(req.headers);
 
-  // Provider batches and files: a key kept to what it made, sent to the member that holds it, its results metered.
-  const batch = pooled
-    ? await batchStage({
-        env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest,
-        search: a.incoming.searchParams, body: bytes, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}`, waitUntil,
-      })
-    : null;
+  // What a virtual key made (batches, files, stored responses): only its own, on the member that holds them.
+  const own = pooled && { env: c.env, vk: pooled.vk, pool: pooled.pool, provider: a.provider.name, flavour: a.provider.flavour, method: a.method, rest: a.rest, body: bytes, waitUntil };
+  // Provider batches and files: their results metered as they pass.
+  const batch = own ? await batchStage({ ...own, search: a.incoming.searchParams, headers: req.headers, prices: s.prices, here: `${a.incoming.origin}/${a.provider.name}` }) : null;
   if (batch instanceof Response) return batch;
+  // Stored responses and files named by id in an inference body.
+  const stored = own && !batch ? await storedStage(own) : null;
+  if (stored instanceof Response) return stored;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: batch?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
+    ? await poolRoute({ pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
     : undefined;
   if (route instanceof Response) return route;
-  // A virtual key with a budget reserves the estimate before anything is sent; the meter settles it.
-  const price = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
-  const budget = await budgetStage(c.env, pooled?.vk, { model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price) }, waitUntil);
+  // A virtual key with a budget reserves the estimate, at the price of the tier it is sent at first,
+  // before anything is sent; the meter settles it at the tier that served.
+  const listed = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
+  const at = tier ? tierAt(tier, dialect, tier.asked) : "standard";
+  const price = listed && tierPrice(listed, at, dialect.tiers?.ratio[at]);
+  // Parsed again only for a budgeted key (null: not JSON).
+  let json: unknown;
+  const jsonOf = () => (json === undefined ? (json = parseJson(bytes)) : json);
+  const budget = await budgetStage(c.env, pooled?.vk, {
+    model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
+    pricing: () => pricing({
+      flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price: listed,
+      ...(read.unknownTier !== null ? { tier: { name: read.unknownTier, priced: false } } : at !== "standard" && { tier: { name: at, priced: !listed || price !== null } }),
+    }),
+    limits: () => ({ input: Math.ceil(bytes.byteLength / 4), output: outputLimit(jsonOf()) ?? CUT_OUTPUT_TOKENS }),
+  }, waitUntil);
   if (budget instanceof Response) return budget;
-  const counted = span ? (r: UsageRecord) => (budget?.counted(r), span.usage(r)) : budget?.counted;
-  const meter = new Meter({ provider: a.provider.name, model, prices: s.prices, strip: sent.strip, counted, op, start, facts: span?.facts });
+  const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
+  const meter = new Meter({
+    provider: a.provider.name, model, prices: s.prices, strip: sent.strip, usageAt: dialect.usage.at, counted, op, start, facts: span?.facts, tiers: dialect.tiers,
+  });
   // While it waits, a pooled request hears of its key's revocation.
   const watch = pooled ? watchKey(c.env, pooled.ref) : null;
   const waiting = watch ? AbortSignal.any([req.signal, watch.revoked]) : req.signal;
@@ -135,6 +166,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
         now: Date.now,
         waitUntil,
         bodyBudgetBytes: s.gw.bodyBudgetBytes,
+        statsMs: s.statsMs,
       },
       // A capped virtual key holds one of its slots from here until its answer has ended.
       () => gateStage({ env: c.env, vk: pooled?.vk, deadline: a.deadline, signal: waiting, waitUntil, now: Date.now }, () =>
@@ -145,6 +177,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             headers,
             body: a.hasBody ? sent.bytes : null,
             key: meta,
+            dialect,
             who,
             cost,
             stream,
@@ -160,6 +193,9 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             meter: batch ? undefined : meter,
             operation: op ? { op, model, start } : undefined,
             trace: span,
+            tier,
+            limiterFor,
+            upstream: (provider, status) => countUpstream(c.env.DIRECTORY, waitUntil, provider, status, s.statsMs),
           },
           // A pooled request's limiters are its members': no client for the virtual key's own key.
           route ? null : limiterFor(meta),
@@ -173,7 +209,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   }
   // Stopped while waiting: refused. An answer that came in the meantime is the caller's.
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
-  if (batch) res = await batch.finish(res);
-  logGatewayError(c.env, key.key, res);
-  return res;
+  if (batch) res = await batch.finish(res, route?.served);
+  if (stored) res = stored.finish(res, route?.served);
+  return logGatewayError(c.env, key.key, res);
 }

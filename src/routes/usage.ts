@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { gatewayError } from "../proxy/errors";
 import { DIMENSIONS, type Dimension, isEmptyLedger, type Mode, queryUsage } from "../usage/ledger";
 import { MINUTE_MS } from "../usage/rollup";
+import { flushMs } from "../usage/writer";
 
 /** Rows one answer may hold; `truncated` says when more matched. */
 export const USAGE_ROWS_MAX = 10_000;
@@ -17,7 +18,7 @@ function instant(raw: string | undefined, fallback: number): number | null {
 
 const nulled = (v: string | undefined) => (v === "" || v === undefined ? null : v);
 
-/** `?since=&until=` (epoch ms or ISO 8601; default the last hour), `by=caller|virtualKey|model|key|pool|mode` and `mode=sync|batch`. */
+/** `?since=&until=` (epoch ms or ISO 8601; default the last hour), `by=caller|virtualKey|model|key|pool|mode|tier` and `mode=sync|batch`. */
 export async function usage(env: Env, query: (name: string) => string | undefined, now: number): Promise<Response> {
   const byRaw = query("by");
   if (byRaw !== undefined && !Object.hasOwn(DIMENSIONS, byRaw)) return gatewayError("invalid_request", `by must be one of ${Object.keys(DIMENSIONS).join(", ")}`);
@@ -36,7 +37,7 @@ export async function usage(env: Env, query: (name: string) => string | undefine
     found = await queryUsage(env.LEDGER, from, until, by, USAGE_ROWS_MAX, mode as Mode | null);
   } catch (err) {
     if (!isEmptyLedger(err)) throw err;
-    found = { rows: [], totals: null };
+    found = { rows: [], totals: null, groups: [] };
   }
   const rows = found.rows.slice(0, USAGE_ROWS_MAX).map(({ minute, dim, ...figures }) => ({
     minute: new Date(minute).toISOString(),
@@ -45,6 +46,11 @@ export async function usage(env: Env, query: (name: string) => string | undefine
   }));
   const zero = { requests: 0, unknownUsage: 0, unpricedRequests: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
   const totals = Object.fromEntries(Object.entries(zero).map(([k, v]) => [k, (found.totals as Record<string, number | null> | null)?.[k] ?? v]));
-  const body = { since: new Date(from).toISOString(), until: new Date(until).toISOString(), by, mode, rows, totals, truncated: found.rows.length > USAGE_ROWS_MAX };
+  // With `by`: the range's total per value (a whole figure per model, caller, ...), beside its minute rows.
+  const groups = by ? found.groups.map(({ dim, ...figures }) => ({ [by]: nulled(dim), ...figures })) : undefined;
+  const body = {
+    since: new Date(from).toISOString(), until: new Date(until).toISOString(), by, mode, rows, totals, ...(groups && { groups }),
+    truncated: found.rows.length > USAGE_ROWS_MAX, writtenEveryMs: flushMs(env.USAGE_FLUSH_MS),
+  };
   return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", "cache-control": "no-store" } });
 }

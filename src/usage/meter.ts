@@ -1,8 +1,12 @@
 // Reads each answer's usage for the ledger: the proxy's usage stage. The only work on the request
 // path is a JSON.parse of a plain answer already in memory, or a scan of a stream's event lines.
 import { type AnswerFacts, noteAnswer } from "../observe/genai";
+import { DIALECTS } from "../providers/dialects";
+import { routeOf } from "../providers/key";
 import type { Provider } from "../providers/table";
-import { costOf, type PriceTable, priceOf } from "./prices";
+import type { Tier, TierSpec } from "../providers/dialect";
+import { servedTier } from "../tiers/body";
+import { costOf, type PriceTable, priceOf, tierPrice } from "./prices";
 import { tapStream } from "./stream";
 import { type Tokens, usageIn } from "./tokens";
 
@@ -11,20 +15,31 @@ import type { Tags, UsageRecord } from "./types";
 export type { Tags, UsageRecord };
 
 /**
- * OpenAI-style providers that accept `stream_options.include_usage` on a streamed chat completion:
- * there the gateway asks for usage and strips the extra chunk for a caller who did not ask.
+ * The body to send: for a streamed chat completion to a provider whose dialect accepts
+ * `stream_options.include_usage` (and, where the row says since when, an API version that does),
+ * the same body asking for usage, and `strip: true` (the extra chunk is taken out again for a
+ * caller who did not ask). Anything else goes as it came.
  */
-const ASKS_FOR_USAGE = new Set(["openai", "azure"]);
-
-/**
- * The body to send: for a streamed chat completion to a provider above that does not ask for
- * usage, the same body with `stream_options.include_usage` set, and `strip: true`.
- */
-export function askForUsage(p: Provider, rest: string, json: unknown, bytes: Uint8Array): { bytes: Uint8Array; strip: boolean } {
+export function askForUsage(p: Provider, rest: string, search: string, json: unknown, bytes: Uint8Array): { bytes: Uint8Array; strip: boolean } {
+  const ask = DIALECTS[p.dialect].usage.ask;
   const b = json as { stream?: unknown; stream_options?: { include_usage?: unknown } } | null;
-  if (!ASKS_FOR_USAGE.has(p.name) || !/\/chat\/completions$/.test(rest) || b?.stream !== true || b.stream_options?.include_usage === true) return { bytes, strip: false };
+  const as = { bytes, strip: false };
+  if (ask.kind !== "stream_options" || !/\/chat\/completions$/.test(rest) || b?.stream !== true || b.stream_options?.include_usage === true) return as;
+  if (ask.since && !versionAccepts(routeOf(p, rest), search, ask.since)) return as;
   const stream_options = { ...(typeof b.stream_options === "object" ? b.stream_options : {}), include_usage: true };
   return { bytes: new TextEncoder().encode(JSON.stringify({ ...b, stream_options })), strip: true };
+}
+
+/**
+ * Whether the API version a request names takes a field added on `since` (a date): the
+ * versionless v1 surface (`/openai/v1/...`, or a pool's `/v1/...`, sent at the member's version,
+ * 2024-10-21 by default) does; an `api-version` does from that date on (`2024-09-01-preview`,
+ * `2024-10-21`), an older one (`2024-02-01`) or none does not.
+ */
+function versionAccepts(route: string, search: string, since: string): boolean {
+  if (/^(?:\/openai)?\/v1\//.test(route)) return true;
+  const v = /^(\d{4}-\d{2}-\d{2})/.exec(new URLSearchParams(search).get("api-version") ?? "");
+  return v !== null && v[1]! >= since;
 }
 
 export interface MeterOptions {
@@ -34,13 +49,23 @@ export interface MeterOptions {
   prices: PriceTable;
   /** The gateway asked an OpenAI stream for its usage: its usage chunk is taken out again. */
   strip: boolean;
-  /** Told each record once it is final (a budget settles with it, a span reads it). */
-  counted?: (r: UsageRecord) => void;
+  /** Where the provider's dialect puts usage in an answer (default: usage.USAGE_AT). */
+  usageAt?: readonly (readonly string[])[];
+  /** Told each record once it is final (a budget settles with it, a span reads it), and whether its answer ended whole (a stream may be cut). */
+  counted?: (r: UsageRecord, whole: boolean) => void;
   /** The request's `gen_ai.operation.name` and arrival: its records carry the operation's end (the metrics). */
   op?: string | null;
   start?: number;
   /** A span's: what the answer says of itself (model, id, finish reasons), noted as it is read. */
   facts?: AnswerFacts;
+  /** The provider's tiers (its dialect row's): where an answer tells the tier that served it, and a tier's price ratio. */
+  tiers?: TierSpec;
+}
+
+/** What the meter knows of an answer's tier before reading it: the tier it was sent at, and its headers (Gemini tells it there). */
+export interface SentAt {
+  tier: Tier;
+  headers: Headers;
 }
 
 export class Meter {
@@ -48,10 +73,12 @@ export class Meter {
   private model: string;
   private prices: PriceTable;
   private strip: boolean;
-  private counted?: (r: UsageRecord) => void;
+  private usageAt?: readonly (readonly string[])[];
+  private counted?: (r: UsageRecord, whole: boolean) => void;
   private op?: string | null;
   private start: number;
   private facts?: AnswerFacts;
+  private tiers?: TierSpec;
   /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
   used = false;
 
@@ -60,37 +87,53 @@ export class Meter {
     this.model = o.model;
     this.prices = o.prices;
     this.strip = o.strip;
+    this.usageAt = o.usageAt;
     this.counted = o.counted;
     this.op = o.op;
     this.start = o.start ?? 0;
     this.facts = o.facts;
+    this.tiers = o.tiers;
   }
 
   /** A plain answer read whole. */
-  plain(bytes: Uint8Array, tags: Tags = {}): UsageRecord {
+  plain(bytes: Uint8Array, tags: Tags = {}, sent?: SentAt): UsageRecord {
     this.used = true;
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {}
     if (this.facts) noteAnswer(this.facts, json);
-    return this.record(usageIn(json), tags);
+    return this.record(usageIn(json, this.usageAt), tags, this.tierOf(sent, json));
   }
 
-  /** A streamed answer: its body, passed through, and its record once the body has ended. */
-  stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
+  /** A streamed answer: its body, passed through, and its record once the body has ended (its tier, the last an event told). */
+  stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}, sent?: SentAt): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
     this.used = true;
-    if (!body) return { body, record: () => this.record(null, tags) };
+    let tier = this.tierOf(sent, null);
+    if (!body) return { body, record: () => this.record(null, tags, tier) };
     const facts = this.facts;
-    const tap = tapStream(body, sse, this.strip && sse, facts && ((json) => noteAnswer(facts, json)));
-    return { body: tap.body, record: () => this.record(tap.tokens(), tags) };
+    const spec = this.tiers;
+    const onJson = (json: unknown) => {
+      if (facts) noteAnswer(facts, json);
+      tier = servedTier(spec, null, json) ?? tier;
+    };
+    const tap = tapStream(body, sse, this.strip && sse, facts || spec ? onJson : undefined, this.usageAt);
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole()) };
   }
 
-  private record(tokens: Tokens | null, tags: Tags): UsageRecord {
-    const price = tokens && priceOf(this.prices, this.provider, this.model);
-    const r: UsageRecord = { ...tags, model: this.model, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
+  /** The tier that served an answer: as it says (header, body), else the tier it went at, else standard. */
+  private tierOf(sent: SentAt | undefined, json: unknown): Tier {
+    return servedTier(this.tiers, sent?.headers ?? null, json) ?? sent?.tier ?? "standard";
+  }
+
+  private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true): UsageRecord {
+    const listed = tokens && priceOf(this.prices, this.provider, this.model);
+    // A tier the table cannot price (one the account's default chose: Anthropic's Priority Tier) is
+    // charged at the standard price, never left at nothing.
+    const price = listed && (tierPrice(listed, tier, this.tiers?.ratio[tier]) ?? listed);
+    const r: UsageRecord = { ...tags, model: this.model, tier, tokens, costUsd: tokens && price ? costOf(tokens, price) : null };
     if (this.op) r.ended = { op: this.op, model: this.model, ms: Date.now() - this.start };
-    this.counted?.(r);
+    this.counted?.(r, whole);
     return r;
   }
 }

@@ -1,6 +1,7 @@
 // What tokens cost: a built-in table for the main models of the built-in providers, and the
 // PRICES variable over it. Pure, apart from remembering the last PRICES it parsed.
 import { ConfigError } from "../config/error";
+import type { Tier } from "../providers/dialect";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
@@ -11,6 +12,9 @@ export interface Price {
   cacheWrite?: number;
   /** Provider batches' price (OpenAI, Anthropic and Gemini bill them apart); default half of each rate. */
   batch?: Price;
+  /** The flex and priority tiers' prices (issue 35); default from the provider's published ratio (providers/tiers.ts). */
+  flex?: Price;
+  priority?: Price;
 }
 
 /** When the built-in figures were last compared with the providers' public price pages. */
@@ -75,13 +79,23 @@ export function priceTable(raw: unknown): PriceTable {
   const table = new Map(BUILT_IN);
   for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
     const p = readPrice(v);
-    const batch = p && (v as { batch?: unknown }).batch;
-    if (!p || (batch !== undefined && !(p.batch = readPrice(batch) ?? undefined)))
-      throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] needs input and output (USD per million tokens, >= 0), optionally cached, cacheWrite and batch (the same fields)`);
+    if (!p || !NESTED.every((k) => nested(p, k, (v as Record<string, unknown>)[k])))
+      throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] needs input and output (USD per million tokens, >= 0), optionally cached, cacheWrite, and batch, flex and priority (the same fields)`);
     table.set(name, p);
   }
   parsed = { raw, table };
   return table;
+}
+
+/** The prices a price may carry of its own: a provider batch's and the tiers'. */
+const NESTED = ["batch", "flex", "priority"] as const;
+
+/** Sets `p[k]` from PRICES when given; false when given and not a price. */
+function nested(p: Price, k: (typeof NESTED)[number], v: unknown): boolean {
+  if (v === undefined) return true;
+  const q = readPrice(v);
+  if (q) p[k] = q;
+  return q !== null;
 }
 
 /** One price object of PRICES, or null when it is not one. */
@@ -97,11 +111,28 @@ function readPrice(v: unknown): Price | null {
 
 /** What a provider batch's answer costs: the price's own `batch`, else half of each rate. */
 export function batchPrice(p: Price): Price {
-  if (p.batch) return p.batch;
-  const half: Price = { input: p.input / 2, output: p.output / 2 };
-  if (p.cached !== undefined) half.cached = p.cached / 2;
-  if (p.cacheWrite !== undefined) half.cacheWrite = p.cacheWrite / 2;
-  return half;
+  return p.batch ?? scaled(p, 0.5);
+}
+
+/** `p` with every rate times `k`. */
+function scaled(p: Price, k: number): Price {
+  const q: Price = { input: p.input * k, output: p.output * k };
+  if (p.cached !== undefined) q.cached = p.cached * k;
+  if (p.cacheWrite !== undefined) q.cacheWrite = p.cacheWrite * k;
+  return q;
+}
+
+/**
+ * What an answer served at `tier` costs: standard's price; a tier's own price from PRICES; else
+ * the provider's published ratio (`ratio`, its dialect row's: a multiple, or `batch` for the
+ * model's batch price). null: the tier has no price (PRICES and the row give none).
+ */
+export function tierPrice(p: Price, tier: Tier, ratio?: number | "batch"): Price | null {
+  if (tier === "standard") return p;
+  const own = p[tier];
+  if (own) return own;
+  if (ratio === undefined) return null;
+  return ratio === "batch" ? batchPrice(p) : scaled(p, ratio);
 }
 
 /** `gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`, `mistral-large-latest`: the name without its date or tag. */

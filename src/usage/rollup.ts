@@ -2,7 +2,7 @@
 // outbox holds. Pure.
 import type { UsageRecord } from "./types";
 
-/** One ledger row: a minute of one key, caller, virtual key, pool and model ("" where there is none). */
+/** One ledger row: a minute of one key, caller, virtual key, pool, model and tier ("" where there is none). */
 export interface Row {
   /** Epoch ms of the minute's start. */
   minute: number;
@@ -11,6 +11,8 @@ export interface Row {
   virtualKey: string;
   pool: string;
   model: string;
+  /** The service tier that served (the sync table's; a provider batch's rows are at batch prices whatever it says). */
+  tier: string;
   requests: number;
   /** Answers that carried no usage. */
   unknown: number;
@@ -32,7 +34,7 @@ export interface Dated {
 
 export const MINUTE_MS = 60_000;
 
-const DIMS = ["minute", "key", "caller", "virtualKey", "pool", "model"] as const;
+const DIMS = ["minute", "key", "caller", "virtualKey", "pool", "model", "tier"] as const;
 const SUMS = ["requests", "unknown", "unpriced", "input", "output", "cached", "cacheWrite", "costUsd"] as const;
 
 const rowId = (r: Pick<Row, (typeof DIMS)[number]>) => DIMS.map((d) => r[d]).join("\n");
@@ -41,7 +43,7 @@ const rowId = (r: Pick<Row, (typeof DIMS)[number]>) => DIMS.map((d) => r[d]).joi
 export function rowOf({ key, at, record: r }: Dated): Row {
   const t = r.tokens;
   return {
-    minute: Math.floor(at / MINUTE_MS) * MINUTE_MS, key, caller: r.caller ?? "", virtualKey: r.virtualKey ?? "", pool: r.pool ?? "", model: r.model,
+    minute: Math.floor(at / MINUTE_MS) * MINUTE_MS, key, caller: r.caller ?? "", virtualKey: r.virtualKey ?? "", pool: r.pool ?? "", model: r.model, tier: r.tier ?? "",
     requests: 1, unknown: t ? 0 : 1, unpriced: t && r.costUsd === null ? 1 : 0,
     input: t?.input ?? 0, output: t?.output ?? 0, cached: t?.cached ?? 0, cacheWrite: t?.cacheWrite ?? 0, costUsd: r.costUsd ?? 0,
   };

@@ -1,5 +1,5 @@
 // Reads the usage out of a streamed answer as it passes, without holding it back. Pure streams.
-import { merge, type Tokens, usageIn } from "./tokens";
+import { merge, type Tokens, USAGE_AT, usageIn } from "./tokens";
 
 /** A non-SSE stream (Gemini's JSON array) is searched at its end: this much of its tail is kept. */
 const TAIL_CHARS = 64 * 1024;
@@ -8,6 +8,8 @@ export interface Tap {
   body: ReadableStream<Uint8Array>;
   /** The usage seen so far: final once the body has ended; null while none was seen. */
   tokens(): Tokens | null;
+  /** Whether the body ended whole (false: the caller left, or the stream broke, before its end). */
+  whole(): boolean;
 }
 
 /**
@@ -22,16 +24,18 @@ const isUsageChunk = (json: unknown) => {
 /**
  * Passes `body` through and notes each usage it carries. `sse`: read it event by event (the
  * `data:` lines); otherwise (a JSON array, NDJSON) the last usage object in its tail is read when
- * it ends. `onJson`: told each event it parsed (a span reads the model from them). `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
+ * it ends. `onJson`: told each event it parsed (a span reads the model from them). `at`: where
+ * the dialect puts usage in an event. `strip`: drop the usage chunk the gateway asked for; the stream is then passed on
  * whole events at a time (a chunk's bytes wait for the end of their event), else chunks pass untouched.
  */
-export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean, onJson?: (json: unknown) => void): Tap {
+export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip: boolean, onJson?: (json: unknown) => void, at = USAGE_AT): Tap {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let seen: Tokens | null = null;
   let buf = "";
   let event = "";
   let drop = false;
+  let ended = false;
 
   /** Notes a line's usage; returns whether it is the usage chunk to strip. */
   const note = (trimmed: string): boolean => {
@@ -42,7 +46,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
     } catch {
       return false;
     }
-    seen = merge(seen, usageIn(json));
+    seen = merge(seen, usageIn(json, at));
     onJson?.(json);
     return strip && isUsageChunk(json);
   };
@@ -79,6 +83,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       else tail();
     },
     flush(out) {
+      ended = true;
       buf += decoder.decode();
       if (!sse) {
         seen = merge(seen, lastUsage(buf));
@@ -90,7 +95,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       if (strip && !drop && !last && rest !== "") out.enqueue(encoder.encode(rest));
     },
   });
-  return { body: body.pipeThrough(t), tokens: () => seen };
+  return { body: body.pipeThrough(t), tokens: () => seen, whole: () => ended };
 }
 
 /** The last `"usage"` or `"usageMetadata"` object in some JSON text, or null. */

@@ -48,14 +48,22 @@ export function tokensOf(usage: unknown): Tokens | null {
 }
 
 /**
- * The usage a parsed JSON answer (or one stream event) carries: top-level `usage` (OpenAI,
- * Anthropic), `usageMetadata` (Gemini), or the nested `message.usage` (Anthropic `message_start`)
- * and `response.usage` (OpenAI Responses `response.completed`).
+ * Where answers carry usage, by default: top-level `usage` (OpenAI, Anthropic), `usageMetadata`
+ * (Gemini), Anthropic's `message_start` (`message.usage`) and OpenAI Responses' `response.completed`
+ * (`response.usage`). A dialect adds its own (Groq's `x_groq.usage`).
  */
-export function usageIn(json: unknown): Tokens | null {
-  const o = obj(json);
-  if (!o) return null;
-  return tokensOf(o.usage) ?? tokensOf(o.usageMetadata) ?? tokensOf(obj(o.message)?.usage) ?? tokensOf(obj(o.response)?.usage);
+export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
+
+const at = (json: unknown, path: readonly string[]): unknown => path.reduce<unknown>((o, k) => obj(o)?.[k], json);
+
+/** The usage a parsed JSON answer (or one stream event) carries, at the first of `paths` that holds one. */
+export function usageIn(json: unknown, paths: readonly (readonly string[])[] = USAGE_AT): Tokens | null {
+  if (!obj(json)) return null;
+  for (const p of paths) {
+    const t = tokensOf(at(json, p));
+    if (t) return t;
+  }
+  return null;
 }
 
 /**

@@ -26,29 +26,29 @@ export class LedgerWriter {
   db: D1Database | undefined;
   /** Records let go because PENDING_MAX was reached. */
   dropped = 0;
-  #outbox: Outbox;
-  #recent = new RecentIds();
-  #schedule: Schedule;
-  #everyMs: number;
-  #pendingMax: number;
-  #writing: Promise<void> | null = null;
-  /** The ledger's table the rows go to: `usage`, or `batch_usage` for provider batches' results. */
-  #table: LedgerTable;
+  private outbox: Outbox;
+  private recent = new RecentIds();
+  private schedule: Schedule;
+  private everyMs: number;
+  private pendingMax: number;
+  private writing: Promise<void> | null = null;
+  /** The ledger's table the rows go to: `sync_usage`, or `batch_usage` for provider batches' results. */
+  private table: LedgerTable;
 
-  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX, table: LedgerTable = "usage") {
+  constructor(db: D1Database | undefined, sql: SqlStorage, everyMs: number, pendingMax = PENDING_MAX, table: LedgerTable = "sync_usage") {
     this.db = db;
-    this.#table = table;
-    this.#everyMs = everyMs;
-    this.#pendingMax = pendingMax;
-    this.#outbox = new Outbox(sql);
-    const oldest = this.#outbox.load();
+    this.table = table;
+    this.everyMs = everyMs;
+    this.pendingMax = pendingMax;
+    this.outbox = new Outbox(sql);
+    const oldest = this.outbox.load();
     // Records a previous life left are due at once (their wait began before it ended).
-    this.#schedule = oldest === null ? IDLE : received(IDLE, oldest);
+    this.schedule = oldest === null ? IDLE : received(IDLE, oldest);
   }
 
   /** Records held until the ledger has them. */
   get pending(): number {
-    return this.#outbox.size;
+    return this.outbox.size;
   }
 
   /**
@@ -56,27 +56,27 @@ export class LedgerWriter {
    * caller counts it once: by the recent ids, and while it is pending by its outbox row.
    */
   add(id: string, key: string, r: UsageRecord, at: number): boolean {
-    if (!this.#recent.add(id)) return false;
+    if (!this.recent.add(id)) return false;
     if (!this.db) return true;
-    if (!this.#outbox.put(id, key, r, at)) return false;
-    this.#schedule = received(this.#schedule, at);
-    this.dropped += this.#outbox.drop(overflow(this.#outbox.size, this.#pendingMax, Math.ceil(this.#pendingMax * TRIM_SHARE)));
+    if (!this.outbox.put(id, key, r, at)) return false;
+    this.schedule = received(this.schedule, at);
+    this.dropped += this.outbox.drop(overflow(this.outbox.size, this.pendingMax, Math.ceil(this.pendingMax * TRIM_SHARE)));
     return true;
   }
 
   /** The sequence number of the last record kept: records after it are newer than a count saved with it. */
   get seq(): number {
-    return this.#outbox.last;
+    return this.outbox.last;
   }
 
   /** The records still held that were kept after `seq` (a count saved before them must add them). */
   since(seq: number): UsageRecord[] {
-    return this.#outbox.since(seq);
+    return this.outbox.since(seq);
   }
 
   /** When the next write is due (epoch ms; past means now); null: nothing waits. */
   due(): number | null {
-    return this.#writing ? null : flushDue(this.#schedule, this.#outbox.size, this.#everyMs);
+    return this.writing ? null : flushDue(this.schedule, this.outbox.size, this.everyMs);
   }
 
   /**
@@ -84,25 +84,25 @@ export class LedgerWriter {
    * its records leave the outbox; a failed try keeps them, and the batch, for the next.
    */
   flush(now: number): Promise<void> {
-    this.#writing ??= this.#write(now).finally(() => (this.#writing = null));
-    return this.#writing;
+    this.writing ??= this.write(now).finally(() => (this.writing = null));
+    return this.writing;
   }
 
-  async #write(now: number): Promise<void> {
+  private async write(now: number): Promise<void> {
     const db = this.db;
-    const next = db ? nextBatch(this.#outbox.open, this.#outbox.size, (n) => this.#outbox.lastOf(n), () => crypto.randomUUID()) : null;
+    const next = db ? nextBatch(this.outbox.open, this.outbox.size, (n) => this.outbox.lastOf(n), () => crypto.randomUUID()) : null;
     if (!db || !next) return;
     const { batch, cut } = next;
-    if (batch !== this.#outbox.open) {
-      this.#outbox.begin(batch);
-      this.#schedule = taken(this.#schedule, cut);
+    if (batch !== this.outbox.open) {
+      this.outbox.begin(batch);
+      this.schedule = taken(this.schedule, cut);
     }
     try {
-      await writeRows(db, rollUp(this.#outbox.records(batch)), batch.id, now, this.#table);
-      this.#outbox.done(batch);
-      this.#schedule = written(this.#schedule);
+      await writeRows(db, rollUp(this.outbox.records(batch)), batch.id, now, this.table);
+      this.outbox.done(batch);
+      this.schedule = written(this.schedule);
     } catch {
-      this.#schedule = failed(this.#schedule, now);
+      this.schedule = failed(this.schedule, now);
     }
   }
 }

@@ -71,7 +71,7 @@ describe("a virtual key with the batches scope", () => {
     expect(up.calls.length).toBe(before);
   });
 
-  it("uploads batch input only, deletes nothing; without the scope nothing at all; the files scope keeps the whole account", async () => {
+  it("uploads batch input only, deletes nothing; without the scope nothing at all", async () => {
     const up = batchUpstream();
     const vk = await mint("duo", { scopes: ["batches"] });
     const tune = await upload(vk.key, uploadForm(1, "fine-tune"));
@@ -84,11 +84,28 @@ describe("a virtual key with the batches scope", () => {
     expect((await create(plain.key, j.file)).status).toBe(403);
     // The refused uploads were never sent: the one upload upstream is the job's.
     expect(up.calls.filter((c) => c.url.endsWith("/v1/files"))).toHaveLength(1);
-    // A key with the files scope lists what the member's account holds (the gateway passes it on).
+  });
+
+  it("the files scope is the key's own files too (issue 33): its list, reads and deletes; another key's files are 403, nothing sent", async () => {
+    const up = batchUpstream();
+    const owner = await mint("duo", { scopes: ["batches"] });
+    const j = await job(owner.key);
     const files = await mint("duo", { scopes: ["files"] });
-    const listed = await get(files.key, "/openai/v1/files");
-    expect(listed.status).toBe(200);
-    expect(up.calls.filter((c) => c.url.endsWith("/v1/files"))).toHaveLength(2);
+    const before = up.calls.length;
+    // Listed by the gateway: none of the account's (the owner's) files.
+    expect(((await (await get(files.key, "/openai/v1/files")).json()) as { data: unknown[] }).data).toEqual([]);
+    for (const [method, path] of [["GET", `/openai/v1/files/${j.output}/content`], ["GET", `/openai/v1/files/${j.file}`], ["DELETE", `/openai/v1/files/${j.output}`]] as const) {
+      const res = await call(files.key, { method, path });
+      expect(res.status, `${method} ${path}`).toBe(403);
+    }
+    // Anthropic's and Gemini's files, and OpenAI's uploads API, are not tracked per key: they need all.
+    expect((await call(files.key, { path: "/openai/v1/uploads", body: { filename: "x", purpose: "fine-tune", bytes: 1, mime_type: "text/plain" } })).status).toBe(403);
+    expect(up.calls.length).toBe(before);
+    // Its own: any purpose, listed, read, deleted.
+    const mine = (await (await upload(files.key, uploadForm(1, "fine-tune"))).json()) as { id: string };
+    expect(((await (await get(files.key, "/openai/v1/files")).json()) as { data: { id: string }[] }).data.map((f) => f.id)).toEqual([mine.id]);
+    expect((await get(files.key, `/openai/v1/files/${mine.id}/content`)).status).toBe(200);
+    expect((await call(files.key, { method: "DELETE", path: `/openai/v1/files/${mine.id}` })).status).not.toBe(403);
   });
 
   it("Anthropic: own message batches only; results_url points back at the gateway", async () => {

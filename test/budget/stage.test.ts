@@ -7,9 +7,9 @@ const ADMIN = { authorization: "Bearer test-admin-token", "content-type": "appli
 const admin = (path: string, init: RequestInit = {}) => exports.default.fetch(`http://gateway${path}`, { ...init, headers: ADMIN });
 
 let n = 0;
-async function mint(extra: Record<string, unknown>) {
+async function mint(extra: Record<string, unknown>, pool = "duo") {
   const name = `budget-${++n}-${Math.random().toString(36).slice(2, 8)}`;
-  const res = await admin("/admin/virtual-keys", { method: "POST", body: JSON.stringify({ name, pool: "duo", ...extra }) });
+  const res = await admin("/admin/virtual-keys", { method: "POST", body: JSON.stringify({ name, pool, ...extra }) });
   expect(res.status).toBe(201);
   return (await res.json()) as { name: string; key: string; budget: number | null; budgetPeriod: string | null };
 }
@@ -120,5 +120,131 @@ describe("virtual key budgets", () => {
     const vk = await mint({});
     for (let i = 0; i < 3; i++) expect((await call(vk.key)).status).toBe(200);
     expect(await spendOf(vk.name)).toBeNull();
+  });
+});
+
+describe("what a budgeted key may not ask for (issue 33): what the gateway cannot price", () => {
+  const send = (key: string, path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    exports.default.fetch(`http://gateway${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body });
+  const form = (fields: Record<string, string>) => {
+    const f = new FormData();
+    for (const [k, v] of Object.entries(fields)) f.append(k, v);
+    f.append("image", new File([new Uint8Array(64)], "a.png", { type: "image/png" }));
+    return f;
+  };
+  async function refused(res: Response, why: RegExp) {
+    expect(res.status).toBe(403);
+    const err = ((await res.json()) as { error: { type: string; message: string } }).error;
+    expect(err.type).toBe("forbidden");
+    expect(err.message).toMatch(/has a budget/);
+    expect(err.message).toMatch(why);
+  }
+
+  it("OpenAI: multipart images and audio, a body that is not JSON, tools and fields billed per use, a priority tier, background; nothing sent", async () => {
+    const { calls } = mockUpstream(() => json({ ...CHAT, usage: USAGE }));
+    const vk = await mint({ budget: 5, scopes: ["inference", "images", "audio"] });
+    const multipart = (path: string, f: FormData) => exports.default.fetch(`http://gateway${path}`, { method: "POST", headers: { authorization: `Bearer ${vk.key}` }, body: f });
+    await refused(await multipart("/openai/v1/images/edits", form({ model: "gpt-image-1", prompt: "a cat" })), /not priced by tokens/);
+    await refused(await multipart("/openai/v1/audio/transcriptions", form({ model: "whisper-1" })), /not priced by tokens/);
+    await refused(await send(vk.key, "/openai/v1/chat/completions", "model=gpt-4o-mini", { "content-type": "text/plain" }), /not JSON/);
+    const chat = (extra: Record<string, unknown>) => send(vk.key, "/openai/v1/chat/completions", JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 16, ...extra }));
+    const responses = (extra: Record<string, unknown>) => send(vk.key, "/openai/v1/responses", JSON.stringify({ model: "gpt-4o-mini", input: "hi", max_output_tokens: 16, ...extra }));
+    await refused(await chat({ web_search_options: {} }), /web_search_options is billed/);
+    await refused(await chat({ service_tier: "scale" }), /service tier "scale" has no price/);
+    for (const tool of ["web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"])
+      await refused(await responses({ tools: [{ type: tool, ...(tool === "file_search" ? { vector_store_ids: [] } : {}) }] }), new RegExp(`tool ${tool} is billed per use`));
+    await refused(await responses({ background: true }), /background is billed apart/);
+    expect(calls).toHaveLength(0);
+    // What it can price still goes: the standard and flex tiers, priority (OpenAI's published ratio, issue 35), a function tool, background off.
+    expect((await chat({ service_tier: "flex" })).status).toBe(200);
+    expect((await chat({ service_tier: "priority" })).status).toBe(200);
+    expect((await chat({ service_tier: "default", tools: [{ type: "function", function: { name: "f", parameters: {} } }] })).status).toBe(200);
+    expect((await responses({ background: false, store: false })).status).toBe(200);
+    expect(calls).toHaveLength(4);
+    // A key without a budget is not held to it.
+    const free = await mint({});
+    expect((await send(free.key, "/openai/v1/responses", JSON.stringify({ model: "gpt-4o-mini", input: "hi", tools: [{ type: "web_search" }] }))).status).toBe(200);
+  });
+
+  it("Anthropic: web search and code execution, the 1M-context beta; web fetch and token counts go", async () => {
+    const { calls } = mockUpstream(() => json({ id: "msg_1", type: "message", role: "assistant", content: [], model: "claude-haiku-4-5", usage: { input_tokens: 5, output_tokens: 5 } }));
+    const vk = await mint({ budget: 5 }, "claude");
+    const ant = (extra: Record<string, unknown>, headers: Record<string, string> = {}, path = "/anthropic/v1/messages") =>
+      send("", path, JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }], ...extra }), { authorization: "", "x-api-key": vk.key, "anthropic-version": "2023-06-01", ...headers });
+    await refused(await ant({ tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 5 }] }), /tool web_search_20250305 is billed per use/);
+    await refused(await ant({ tools: [{ type: "code_execution_20250825", name: "code_execution" }] }), /code_execution/);
+    await refused(await ant({}, { "anthropic-beta": "context-1m-2025-08-07" }), /context-1m/);
+    await refused(await ant({ service_tier: "priority" }), /service tier/);
+    expect(calls).toHaveLength(0);
+    expect((await ant({ tools: [{ type: "web_fetch_20250910", name: "web_fetch" }] })).status).toBe(200);
+    expect((await ant({ service_tier: "standard_only" })).status).toBe(200);
+    expect((await ant({}, {}, "/anthropic/v1/messages/count_tokens")).status).toBe(200);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("Gemini: grounding with Search, a gemini-2.5-pro prompt that may pass its 200,000-token band; code execution goes", async () => {
+    const { calls } = mockUpstream(() => json({ candidates: [], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 5 } }));
+    const vk = await mint({ budget: 5 }, "gem");
+    const gen = (model: string, body: Record<string, unknown>) =>
+      send("", `/gemini/v1beta/models/${model}:generateContent`, JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 16 }, ...body }), { authorization: "", "x-goog-api-key": vk.key });
+    await refused(await gen("gemini-2.5-flash", { tools: [{ googleSearch: {} }] }), /googleSearch is billed per use/);
+    await refused(await gen("gemini-2.5-flash", { tools: [{ google_search_retrieval: {} }] }), /google_search_retrieval/);
+    await refused(await gen("gemini-2.5-pro", { contents: [{ parts: [{ text: "x".repeat(210_000) }] }] }), /over 200,000 tokens/);
+    expect(calls).toHaveLength(0);
+    expect((await gen("gemini-2.5-flash", { tools: [{ codeExecution: {} }] })).status).toBe(200);
+    expect((await gen("gemini-2.5-pro", {})).status).toBe(200);
+    expect(calls).toHaveLength(2);
+  });
+});
+
+describe("a stream cut early (issue 33)", () => {
+  const sse = (events: [string, unknown][]) => events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join("");
+  /** An Anthropic stream that has said `output_tokens: 1` and ended its text, and then waits (its message_delta would carry the count). */
+  function anthropicStream() {
+    return mockUpstream(() => {
+      const head = sse([
+        ["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-haiku-4-5", content: [], usage: { input_tokens: 10, output_tokens: 1 } } }],
+        ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+        ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "a long answer ".repeat(50) } }],
+        ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ]);
+      const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(head)) });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+  }
+
+  it("a caller that leaves after the last content_block_stop pays its prompt and its whole output limit, not one token", async () => {
+    anthropicStream();
+    const vk = await mint({ budget: 5 }, "claude");
+    const res = await exports.default.fetch("http://gateway/anthropic/v1/messages", {
+      method: "POST", headers: { "x-api-key": vk.key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 2_000, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("content_block_stop")) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    await vi.waitFor(async () => expect((await spendOf(vk.name))!.reservedUsd).toBe(0));
+    // claude-haiku-4-5: $1 in, $5 out per million: 10 in + 2,000 out.
+    expect((await spendOf(vk.name))!.usd).toBeCloseTo((10 * 1 + 2_000 * 5) / 1e6, 12);
+  });
+
+  it("an OpenAI stream cut before its usage chunk, with no max_tokens, pays the output a model may give (CUT_OUTPUT_TOKENS), not 256", async () => {
+    mockUpstream(() => {
+      const chunk = { id: "c", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta: { content: "word " } }], usage: null };
+      const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(chunk)}\n\n`.repeat(3))) });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    });
+    const vk = await mint({ budget: 5 });
+    const body = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await exports.default.fetch("http://gateway/openai/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${vk.key}`, "content-type": "application/json" }, body });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    await vi.waitFor(async () => expect((await spendOf(vk.name))!.reservedUsd).toBe(0));
+    // What went upstream asked for usage (stream_options): its bytes / 4 as the prompt, 32,768 out, at 0.15 / 0.6.
+    const spent = (await spendOf(vk.name))!.usd;
+    expect(spent).toBeGreaterThanOrEqual((32_768 * 0.6) / 1e6);
+    expect(spent).toBeLessThan((32_768 * 0.6 + 1_000 * 0.15) / 1e6);
   });
 });

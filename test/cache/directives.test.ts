@@ -6,13 +6,15 @@ const OFF: CacheConfig = { on: false, ttlS: 604_800, maxBytes: 1_000 };
 const ON: CacheConfig = { ...OFF, on: true };
 const plan = (h: Record<string, string>, cfg = OFF, inference = true) => cachePlan((n) => h[n] ?? null, inference, cfg);
 const USE = { use: true, read: true, write: true, only: false, maxAgeS: null, ttlS: 604_800, namespace: DEFAULT_NAMESPACE, sample: 0 };
+/** Asked for while CACHE is off: kept a day at most. */
+const OPTED = { ...USE, ttlS: 86_400 };
 
 describe("cachePlan: whether the cache is used", () => {
   it("off unless CACHE=on or the request asks", () => {
     expect(plan({})).toEqual({ use: false, why: "unasked", namespace: DEFAULT_NAMESPACE });
     expect(plan({}, ON)).toEqual(USE);
-    expect(plan({ "x-slotgate-cache": "on" })).toEqual(USE);
-    expect(plan({ "x-slotgate-cache": " ON " })).toEqual(USE);
+    expect(plan({ "x-slotgate-cache": "on" })).toEqual(OPTED);
+    expect(plan({ "x-slotgate-cache": " ON " })).toEqual(OPTED);
   });
 
   it("off, and cf-aig-skip-cache: true, turn it off even under CACHE=on", () => {
@@ -20,14 +22,14 @@ describe("cachePlan: whether the cache is used", () => {
     expect(plan({ "cf-aig-skip-cache": "true" }, ON)).toMatchObject({ use: false, why: "off" });
     expect(plan({ "cf-aig-skip-cache": "false" }, ON)).toEqual(USE);
     // The gateway's own header is the more specific: it wins over the alias.
-    expect(plan({ "cf-aig-skip-cache": "true", "x-slotgate-cache": "on" })).toEqual(USE);
+    expect(plan({ "cf-aig-skip-cache": "true", "x-slotgate-cache": "on" })).toEqual(OPTED);
   });
 
   it("only and only-if-cached replay only and never write", () => {
-    const only = { ...USE, write: false, only: true };
+    const only = { ...OPTED, write: false, only: true };
     expect(plan({ "x-slotgate-cache": "only" })).toEqual(only);
     expect(plan({ "cache-control": "only-if-cached" })).toEqual(only);
-    expect(plan({ "cache-control": "only-if-cached", "x-slotgate-cache": "on" })).toEqual(USE);
+    expect(plan({ "cache-control": "only-if-cached", "x-slotgate-cache": "on" })).toEqual(OPTED);
     expect(plan({ "cache-control": "only-if-cached", "x-slotgate-cache": "off" })).toMatchObject({ use: false });
   });
 
@@ -71,6 +73,10 @@ describe("cachePlan: ttl, namespace, sample", () => {
     expect(plan({ "cf-aig-cache-ttl": "120" }, ON)).toMatchObject({ ttlS: 120 });
     expect(plan({ "x-slotgate-cache-ttl": "60", "cf-aig-cache-ttl": "120" }, ON)).toMatchObject({ ttlS: 60 });
     expect(plan({ "x-slotgate-cache-ttl": String(MAX_TTL_S * 10) }, ON)).toMatchObject({ ttlS: MAX_TTL_S });
+    // Opted in while CACHE is off: a day at most, whatever the request or CACHE_TTL_S says.
+    expect(plan({ "x-slotgate-cache": "on", "x-slotgate-cache-ttl": String(MAX_TTL_S) }, OFF)).toMatchObject({ ttlS: 86_400 });
+    expect(plan({ "x-slotgate-cache": "on" }, OFF)).toMatchObject({ ttlS: 86_400 });
+    expect(plan({ "x-slotgate-cache": "on", "x-slotgate-cache-ttl": "60" }, OFF)).toMatchObject({ ttlS: 60 });
     for (const bad of ["0", "-5", "1.5", "ten", ""]) expect(plan({ "x-slotgate-cache-ttl": bad }, ON)).toMatch(/x-slotgate-cache-ttl/);
   });
 

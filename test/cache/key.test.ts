@@ -68,6 +68,8 @@ describe("semantic headers in the key", () => {
     const keys = await Promise.all([
       keyOf({}), keyOf({ "anthropic-version": "2023-06-01" }), keyOf({ "anthropic-version": "2023-01-01" }),
       keyOf({ "anthropic-beta": "a" }), keyOf({ "anthropic-beta": "b" }), keyOf({ "openai-beta": "a" }), keyOf({ "anthropic-beta": "a,b" }),
+      // Gemini's field mask picks which fields come back: another answer.
+      keyOf({ "x-goog-fieldmask": "candidates" }), keyOf({ "x-goog-fieldmask": "usageMetadata" }),
     ]);
     expect(new Set(keys).size).toBe(keys.length);
     expect(await keyOf({ "anthropic-beta": "b, a" })).toBe(await keyOf({ "anthropic-beta": "a,b" }));

@@ -159,6 +159,8 @@ describe("cache: request directives", () => {
     const unasked = await chat({ key: c.key, headers: { "x-slotgate-cache-namespace": c.ns } });
     expect(unasked.headers.get("x-slotgate-cache")).toBe("bypass");
     expect(calls).toHaveLength(4);
+    // Each answer that said bypass is counted as one, the one nobody asked the cache for too.
+    await vi.waitFor(async () => expect((await nsStats(c.ns))?.bypassed).toBe(3), { timeout: 3_000 });
   });
 
   it("x-slotgate-cache-ttl (or cf-aig-cache-ttl): the entry expires, and expiry is checked on read", async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { type Directory, type DirectoryEntry, directoryOf, LIST_MAX } from "../../src/directory/object";
+import { type Directory, type DirectoryEntry, directoryOf, LABELS_PER_CREDENTIAL, LIST_MAX, RETENTION_MS } from "../../src/directory/object";
 import type { Limiter } from "../../src/limiter/object";
 import type { AcquireRequest, SettleRequest } from "../../src/limiter/types";
 
@@ -56,6 +56,26 @@ describe("Directory Durable Object", () => {
     const { entries, total } = await dir.list();
     expect(total).toBe(3);
     expect(entries.map((e) => e.key)).toEqual(["k7", "k6", "k5"]);
+  });
+
+  it("admits at most LABELS_PER_CREDENTIAL labels per credential; a known one always, another credential's apart; unused ones are forgotten (issue 33)", async () => {
+    const dir = fresh();
+    const t = 1_000_000_000;
+    for (let i = 0; i < LABELS_PER_CREDENTIAL; i++) expect(await dir.admitLabel("openai:aaaa", `run-${i}`, t)).toBe(true);
+    expect(await dir.admitLabel("openai:aaaa", "one-more", t)).toBe(false);
+    expect(await dir.admitLabel("openai:aaaa", "run-7", t + 1)).toBe(true);
+    expect(await dir.admitLabel("openai:bbbb", "one-more", t)).toBe(true);
+    // A month later, the labels not used since are forgotten: room again.
+    expect(await dir.admitLabel("openai:aaaa", "later", t + RETENTION_MS + 3_600_001)).toBe(true);
+  });
+
+  it("lists a credential's own keys whatever others have flooded it with (issue 33)", async () => {
+    const dir = fresh();
+    await dir.report(entry("openai:gpt-4o-mini:member0000000001", 1_000));
+    await dir.report(entry("anthropic:claude:member0000000001", 1_500, { provider: "anthropic" }));
+    for (let i = 0; i < 1_200; i++) await dir.report(entry(`openai:flood-${i}:stranger00000000${i}`, 2_000 + i));
+    expect((await dir.recent()).entries.some((e) => e.key.endsWith("member0000000001"))).toBe(false);
+    expect(await dir.keysOf(["openai:member0000000001", "openai:nobody"])).toEqual({ "openai:member0000000001": ["openai:gpt-4o-mini:member0000000001"], "openai:nobody": [] });
   });
 
   it("forgets keys unseen for the retention period", async () => {

@@ -148,6 +148,23 @@ it("shows the key, its limit history and its state in a real browser", async () 
     expect(r.status).toBe(200);
   }
 
+  // A second credential on the same model, under a caller of its own: a row that must be told apart from the first.
+  const second = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-e2e-dashboard-second", "content-type": "application/json", "x-slotgate-caller": "second-job" },
+    body: JSON.stringify({ model: MODEL, max_tokens: 16, messages: [{ role: "user", content: "second" }] }),
+  });
+  await second.arrayBuffer();
+  const secondKey = second.headers.get("x-slotgate-key")!;
+  // A path the provider does not have: a 4xx in the upstream counts, beside the cap's 429s. Every
+  // attempt that reached the stand-in is counted, as the stand-in itself counted it.
+  expect((await fetch(`${gateway.url}/openai/v1/no-such-endpoint`, { headers: { authorization: `Bearer ${API_KEY}` } })).status).toBe(404);
+  const upstream = async () => (await admin<{ providers: { provider: string; counts: Record<string, number> }[] }>("/admin/upstream")).providers.find((p) => p.provider === "openai")?.counts;
+  await expect.poll(async () => (await upstream())?.["4xx"], { timeout: 10_000 }).toBe(standin.stats().rateLimited + 1);
+  const counted = (await upstream())!;
+  expect(counted["2xx"]).toBe(standin.stats().successes);
+  expect([counted["3xx"], counted["5xx"], counted.unreachable]).toEqual([0, 0, 0]);
+
   // The usage ledger has the traffic's minutes before the page loads (limiters write every 300 ms here).
   await expect.poll(async () => (await admin<{ totals: { requests: number } }>("/admin/usage")).totals.requests, { timeout: 15_000 }).toBeGreaterThan(0);
 
@@ -192,15 +209,40 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect(await page.locator("#token").inputValue(), "the input is cleared after login").toBe("");
   expect(await page.locator("#forget").isVisible()).toBe(true);
 
-  // The key's row: the row's title is the full key; its first cells are provider and model.
-  const row = page.locator("#keys tbody tr").filter({ has: page.locator("td.model", { hasText: MODEL }) });
+  // The key's row: the row's title is the full key; its first cells are provider, model, the
+  // credential's hash (its first 8 hex) and who uses it. Two keys of one model are told apart by them.
+  const row = page.locator(`#keys tbody tr[title="${key}"]`);
   await row.first().waitFor({ state: "visible" });
   expect(await row.count()).toBe(1);
-  expect(await row.getAttribute("title")).toBe(key);
   const cells = row.locator("td");
   expect((await cells.nth(0).textContent())?.trim()).toBe("openai");
   expect((await cells.nth(1).textContent())?.trim()).toBe(MODEL);
-  expect((await cells.nth(2).textContent())?.trim()).toBe(String(state.concurrency.limit));
+  expect((await cells.nth(2).textContent())?.trim()).toBe(key.split(":")[2]!.slice(0, 8));
+  expect(["dashboard-e2e", "(default)"]).toContain((await cells.nth(3).textContent())?.trim());
+  expect((await cells.nth(4).textContent())?.trim()).toBe(String(state.concurrency.limit));
+  const twin = page.locator(`#keys tbody tr[title="${secondKey}"] td`);
+  await expect.poll(() => twin.nth(1).textContent()).toBe(MODEL);
+  expect(await twin.nth(2).textContent()).toBe(secondKey.split(":")[2]!.slice(0, 8));
+  expect(await twin.nth(2).textContent()).not.toBe(await cells.nth(2).textContent());
+  expect(await twin.nth(3).textContent()).toBe("second-job");
+  // A pool member's key says which member it is.
+  const memberRows = page.locator("#keys tbody tr").filter({ has: page.locator("td.model", { hasText: "gpt-4o-pool" }) });
+  await expect.poll(async () => (await memberRows.locator("td.by").allTextContents()).every((t) => /^dash \/ m[12]$/.test(t)) && (await memberRows.count()) > 0).toBe(true);
+
+  // Every key's upstream answers by provider, the failure (the 404) marked.
+  const upstreamRow = page.locator("#upstream tbody tr").filter({ has: page.locator("td", { hasText: /^openai$/ }) });
+  await upstreamRow.waitFor({ state: "visible" });
+  const upstreamCells = (await upstreamRow.locator("td").allTextContents()).map((t) => t.replace(/,/g, ""));
+  expect(upstreamCells.slice(1, 6)).toEqual([counted["2xx"], 0, counted["4xx"], 0, 0].map(String));
+  expect(await upstreamRow.locator("td").nth(3).getAttribute("class")).toContain("hot");
+  // Each table's caption sits on its own table, at its left edge, right above its header.
+  for (const id of ["#upstream", "#pools"]) {
+    const [cap, table, head] = await Promise.all([page.locator(`${id} caption`).boundingBox(), page.locator(id).boundingBox(), page.locator(`${id} thead`).boundingBox()]);
+    expect(Math.abs(cap!.x - table!.x), `${id} caption's left edge`).toBeLessThan(2);
+    expect(cap!.y + cap!.height, `${id} caption right above its header`).toBeLessThanOrEqual(head!.y + 1);
+    expect(head!.y - (cap!.y + cap!.height)).toBeLessThan(4);
+    expect(await page.locator(`${id} caption`).evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { textAlign: string } }).getComputedStyle(e).textAlign)).toBe("left");
+  }
   expect(await page.locator("#empty").isHidden()).toBe(true);
   await expect.poll(() => page.locator("#cache").textContent()).toMatch(/^Response cache: hit ratio 50% \(1 hits, 0 collapsed, 1 misses\), 1 entries, [\d,]+B$/);
 
@@ -286,8 +328,15 @@ it("shows the key, its limit history and its state in a real browser", async () 
   await expect.poll(() => page.locator('#spend-chart path.line[data-name="dashboard-e2e"]').count()).toBe(1);
   expect(await page.locator('#spend-chart path.line[data-name="(none)"]').count()).toBe(1);
   expect(await page.locator("#spend-legend > span").count()).toBeGreaterThanOrEqual(2);
+  // How fresh it is: when it was fetched, and how soon an answer reaches the ledger (USAGE_FLUSH_MS, 300 ms here).
+  expect(await page.locator("#spend-fresh").textContent()).toMatch(/^as of \d\d:\d\d:\d\d; answers reach the ledger within 300 ms of their end$/);
   await page.selectOption("#spend-by", "model");
   await expect.poll(() => page.locator(`#spend-chart path.line[data-name="${MODEL}"]`).count()).toBe(1);
+  // Each model's whole total for the range, as GET /admin/usage?by=model's groups give it.
+  const byModel = await admin<{ groups: { model: string; costUsd: number }[] }>("/admin/usage?by=model");
+  const total = byModel.groups.find((g) => g.model === MODEL)!.costUsd;
+  const money = (v: number) => `$${v < 1 ? v.toFixed(4) : v.toFixed(2)}`;
+  await expect.poll(() => page.locator(`#spend-legend > span[data-name="${MODEL}"]`).textContent(), { timeout: 10_000 }).toBe(`${MODEL} ${money(total)}`);
 
   // The token never shows up in a URL: neither the page's nor any request it made.
   expect(page.url()).not.toContain(ADMIN_TOKEN);

@@ -29,10 +29,12 @@ export interface StackOptions {
   admin?: boolean;
   /** wrangler's log level; `log` keeps the Worker's info event lines in gateway.output(). */
   logLevel?: GatewayOptions["logLevel"];
+  /** `PROVIDERS` given the stand-in's URL (default: openai and anthropic at it; `gatewayProviders` points every built-in at its dialect). */
+  providers?: (standinUrl: string) => GatewayOptions["providers"];
 }
 
 /**
- * Starts one stand-in and one gateway (openai and anthropic both pointed at the stand-in) before
+ * Starts one stand-in and one gateway (openai and anthropic pointed at the stand-in, or the providers given) before
  * the file's tests, and closes both after them, whatever happened. Read the fields inside tests.
  */
 export function useStack(opts: StackOptions = {}): Stack {
@@ -41,7 +43,7 @@ export function useStack(opts: StackOptions = {}): Stack {
     stack.standin = await startStandin(opts.standin);
     const baseUrl = stack.standin.url;
     stack.gateway = await startGateway({
-      providers: { openai: { baseUrl }, anthropic: { baseUrl } },
+      providers: opts.providers?.(baseUrl) ?? { openai: { baseUrl }, anthropic: { baseUrl } },
       vars: { ...(typeof opts.vars === "function" ? opts.vars(baseUrl) : opts.vars), ...(opts.admin ? { ADMIN_TOKEN } : {}) },
       verbose: !!process.env.E2E_VERBOSE,
       logLevel: opts.logLevel,

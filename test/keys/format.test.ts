@@ -40,9 +40,9 @@ describe("the key format", () => {
   });
 
   it("a tag made under another secret fails", async () => {
-    const key = await mintKey({ ADMIN_TOKEN: "another-secret" }, 2);
+    const key = await mintKey({ VIRTUAL_KEY_SECRET: "another-secret" }, 2);
     expect(await verifiedHash(ENV, key, tagged(key))).toBeNull();
-    expect(await verifiedHash({ ADMIN_TOKEN: "another-secret" }, key, tagged(key))).not.toBeNull();
+    expect(await verifiedHash({ VIRTUAL_KEY_SECRET: "another-secret" }, key, tagged(key))).not.toBeNull();
   });
 
   it("a key of before (sgk- and 43 characters) is legacy; anything else that is neither is malformed", async () => {

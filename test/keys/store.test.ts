@@ -9,9 +9,11 @@ import { KEY_TTL_MS, RECHECK_MS } from "../../src/keys/lookup";
 import { STORE_TIMEOUT_MS } from "../../src/keys/store";
 import { forgetViews } from "../../src/pools/route";
 import { randomLegacy, randomTagged } from "../support/forged";
+import { callWith as callApp } from "../support/app";
 import { callWith, watchedStore } from "../support/keystore";
 import { CHAT, json, mockUpstream } from "../support/upstream";
-import { ADMIN, errorOf } from "../support/vk";
+import { ADMIN, errorOf, memberOf } from "../support/vk";
+import type { Env } from "../../src/env";
 
 /** The instance names are a deployment's data: a key's row is in `virtual-keys-<its 48th character>`, an old key's in `virtual-keys`. */
 const OLD = "virtual-keys";
@@ -31,17 +33,17 @@ async function listed(): Promise<string[]> {
   expect(res.status).toBe(200);
   return ((await res.json()) as { virtualKeys: { name: string }[] }).virtualKeys.map((k) => k.name);
 }
-function chat(store: DurableObjectNamespace, key: string, claude = false) {
-  const [path, headers] = claude
+function chat(store: DurableObjectNamespace, key: string, claude = false, vars: Partial<Env> = {}, path?: string) {
+  const [route, headers] = claude
     ? ["/anthropic/v1/messages", { "x-api-key": key, "anthropic-version": "2023-06-01" }]
     : ["/openai/v1/chat/completions", { authorization: `Bearer ${key}` }];
   const body = { model: claude ? "claude-keystore" : "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 16 };
-  return callWith(store as never, path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
+  return callWith(store as never, path ?? route, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }, vars);
 }
 
-/** The HMAC-SHA-256 the gateway stored for a key before shards (under ADMIN_TOKEN here), hex. */
+/** The HMAC-SHA-256 the gateway stored for a key before shards (under VIRTUAL_KEY_SECRET here), hex. */
 async function oldHash(key: string): Promise<string> {
-  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode("test-admin-token"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const k = await crypto.subtle.importKey("raw", new TextEncoder().encode("test-virtual-key-secret"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return [...new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(key)))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -94,6 +96,60 @@ describe("forged keys", () => {
     expect(sent).toHaveLength(0);
     expect((await chat(ns, real.key)).status).toBe(200); // the real one still goes through
     expect(calls).toEqual([{ home: homeIn(real.key), method: "lookup" }]);
+  });
+});
+
+describe("a public gateway (GATEWAY_TOKENS set)", () => {
+  const PUBLIC = { GATEWAY_TOKENS: "tok-public-1" };
+
+  it("a valid virtual key is a gateway credential on its own; forged, old-format, revoked or none: one 401, and only a real key is looked up", async () => {
+    const real = await mint(`door-${unique()}`);
+    const gone = await mint(`door-gone-${unique()}`);
+    expect((await admin("DELETE", `/${gone.name}`)).status).toBe(204);
+    const { ns, calls } = watchedStore();
+    const { calls: sent } = mockUpstream(() => json(CHAT));
+
+    // The key alone: through, to a member of its pool (with no token to strip).
+    const res = await chat(ns, real.key, false, PUBLIC);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(sent.map((r) => memberOf(r.headers))).not.toContain("?");
+    expect(calls).toEqual([{ home: homeIn(real.key), method: "lookup" }]);
+    calls.length = 0;
+
+    // Everything else gets the token check's own answer, word for word, and never learns more (an unknown provider, a revoked key).
+    forgetLegacy();
+    const last = real.key.at(-1) === "A" ? "B" : "A";
+    const refused = [
+      await chat(ns, "sk-someone", false, PUBLIC),
+      await chat(ns, real.key.slice(0, -1) + last, false, PUBLIC),
+      await chat(ns, randomTagged(), false, PUBLIC, "/nope/v1/chat/completions"),
+      await chat(ns, randomLegacy(), false, PUBLIC),
+      await chat(ns, gone.key, false, PUBLIC),
+    ];
+    const bodies = await Promise.all(refused.map((r) => r.text()));
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(new Set(bodies).size, bodies.join("\n")).toBe(1);
+    expect(JSON.parse(bodies[0]!).error.message).toMatch(/x-slotgate-token is missing .* no valid virtual key/);
+    // Only the revoked key (a real tag) reached the store; the rest cost no lookup.
+    expect(calls).toEqual([{ home: homeIn(gone.key), method: "lookup" }]);
+    expect(sent).toHaveLength(1);
+
+    // A token still lets an old-format key (or any provider key) in, as before.
+    const token = { "x-slotgate-token": "tok-public-1" };
+    const withToken = await callWith(ns as never, "/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-own", "content-type": "application/json", ...token }, body: "{}" }, PUBLIC);
+    expect(withToken.status).toBe(200);
+  });
+
+  it("a valid key is still held to its scopes and its pool's provider", async () => {
+    const real = await mint(`door-scope-${unique()}`);
+    const { ns } = watchedStore();
+    const { calls: sent } = mockUpstream(() => json(CHAT));
+    const wrongRoute = await chat(ns, real.key, true, PUBLIC);
+    expect(wrongRoute.status).toBe(400);
+    expect((await errorOf(wrongRoute)).message).toMatch(/is for pool duo/);
+    const notScoped = await chat(ns, real.key, false, PUBLIC, "/openai/v1/fine_tuning/jobs");
+    expect(notScoped.status).toBe(403);
+    expect(sent).toHaveLength(0);
   });
 });
 
@@ -178,5 +234,35 @@ describe("a store that fails", () => {
     expect((await first).status).toBe(200);
     expect((await second).status).toBe(200);
     expect(sent).toHaveLength(2);
+  });
+});
+
+describe("the secret under a key's check characters (issue 33)", () => {
+  const mintWith = (vars: Record<string, string | undefined>) =>
+    callApp("/admin/virtual-keys", { method: "POST", headers: ADMIN, body: JSON.stringify({ name: `secret-${unique()}`, pool: "duo" }) }, vars);
+  /** What a holder can do offline: HMAC the key's signed part under a guess and compare with its tag. */
+  async function tagChecksUnder(key: string, guess: string): Promise<boolean> {
+    const k = await crypto.subtle.importKey("raw", new TextEncoder().encode(guess), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(key.slice(0, 48))));
+    return btoa(String.fromCharCode(...mac.slice(0, 6))).replaceAll("+", "-").replaceAll("/", "_") === key.slice(48);
+  }
+
+  it("is never the admin token: no key can be minted without VIRTUAL_KEY_SECRET, nor with it equal to ADMIN_TOKEN", async () => {
+    for (const vars of [{ VIRTUAL_KEY_SECRET: undefined }, { VIRTUAL_KEY_SECRET: "" }, { VIRTUAL_KEY_SECRET: env.ADMIN_TOKEN }]) {
+      const res = await mintWith(vars);
+      expect(res.status, JSON.stringify(vars)).toBe(500);
+      const err = await errorOf(res);
+      expect(err.type).toBe("config_error");
+      expect(err.message).toMatch(/VIRTUAL_KEY_SECRET/);
+      expect(err.message).not.toContain("test-admin-token");
+    }
+  });
+
+  it("a minted key's tag checks out under VIRTUAL_KEY_SECRET and never under a guess of ADMIN_TOKEN", async () => {
+    const res = await mintWith({});
+    expect(res.status).toBe(201);
+    const { key } = (await res.json()) as { key: string };
+    expect(await tagChecksUnder(key, env.VIRTUAL_KEY_SECRET!)).toBe(true);
+    expect(await tagChecksUnder(key, env.ADMIN_TOKEN!)).toBe(false);
   });
 });

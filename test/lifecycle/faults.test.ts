@@ -1,6 +1,7 @@
-import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../../src/index";
 import type { Limiter } from "../../src/limiter/object";
 import { CHAT, chat, json, mockUpstream } from "../support/upstream";
 
@@ -74,6 +75,34 @@ describe("callers that leave", () => {
     expect(next.status).toBe(200);
     expect(next.headers.get("x-slotgate-attempts")).toBe("1");
     await next.body!.cancel();
+  });
+
+  it("a caller that stops reading a stream (but stays) is cut after STREAM_IDLE_MS: its slot goes back, the provider's stream is cancelled (issue 33)", async () => {
+    const enc = new TextEncoder();
+    let cancelled = false;
+    // A provider that streams for as long as anyone reads.
+    mockUpstream(() =>
+      new Response(new ReadableStream({ pull: (c) => c.enqueue(enc.encode(`data: ${JSON.stringify({ choices: [{ delta: { content: "x".repeat(4_000) } }] })}\n\n`)), cancel: () => void (cancelled = true) }), {
+        headers: { "content-type": "text/event-stream" },
+      }),
+    );
+    const vars = { ...env, STREAM_IDLE_MS: "300" };
+    const res = await app.fetch(
+      new Request("http://gateway/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-stops-reading", "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [] }) }),
+      vars, createExecutionContext(),
+    );
+    expect(res.status).toBe(200);
+    const key = res.headers.get("x-slotgate-key")!;
+    const reader = res.body!.getReader();
+    await reader.read();
+    // It never reads again, and never leaves.
+    await vi.waitFor(async () => expect((await stubFor(key).state()).concurrency.inFlight).toBe(1));
+    await vi.waitFor(async () => expect((await stubFor(key).state()).concurrency.inFlight).toBe(0), { timeout: 3_000 });
+    expect(cancelled).toBe(true);
+    // What it reads now ends in an error, never a clean end.
+    await expect((async () => {
+      for (;;) if ((await reader.read()).done) return "clean end";
+    })()).rejects.toThrow(/STREAM_IDLE_MS/);
   });
 
   it("a caller that disconnects while queued leaves the queue and is never sent", async () => {

@@ -11,9 +11,10 @@ describe("counters", () => {
     countAttempt(c, { cls: "success", final: true, latencyMs: 10 });
     countAttempt(c, { cls: "hard_quota", final: true, latencyMs: 10 });
     countAttempt(c, { cls: "rate_limit", final: true, latencyMs: 10 });
-    expect(c.requests).toEqual({ success: 1, rate_limit: 1, hard_quota: 1, transient: 0, fatal: 0 });
-    expect(c.attempts).toEqual({ success: 1, rate_limit: 2, hard_quota: 1, transient: 1, fatal: 0 });
-    expect(c.retries).toEqual({ rate_limit: 1, transient: 1 });
+    countAttempt(c, { cls: "capacity", final: false, latencyMs: 10 });
+    expect(c.requests).toEqual({ success: 1, rate_limit: 1, capacity: 0, hard_quota: 1, transient: 0, fatal: 0 });
+    expect(c.attempts).toEqual({ success: 1, rate_limit: 2, capacity: 1, hard_quota: 1, transient: 1, fatal: 0 });
+    expect(c.retries).toEqual({ rate_limit: 1, capacity: 1, transient: 1 });
   });
 
   it("histograms put a value in the first bucket whose bound it does not exceed, in seconds", () => {

@@ -30,7 +30,7 @@ async function answeredAll(label: string, ids: string[]) {
 
 /** What the ledger (D1) holds for a key. */
 async function ledger(key: string): Promise<{ requests: number | null; input: number | null }> {
-  return (await env.LEDGER!.prepare("SELECT sum(requests) AS requests, sum(input) AS input FROM usage WHERE key = ?").bind(key).first())!;
+  return (await env.LEDGER!.prepare("SELECT sum(requests) AS requests, sum(input) AS input FROM sync_usage WHERE key = ?").bind(key).first())!;
 }
 
 /** Moves the object's clock (alarms do not follow fake timers) and runs its alarm. */
@@ -56,7 +56,7 @@ describe("Limiter: usage riding the releases and settles", () => {
     expect(m.counters.tokens).toEqual({ input: 10, output: 4, cached: 0, cacheWrite: 0 });
     expect(m.counters.costUsd).toBeCloseTo(0.01, 12);
     await alarmAt(stub, t0 + FLUSH_MS + 1_000);
-    const row = await env.LEDGER!.prepare("SELECT caller, requests, unknown FROM usage WHERE key = ?").bind(key).all();
+    const row = await env.LEDGER!.prepare("SELECT caller, requests, unknown FROM sync_usage WHERE key = ?").bind(key).all();
     expect(row.results).toEqual([{ caller: "c", requests: 2, unknown: 1 }]);
   });
 

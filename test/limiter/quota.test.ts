@@ -170,10 +170,16 @@ describe("quota model", () => {
     expect(q.requests).not.toBeNull();
   });
 
-  it("rejects nothing it cannot refill: no limit and no rate means wait forever is not an answer", () => {
+  it("a window told with no limit and no reset (Azure) never locks: it refills at least what it held per period", () => {
+    // On b88fffb this was Infinity: the key refused every request forever, and persisted it.
     const q = emptyQuota();
     observe(q, info({ limit: null, remaining: 0, resetAt: null }), 0);
-    expect(fitsAt(q, 1, 0)).toBe(Number.POSITIVE_INFINITY);
+    expect(fitsAt(q, 1, 0)).toBe(60_000); // one unit a minute at the least
+    const w = emptyQuota();
+    observe(w, info({ limit: null, remaining: 40, resetAt: null, periodMs: 10_000 }), 0, { requests: 0, tokens: 0 }, 0, { requests: 1, tokens: 0 });
+    for (let i = 0; i < 40; i++) charge(w, 1, 0);
+    // It held 41 (40 left after one): 41 per 10 s, so once the 40 are spent the next unit is 10000/41 ms away.
+    expect(fitsAt(w, 1, 0)).toBe(Math.ceil(10_000 / 41));
   });
 
   it("describes remaining and the time the window is full again", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { METRIC_GEN_AI_CLIENT_OPERATION_DURATION, METRIC_GEN_AI_CLIENT_TOKEN_USAGE } from "@opentelemetry/semantic-conventions/incubating";
-import { CHANGE_REASONS, countAttempt, countOperation, GENAI_SERIES_MAX, restoreCounters, countGrant, countLimitChange, countQueueTimeout, emptyCounters, LATENCY_BOUNDS, OUTCOME_CLASSES, WAIT_BOUNDS } from "../../src/limiter/counters";
+import { CHANGE_REASONS, countAttempt, countOperation, GENAI_SERIES_MAX, restoreCounters, countGrant, countLimitChange, countQueueTimeout, emptyCounters, LATENCY_BOUNDS, OUTCOME_CLASSES, WAIT_BOUNDS, RETRY_CLASSES } from "../../src/limiter/counters";
 import { escapeLabel, formatValue, type KeySeries, keyHash, render, type ScrapeInfo } from "../../src/observe/prometheus";
 import { parseExposition, value } from "../support/exposition";
 
@@ -111,7 +111,7 @@ describe("Prometheus exposition", () => {
     const perKey = count(1) - base;
     // 5 gauges, 2 for the one known quota window, the labelled counters, the calls and ops counters,
     // 4 token directions and the cost, and the histograms; nothing per request.
-    const expected = 5 + 2 + 2 * OUTCOME_CLASSES.length + 2 + 1 + 1 + CHANGE_REASONS.length + 2 + 2 + 4 + 1 + (LATENCY_BOUNDS.length + 3) + (WAIT_BOUNDS.length + 3);
+    const expected = 5 + 2 + 2 * OUTCOME_CLASSES.length + RETRY_CLASSES.length + 1 + 1 + CHANGE_REASONS.length + 2 + 2 + 4 + 1 + (LATENCY_BOUNDS.length + 3) + (WAIT_BOUNDS.length + 3);
     expect(perKey).toBe(expected);
     expect(count(50) - base).toBe(50 * perKey);
     expect(base).toBe(5);

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
-  MAX_WAIT_MS, parseDuration, parseRateLimitHeaders, parseReset, parseRetryAfter, parseRetryInfo,
+  MAX_WAIT_MS, parseDuration, parseReset, parseRetryAfter, parseRetryInfo,
 } from "../../src/policy/headers";
+import { parseRateLimitHeaders as parseIn } from "../../src/policy/limits";
+import { DIALECTS } from "../../src/providers/dialects";
+
+// The generic dialect reads every family, as the parser did before dialects: these cases hold for it.
+const parseRateLimitHeaders = (h: Headers, now: number, body?: unknown) => parseIn(h, now, DIALECTS.generic, body);
 
 // Sunday 2026-11-22 08:00:00 UTC: every relative expectation below is from here.
 const NOW = Date.UTC(2026, 10, 22, 8, 0, 0);
@@ -93,8 +98,8 @@ describe("parseRateLimitHeaders", () => {
       "x-ratelimit-reset-requests": "120ms", "x-ratelimit-reset-tokens": "6m0s",
     })).toEqual({
       retryAfterMs: 7000,
-      requests: { limit: 500, remaining: 499, resetAt: NOW + 120 },
-      tokens: { limit: 200_000, remaining: 0, resetAt: NOW + 360_000 },
+      requests: { limit: 500, remaining: 499, resetAt: NOW + 120, periodMs: 60_000 },
+      tokens: { limit: 200_000, remaining: 0, resetAt: NOW + 360_000, periodMs: 60_000 },
     });
   });
 
@@ -109,13 +114,13 @@ describe("parseRateLimitHeaders", () => {
     "anthropic-ratelimit-tokens-limit": "48000", "anthropic-ratelimit-tokens-remaining": "39000",
     "anthropic-ratelimit-tokens-reset": "2026-11-22T08:00:03Z",
   };
-  const output = { limit: 8000, remaining: 1000, resetAt: NOW + 45_000 };
+  const output = { limit: 8000, remaining: 1000, resetAt: NOW + 45_000, periodMs: 60_000 };
 
   it("parses a real Anthropic header set end to end, preferring the combined tokens window", () => {
     expect(parse(anthropic)).toEqual({
       retryAfterMs: 42_000,
-      requests: { limit: 50, remaining: 0, resetAt: NOW + 42_000 },
-      tokens: { limit: 48_000, remaining: 39_000, resetAt: NOW + 3000 },
+      requests: { limit: 50, remaining: 0, resetAt: NOW + 42_000, periodMs: 60_000 },
+      tokens: { limit: 48_000, remaining: 39_000, resetAt: NOW + 3000, periodMs: 60_000 },
     });
   });
 
@@ -124,7 +129,7 @@ describe("parseRateLimitHeaders", () => {
       "anthropic-ratelimit-tokens-reset": _t, ...split } = anthropic;
     expect(parse(split).tokens).toEqual(output); // 1000/8000 < 38000/40000
     expect(parse({ ...split, "anthropic-ratelimit-input-tokens-remaining": "100" }).tokens)
-      .toEqual({ limit: 40_000, remaining: 100, resetAt: NOW + 3000 });
+      .toEqual({ limit: 40_000, remaining: 100, resetAt: NOW + 3000, periodMs: 60_000 });
   });
 
   it.each([
@@ -144,14 +149,14 @@ describe("parseRateLimitHeaders", () => {
   });
 
   it.each([
-    [{ "x-ratelimit-limit": "20", "x-ratelimit-remaining": "3", "x-ratelimit-reset": String(NOW + 9000) }, { limit: 20, remaining: 3, resetAt: NOW + 9000 }],
-    [{ "ratelimit-limit": "100", "ratelimit-remaining": "40", "ratelimit-reset": "12" }, { limit: 100, remaining: 40, resetAt: NOW + 12_000 }],
-    [{ ratelimit: '"default";r=50;t=30', "ratelimit-policy": '"default";q=100;w=60' }, { limit: 100, remaining: 50, resetAt: NOW + 30_000 }],
+    [{ "x-ratelimit-limit": "20", "x-ratelimit-remaining": "3", "x-ratelimit-reset": String(NOW + 9000) }, { limit: 20, remaining: 3, resetAt: NOW + 9000, periodMs: 60_000 }],
+    [{ "ratelimit-limit": "100", "ratelimit-remaining": "40", "ratelimit-reset": "12" }, { limit: 100, remaining: 40, resetAt: NOW + 12_000, periodMs: 60_000 }],
+    [{ ratelimit: '"default";r=50;t=30', "ratelimit-policy": '"default";q=100;w=60' }, { limit: 100, remaining: 50, resetAt: NOW + 30_000, periodMs: 60_000 }],
     [{ ratelimit: '"burst";r=80;t=10, "daily";r=20;t=3600', "ratelimit-policy": '"burst";q=100;w=60, "daily";q=1000;w=86400' },
-      { limit: 1000, remaining: 20, resetAt: NOW + 3_600_000 }], // the tightest policy
-    [{ "ratelimit-policy": '"default";q=100;w=60' }, { limit: 100, remaining: null, resetAt: null }],
-    [{ "x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "-5" }, { limit: 60, remaining: null, resetAt: null }],
-    [{ "x-ratelimit-limit-requests": "60", "x-ratelimit-limit": "1" }, { limit: 60, remaining: null, resetAt: null }],
+      { limit: 1000, remaining: 20, resetAt: NOW + 3_600_000, periodMs: 86_400_000 }], // the tightest policy
+    [{ "ratelimit-policy": '"default";q=100;w=60' }, { limit: 100, remaining: null, resetAt: null, periodMs: 60_000 }],
+    [{ "x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "-5" }, { limit: 60, remaining: null, resetAt: null, periodMs: 60_000 }],
+    [{ "x-ratelimit-limit-requests": "60", "x-ratelimit-limit": "1" }, { limit: 60, remaining: null, resetAt: null, periodMs: 60_000 }],
   ])("requests from %j", (h, requests) => expect(parse(h).requests).toEqual(requests));
 
   it("a reading with nothing usable is null", () => {

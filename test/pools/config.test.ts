@@ -54,7 +54,7 @@ describe("POOLS", () => {
     expect(req.headers.get("authorization")).toBeNull();
     expect(req.headers.get("openai-project")).toBeNull();
     expect(req.headers.get("content-type")).toBe("application/json");
-    expect(req.key.key).toMatch(/^azure:mini-dep:[0-9a-f]{16}$/);
+    expect(req.key.key).toMatch(/^azure:myres\/mini-dep:[0-9a-f]{16}$/);
     expect(await memberRequest(m, "/v1/chat/completions", "", caller, { model: "gpt-4o" })).toBeNull();
   });
 

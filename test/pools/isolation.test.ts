@@ -133,6 +133,16 @@ describe("what a holder sees of the members", () => {
     }
   });
 
+  it("a member that cannot be reached: the 502 says why, but not its host (an Azure member's host names the operator's resource)", async () => {
+    mockUpstream(() => Promise.reject(new Error("Network connection lost.")));
+    const vk = await mint("mixed");
+    const res = await call(vk.key, { headers: { "x-slotgate-max-attempts": "1" } });
+    expect(res.status).toBe(502);
+    const text = await res.text();
+    expect(JSON.parse(text).error.message).toMatch(/^the pool's member could not be reached \(1 attempt\): the connection was refused or lost/);
+    expect(text).not.toContain("myres");
+  });
+
   it("a member's whole key echoed in an error body is cut out", async () => {
     mockUpstream((req) => json({ error: { message: `key ${memberOf(req.headers) === "a" ? KEY_A : KEY_B} may not use this model`, type: "invalid_request_error", param: null, code: null } }, 400));
     const vk = await mint("duo");
@@ -140,6 +150,46 @@ describe("what a holder sees of the members", () => {
     expect(text).toContain("[redacted]");
     expect(text).not.toContain(KEY_A);
     expect(text).not.toContain(KEY_B);
+  });
+
+  it("nothing in an answer tells the members apart (issue 33): their organization in an error's text, their quota headers, Azure's, the key", async () => {
+    // Each member answers as its own account would: its org and project in a 429's message, its tier in its limits.
+    const tier = { a: "500", b: "10000" } as const;
+    const headersOf = (m: "a" | "b") => ({
+      "x-ratelimit-limit-requests": tier[m], "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "20ms",
+      "anthropic-ratelimit-requests-limit": tier[m], "x-ms-region": m === "a" ? "East US" : "Sweden Central", "x-ms-deployment-name": `dep-${m}`,
+      "azureml-model-session": `s-${m}`, "apim-request-id": `apim-${m}`, "x-request-id": "req-1",
+    });
+    const answers: ("ok" | "429")[] = ["ok", "ok", "429", "429"];
+    mockUpstream((req, n) => {
+      const m = memberOf(req.headers) as "a" | "b";
+      if (answers[(n - 1) % 4] === "ok") return json(CHAT, 200, headersOf(m));
+      // OpenAI names its organization org-... and project proj_...; Anthropic's organization is a UUID.
+      const org = m === "a" ? "org-AbC123member" : "org-XyZ789member";
+      const uuid = `2b7e4c1f-1111-4000-8000-00000000000${m}`;
+      const message = `Rate limit reached for gpt-4o-mini in organization ${org} on requests per min (RPM): Limit ${tier[m]}, Used ${tier[m]}, Requested 1. Project proj_${m}Q2w3E4r5. (This request would exceed the rate limit for your organization (${uuid}).)`;
+      return json({ error: { message, type: "requests", param: null, code: "rate_limit_exceeded" } }, 429, { ...headersOf(m), "retry-after": "1" });
+    });
+    const vk = await mint("duo");
+    const seen: { key: string | null; text: string; headers: string[] }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await call(vk.key, { headers: { "x-slotgate-max-attempts": "1" } });
+      const text = await res.text();
+      if (res.status === 429) {
+        expect(text).toContain("[redacted]");
+        expect(res.headers.get("retry-after")).toBe("1");
+      }
+      for (const leak of ["org-AbC123member", "org-XyZ789member", "2b7e4c1f-1111-4000-8000-00000000000", "proj_a", "proj_b"]) expect(text).not.toContain(leak);
+      const names = [...res.headers.keys()];
+      for (const h of names) expect(h, h).not.toMatch(/ratelimit|^x-ms-|^azureml-|^apim-|^x-slotgate-limit$|^x-slotgate-rate$/);
+      seen.push({ key: res.headers.get("x-slotgate-key"), text, headers: names.sort() });
+    }
+    // The same key whichever member answered (the virtual key's own), and no member's hash.
+    expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+    const pools = (await (await exports.default.fetch("http://gateway/admin/pools", { headers: { authorization: "Bearer test-admin-token" } })).json()) as { pools: { name: string; members: { keys: string[] }[] }[] };
+    const memberHashes = pools.pools.find((p) => p.name === "duo")!.members.flatMap((m) => m.keys.map((k) => k.split(":").pop()!));
+    expect(memberHashes.length).toBeGreaterThan(0);
+    for (const h of memberHashes) expect(seen[0]!.key).not.toContain(h);
   });
 
   it("a Gemini pool: the virtual key in ?key= never goes upstream, the member's key goes in its header", async () => {

@@ -1,8 +1,9 @@
 // Nothing a holder of one virtual key can send takes a pool's members out for the others: only the
 // provider's own evidence that a key cannot be used does (its codes, never its messages), and one
 // request takes at most one member out.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { directoryOf, RECENT_MAX } from "../../src/directory/object";
 import { forgetViews } from "../../src/pools/route";
 import { CHAT, json, mockUpstream } from "../support/upstream";
 import { ADMIN, call, mint, memberOf } from "../support/vk";
@@ -27,14 +28,21 @@ function provider(trap: (model: string, member: string) => Response | null) {
 }
 
 describe("provoked outs", () => {
-  it("a 404 whose message names insufficient_quota (the caller's model) takes no member out", async () => {
+  it("a 400 or 429 whose message names insufficient_quota (the caller's model, echoed) takes no member out", async () => {
+    // Both statuses carry hard quota when its code says so: only the code may decide, never the echo.
     const { calls } = provider((model) =>
       model.includes("insufficient_quota")
-        ? json({ error: { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } }, 404)
+        ? model.endsWith("400")
+          ? json({ error: { message: `Invalid value for 'model': ${model} (insufficient_quota) is not supported with this endpoint.`, type: "invalid_request_error", param: "model", code: null } }, 400)
+          : json({ error: { message: `Rate limit reached for ${model} in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1.`, type: "requests", param: null, code: "rate_limit_exceeded" } }, 429)
         : null,
     );
     const vk = await mint("duo");
-    for (let i = 0; i < 6; i++) expect((await call(vk.key, { model: "insufficient_quota" })).status).toBe(404);
+    const noRetry = { "x-slotgate-max-attempts": "1" };
+    for (let i = 0; i < 3; i++) {
+      expect((await call(vk.key, { model: "insufficient_quota-400", headers: noRetry })).status).toBe(400);
+      expect((await call(vk.key, { model: "insufficient_quota-429", headers: noRetry })).status).toBe(429);
+    }
     // Each probe went to one member and was answered there: no walk over the pool.
     expect(calls).toHaveLength(6);
     calls.length = 0;
@@ -79,5 +87,21 @@ describe("provoked outs", () => {
     const vk = await mint("duo");
     for (let i = 0; i < 8; i++) expect((await call(vk.key, { model: "gpt-invalid-a" })).status).toBe(200);
     expect(calls.filter((c) => memberOf(c.headers) === "a")).toHaveLength(1);
+  });
+});
+
+describe("the operator's view of the members (issue 33)", () => {
+  it("shows an out member as out however many newer keys others have made", async () => {
+    const { calls } = provider((model, member) => (model === "poison-a" && member === "a" ? json(QUOTA, 429) : null));
+    const vk = await mint("duo");
+    // Both members have served, so each has a key listed.
+    for (let i = 0; i < 4; i++) expect((await call(vk.key)).status).toBe(200);
+    // More keys than a metrics scrape lists, all seen after the members': other tenants' labels and models.
+    const dir = directoryOf(env.DIRECTORY);
+    const later = Date.now() + 60_000;
+    for (let i = 0; i < RECENT_MAX + 50; i++) await dir.report({ key: `openai:flood-${i}:${i.toString(16).padStart(16, "0")}`, provider: "openai", model: `flood-${i}`, limit: 1, inFlight: 0, queued: 0, lastSeen: later + i });
+    // Member a goes out on its own hard quota.
+    for (let i = 0; i < 6 && !calls.some((c) => memberOf(c.headers) === "a" && c.body.includes("poison-a")); i++) await call(vk.key, { model: "poison-a" });
+    await vi.waitFor(async () => expect((await duoMembers()).map((m) => [m.name, m.state])).toEqual([["org-a", "out"], ["org-b", "in"]]));
   });
 });

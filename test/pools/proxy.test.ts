@@ -38,6 +38,17 @@ async function stateOf(key: string): Promise<{ callers: { caller: string; lane: 
   return res.json();
 }
 
+/** The limiter key a pool member serves `model` under, as /admin/pools lists it (answers name the virtual key's own key, never a member's). */
+async function memberKey(pool: string, member: string, model: string): Promise<string> {
+  let key: string | undefined;
+  await vi.waitFor(async () => {
+    const view = (await (await exports.default.fetch("http://gateway/admin/pools", { headers: ADMIN })).json()) as { pools: { name: string; members: { name: string; keys: string[] }[] }[] };
+    key = view.pools.find((p) => p.name === pool)?.members.find((m) => m.name === member)?.keys.find((k) => k.split(":")[1] === model);
+    expect(key).toBeDefined();
+  });
+  return key!;
+}
+
 const memberOf = (h: Headers) => (h.get("authorization") === `Bearer ${KEY_A}` ? "a" : h.get("authorization") === `Bearer ${KEY_B}` ? "b" : "?");
 
 beforeEach(() => forgetViews());
@@ -57,7 +68,7 @@ describe("virtual keys", () => {
     expect(text).not.toContain(KEY_A);
     const row = (JSON.parse(text) as { virtualKeys: Record<string, unknown>[] }).virtualKeys.find((k) => k.name === vk.name);
     expect(row).toMatchObject({ name: vk.name, pool: "duo", lane: "normal", maxConcurrency: 4, createdAt: vk.createdAt, lastUsed: null });
-    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "cache", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "scopes", "spend"]);
+    expect(Object.keys(row!).sort()).toEqual(["budget", "budgetPeriod", "cache", "createdAt", "lane", "lastUsed", "maxConcurrency", "name", "pool", "scopes", "spend", "tier"]);
     expect(row).toMatchObject({ scopes: ["inference", "models"], cache: null });
 
     mockUpstream(() => json(CHAT));
@@ -110,8 +121,8 @@ describe("pools", () => {
     expect(h.get("openai-organization")).toBeNull();
     expect(calls[0]!.url).toBe("https://api.openai.com/v1/chat/completions");
     expect(JSON.stringify([...h])).not.toContain("sgk-");
-    const key = res.headers.get("x-slotgate-key")!;
-    expect(key).toMatch(/^openai:gpt-4o-mini:[0-9a-f]{16}$/);
+    expect(res.headers.get("x-slotgate-key")).toMatch(/^openai:gpt-4o-mini:[0-9a-f]{16}$/);
+    const key = await memberKey("duo", `org-${memberOf(h)}`, "gpt-4o-mini");
     expect((await stateOf(key)).callers.map((c) => c.caller)).toContain(vk.name);
   });
 
@@ -133,7 +144,7 @@ describe("pools", () => {
     const res = await call(vk.key, { headers: { "x-slotgate-priority": "high" } });
     expect(res.status).toBe(200);
     expect(calls).toHaveLength(1);
-    const key = res.headers.get("x-slotgate-key")!;
+    const key = await memberKey("duo", `org-${memberOf(calls[0]!.headers)}`, "gpt-4o-mini");
     expect((await stateOf(key)).callers.find((c) => c.caller === vk.name)?.lane).toBe("low");
   });
 
@@ -200,7 +211,7 @@ describe("pools", () => {
     expect(calls[0]!.url).toBe("https://myres.openai.azure.com/openai/deployments/mini-dep/chat/completions?api-version=2024-10-21");
     expect(calls[0]!.headers.get("api-key")).toBe(env.POOL_KEY_AZ);
     expect(calls[0]!.headers.get("authorization")).toBeNull();
-    expect(res.headers.get("x-slotgate-key")).toMatch(/^azure:mini-dep:[0-9a-f]{16}$/);
+    expect(await memberKey("mixed", "az", "myres/mini-dep")).toMatch(/^azure:myres\/mini-dep:[0-9a-f]{16}$/);
     // A model with no deployment there has no member to serve it.
     const none = await call(vk.key, { model: "gpt-4o" });
     expect(none.status).toBe(400);

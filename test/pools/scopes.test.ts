@@ -48,15 +48,15 @@ describe("what a virtual key may call", () => {
 
   it("a scope granted at minting opens its group and only that; the list shows the scopes", async () => {
     const { calls } = mockUpstream(() => json(FILES));
-    const vk = await mint("duo", { scopes: ["inference", "files"] });
-    expect(vk.scopes).toEqual(["inference", "files"]);
-    expect((await call(vk.key, { method: "GET", path: "/openai/v1/files" })).status).toBe(200);
+    const vk = await mint("duo", { scopes: ["inference", "fine_tuning"] });
+    expect(vk.scopes).toEqual(["inference", "fine_tuning"]);
+    expect((await call(vk.key, { method: "GET", path: "/openai/v1/fine_tuning/jobs" })).status).toBe(200);
     expect((await call(vk.key, { method: "POST", path: "/openai/v1/batches", body: {} })).status).toBe(403);
     // Not granted: the models list is a scope of its own.
     expect((await call(vk.key, { method: "GET", path: "/openai/v1/models" })).status).toBe(403);
     expect(calls).toHaveLength(1);
     const list = (await (await admin("/admin/virtual-keys")).json()) as { virtualKeys: { name: string; scopes: string[] }[] };
-    expect(list.virtualKeys.find((k) => k.name === vk.name)?.scopes).toEqual(["inference", "files"]);
+    expect(list.virtualKeys.find((k) => k.name === vk.name)?.scopes).toEqual(["inference", "fine_tuning"]);
   });
 
   it("Anthropic: messages and token counts, not batches or files", async () => {

@@ -2,8 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RUNS, TIMEOUT } from "./runs";
 import {
-  MAX_WAIT_MS, parseDuration, parseRateLimitHeaders, parseReset, parseRetryAfter, parseRetryInfo,
+  MAX_WAIT_MS, parseDuration, parseReset, parseRetryAfter, parseRetryInfo,
 } from "../../src/policy/headers";
+import { parseRateLimitHeaders } from "../../src/policy/limits";
+import { DIALECTS } from "../../src/providers/dialects";
+import { learnFromRefusal, probe } from "../../src/limiter/learned";
+import { charge, emptyQuota, fitsAt, MAX_QUOTA_WAIT_MS, observe } from "../../src/limiter/quota";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const DAY = MAX_WAIT_MS;
@@ -155,7 +159,13 @@ const HEADER_NAMES = [
   ...["requests", "tokens"].flatMap((k) => [`x-ratelimit-limit-${k}`, `x-ratelimit-remaining-${k}`, `x-ratelimit-reset-${k}`]),
   ...["requests", "tokens", "input-tokens", "output-tokens"].flatMap((k) => ["limit", "remaining", "reset"].map((p) => `anthropic-ratelimit-${k}-${p}`)),
   ...["x-ratelimit-", "ratelimit-"].flatMap((p) => [`${p}limit`, `${p}remaining`, `${p}reset`]),
+  // The other dialects' families: Together's per-second tokens, Mistral's by-size windows, Fireworks' prompt/generated.
+  "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-tokenlimit-limit", "x-tokenlimit-remaining",
+  ...["minute", "month"].flatMap((w) => [`x-ratelimitbysize-limit-${w}`, `x-ratelimitbysize-remaining-${w}`]),
+  "ratelimitbysize-limit", "ratelimitbysize-remaining", "ratelimitbysize-reset",
+  ...["prompt", "generated"].flatMap((k) => [`x-ratelimit-limit-tokens-${k}`, `x-ratelimit-remaining-tokens-${k}`]),
 ];
+const dialect = fc.constantFrom(...Object.values(DIALECTS));
 
 const headerSet: fc.Arbitrary<[string, AtNow][]> = fc
   .tuple(
@@ -319,12 +329,12 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
     fc.assert(fc.property(body, (b) => isWait(parseRetryInfo(b), "parseRetryInfo")), params);
   }, TIMEOUT);
 
-  it("parseRateLimitHeaders: bounded waits, resets and counts for any header set and body", () => {
+  it("parseRateLimitHeaders: bounded waits, resets and counts for any header set and body, in every dialect", () => {
     fc.assert(
-      fc.property(nowArb, headerSet, body, (now, set, b) => {
+      fc.property(nowArb, headerSet, body, dialect, (now, set, b, d) => {
         const pairs = set.map(([k, f]): [string, string] => [k, f(now)]);
         try {
-          isInfo(parseRateLimitHeaders(toHeaders(pairs), now, b), now);
+          isInfo(parseRateLimitHeaders(toHeaders(pairs), now, d, b), now);
         } catch (e) {
           throw new Error(`${(e as Error).message}\n  now=${now}\n  headers=${JSON.stringify(pairs)}`);
         }
@@ -338,7 +348,7 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
     fc.assert(
       fc.property(nowArb, fc.integer({ min: 0, max: DAY / 1000 }), fc.integer({ min: -DAY / 1000, max: DAY / 1000 }), (now, secs, off) => {
         expect(parseRetryAfter(String(secs), now)).toBe(secs * 1000);
-        expect(parseRateLimitHeaders(new Headers({ "retry-after-ms": String(secs) }), now).retryAfterMs).toBe(secs);
+        expect(parseRateLimitHeaders(new Headers({ "retry-after-ms": String(secs) }), now, DIALECTS.openai).retryAfterMs).toBe(secs);
         const at = Math.floor(now / 1000) * 1000 + off * 1000; // whole seconds, as HTTP-dates are
         if (Math.abs(at - now) <= DAY) {
           expect(parseReset(new Date(at).toISOString(), now)).toBe(at);
@@ -349,6 +359,51 @@ describe("rate-limit header parsers: total and bounded on any input", () => {
         expect(parseReset(`${m}m${s}.5s`, now)).toBe(now + (m * 60 + s) * 1000 + 500);
       }),
       { numRuns: Math.ceil(RUNS / 4) },
+    );
+  }, TIMEOUT);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The quota model fed any sequence of readings (issue 32): no window ever makes a request wait
+// forever, nor past a bound. On b88fffb a window told without limit or reset refilled at 0, and a
+// reading below one request's cost made fitsAt Infinity, persisted.
+
+const count = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2_000 }), fc.double({ min: 0, max: 1e7, noNaN: true }));
+const reading = fc.record({
+  limit: count,
+  remaining: count,
+  resetAt: fc.oneof(fc.constant(null), fc.integer({ min: -DAY, max: DAY })),
+  periodMs: fc.constantFrom(undefined, 1_000, 60_000, 86_400_000, 30 * 86_400_000),
+  cap: fc.constantFrom(undefined, true),
+});
+const quotaOp = fc.oneof(
+  fc.record({ k: fc.constant("read" as const), dt: fc.integer({ min: 0, max: 120_000 }), requests: fc.option(reading, { nil: null }), tokens: fc.option(reading, { nil: null }), lag: fc.integer({ min: 0, max: 5_000 }) }),
+  fc.record({ k: fc.constant("grant" as const), dt: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 100_000 }) }),
+  fc.record({ k: fc.constant("refused" as const), dt: fc.integer({ min: 0, max: 5_000 }), kind: fc.constantFrom("requests" as const, "tokens" as const), limit: fc.option(fc.integer({ min: 0, max: 1_000 }), { nil: null }), periodMs: fc.constantFrom(1_000, 60_000, 86_400_000) }),
+  fc.record({ k: fc.constant("success" as const), dt: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 10_000 }) }),
+);
+
+describe("the quota model never locks a key", () => {
+  it("fitsAt for one request is finite and at most MAX_QUOTA_WAIT_MS away, after any sequence of readings, grants, refusals and successes", () => {
+    fc.assert(
+      fc.property(fc.array(quotaOp, { maxLength: 40 }), fc.integer({ min: 1, max: 50_000 }), (ops, cost) => {
+        const q = emptyQuota();
+        let now = 1_000_000;
+        for (const op of ops) {
+          now += op.dt;
+          if (op.k === "read") {
+            const at = (r: typeof op.requests) => r && { ...r, resetAt: r.resetAt === null ? null : now + r.resetAt };
+            observe(q, { retryAfterMs: null, requests: at(op.requests), tokens: at(op.tokens) }, now, { ...q.granted }, now - op.lag, { requests: 1, tokens: cost });
+          } else if (op.k === "grant") charge(q, op.cost, now);
+          else if (op.k === "refused") learnFromRefusal(q, { kind: op.kind, periodMs: op.periodMs, limit: op.limit }, { mark: { ...q.granted }, grantedAt: now, cost }, now);
+          else probe(q, op.cost, now);
+          const at = fitsAt(q, cost, now);
+          expect(Number.isFinite(at)).toBe(true);
+          expect(at - now).toBeLessThanOrEqual(MAX_QUOTA_WAIT_MS);
+          expect(at).toBeGreaterThanOrEqual(now);
+        }
+      }),
+      params,
     );
   }, TIMEOUT);
 });

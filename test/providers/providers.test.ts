@@ -52,8 +52,8 @@ describe("upstreamUrl", () => {
 describe("providers()", () => {
   it("adds and overrides providers, keeping the built-ins' flavour", () => {
     const t = providers({ openai: { baseUrl: "http://127.0.0.1:9100/" }, local: { baseUrl: "http://10.0.0.5:8000", headers: "anthropic" } });
-    expect(t.openai).toEqual({ name: "openai", baseUrl: "http://127.0.0.1:9100", flavour: "openai" });
-    expect(t.local).toEqual({ name: "local", baseUrl: "http://10.0.0.5:8000", flavour: "anthropic" });
+    expect(t.openai).toEqual({ name: "openai", baseUrl: "http://127.0.0.1:9100", flavour: "openai", dialect: "openai" });
+    expect(t.local).toEqual({ name: "local", baseUrl: "http://10.0.0.5:8000", flavour: "anthropic", dialect: "generic" });
     expect(t.anthropic!.baseUrl).toBe("https://api.anthropic.com");
   });
 
@@ -80,7 +80,7 @@ describe("limitKey", () => {
   it("takes the model from the body, Gemini's path or Azure's deployment", async () => {
     expect((await limitKey(table.openai!, h({ authorization: "Bearer a" }), u("/openai/v1/chat/completions"), "/v1/chat/completions", { model: "gpt-4o" }, null)).model).toBe("gpt-4o");
     expect((await limitKey(table.gemini!, h({ "x-goog-api-key": "g" }), u("/gemini/x"), "/v1beta/models/gemini-2.5-pro:streamGenerateContent", null, null)).model).toBe("gemini-2.5-pro");
-    expect((await limitKey(table.azure!, h({ "api-key": "z" }), u("/azure/x"), "/res/openai/deployments/my-gpt/chat/completions", { model: "ignored" }, null)).model).toBe("my-gpt");
+    expect((await limitKey(table.azure!, h({ "api-key": "z" }), u("/azure/x"), "/res/openai/deployments/my-gpt/chat/completions", { model: "ignored" }, null)).model).toBe("res/my-gpt");
     expect((await limitKey(table.openai!, h({}), u("/openai/x"), "/v1/files", null, null)).model).toBe("*");
   });
 

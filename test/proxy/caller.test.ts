@@ -32,8 +32,10 @@ describe("whoIsAsking", () => {
     expect(JSON.stringify(a)).not.toContain("tok-secret-1");
     expect(a).not.toEqual(b);
     expect(await whoIsAsking(h({ "x-slotgate-token": "tok-secret-1" }), "tok-secret-1,tok-2")).toEqual(a);
-    // A label wins over the token; without GATEWAY_TOKENS a stray token names nobody.
-    expect(await whoIsAsking(h({ "x-slotgate-token": "tok-2", "x-slotgate-caller": "ci" }), "tok-2")).toEqual({ caller: "ci" });
+    // A label names a caller within its token, never another token's identity (issue 33); without GATEWAY_TOKENS a stray token names nobody.
+    const tok2 = (await whoIsAsking(h({ "x-slotgate-token": "tok-2" }), "tok-2")) as { caller: string };
+    expect(await whoIsAsking(h({ "x-slotgate-token": "tok-2", "x-slotgate-caller": "ci" }), "tok-2")).toEqual({ caller: `${tok2.caller}/ci` });
+    expect(await whoIsAsking(h({ "x-slotgate-caller": "ci" }), "tok-2")).toEqual({ caller: "ci" });
     expect(await whoIsAsking(h({ "x-slotgate-token": "tok-2" }), undefined)).toEqual({});
     expect(await whoIsAsking(h({ "x-slotgate-token": "tok-2" }), " , ")).toEqual({});
   });

@@ -44,11 +44,37 @@ describe("run", () => {
     const { go, calls } = setup(GRANT, fetchSpy as never);
     const res = await go();
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider could not be reached" } });
+    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider at api.openai.com could not be reached (3 attempts): the request failed before any answer came (TypeError)" } });
     expect(res.headers.get("x-slotgate-attempts")).toBe("3");
     expect(fetchSpy).toHaveBeenCalledTimes(3);
     expect(calls.settle).toHaveLength(3);
     expect(calls.settle.every((o) => (o as { release: boolean; cls: string }).release && (o as { cls: string }).cls === "transient")).toBe(true);
+  });
+
+  it("says which host and why it could not be reached, in its own words: never the error's text, which may hold the URL and its key", async () => {
+    const cases: [Error, RegExp][] = [
+      [new Error("Network connection lost."), /^the provider at api\.openai\.com could not be reached \(1 attempt\): the connection was refused or lost/],
+      [new Error("internal error; reference = 1djpr89qe9krgt4clc5ko6nj"), /could not be reached \(1 attempt\): the host name did not resolve, or the TLS handshake failed \(.*reference 1djpr89qe9krgt4clc5ko6nj\)$/],
+      [new TypeError("Fetch API cannot load: https://api.openai.com/v1/x?key=AIza-secret-in-url"), /failed before any answer came \(TypeError\)$/],
+    ];
+    for (const [err, message] of cases) {
+      const { go } = setup(GRANT, (() => Promise.reject(err)) as never, undefined, { maxAttempts: 1 });
+      const res = await go();
+      const text = await res.text();
+      expect(JSON.parse(text).error.message).toMatch(message);
+      expect(text).not.toContain("secret");
+    }
+  });
+
+  it("backs off between network failures by the policy's jittered exponential delay, even when the limiter says the retry may come now", async () => {
+    const pauses: number[] = [];
+    const fetchSpy = vi.fn(() => Promise.reject(new Error("internal error; reference = abc")));
+    const over = { maxAttempts: 4, gateway: { ...DEFAULT_GATEWAY, baseBackoffMs: 100, maxBackoffMs: 1_000 } };
+    const { go } = setup(GRANT, fetchSpy as never, undefined, over, async (ms) => void pauses.push(ms), { retry: "now" });
+    expect((await go()).status).toBe(502);
+    expect(fetchSpy).toHaveBeenCalledTimes(4);
+    // random() is 0.5: half of 100, 200 and 400 ms (backoff.ts: full jitter under base x 2^(attempt-1)).
+    expect(pauses).toEqual([50, 100, 200]);
   });
 
   it("leaves the queue when the caller disconnects while waiting", async () => {
@@ -117,7 +143,9 @@ describe("run", () => {
     const { go, calls } = setup(GRANT, hung as never, undefined, { maxAttempts: 2, ...quick(20) });
     const res = await go();
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider did not answer in time" } });
+    expect(await res.json()).toEqual({
+      error: { type: "upstream_unreachable", message: "the provider at api.openai.com did not answer in time (2 attempts): the provider sent no response headers in time (UPSTREAM_TIMEOUT_MS)" },
+    });
     expect(hung).toHaveBeenCalledTimes(2);
     expect(calls.settle).toHaveLength(2);
     expect(calls.settle.every((o) => (o as { cls: string; release: boolean }).cls === "transient" && (o as { release: boolean }).release)).toBe(true);

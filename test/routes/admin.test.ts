@@ -103,6 +103,9 @@ describe("admin API", () => {
       cooldownUntil: null,
       metrics: expect.objectContaining({ totalRequests: 1, completedRequests: 1, rateLimitHits: 0, retriedRequests: 0, p50LatencyMs: expect.any(Number), p99LatencyMs: expect.any(Number) }),
       live: true,
+      // Told apart from other keys of the model: no pool member, and who used it (nobody named: the default caller).
+      member: null,
+      caller: "(default)",
     });
     expect(body.total).toBeGreaterThanOrEqual(body.keys.length);
     const seen = body.keys.map((k) => k.lastSeen as string);

@@ -1,7 +1,10 @@
 // The proxy route with callers: header validation, PRIORITY_WEIGHTS, the pacing hints on answers,
 // and callers in the admin state (labels and token hashes, never a token).
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { MAX_CALLERS } from "../../src/limiter/callers";
+import type { Limiter } from "../../src/limiter/object";
 import type { LimiterSnapshot } from "../../src/limiter/types";
 import { callWith as call } from "../support/app";
 import { CHAT, json, mockUpstream } from "../support/upstream";
@@ -62,11 +65,35 @@ describe("callers on the proxy route", () => {
     await call(CHATS, post("sk-callers-admin", { "x-slotgate-token": "tok-caller-secret" }), vars);
     const s = await state(a.headers.get("x-slotgate-key")!);
     const rows = s.callers.map((c) => [c.caller, c.lane, c.served]);
+    // A label names a caller within its token (issue 33): it never takes another token's identity.
     expect(rows).toEqual([
       [expect.stringMatching(/^token:[0-9a-f]{16}$/), "normal", 2],
-      ["nightly-evals", "low", 1],
+      [expect.stringMatching(/^token:[0-9a-f]{16}\/nightly-evals$/), "low", 1],
     ]);
+    expect(rows[1]![0]).toBe(`${rows[0]![0]}/nightly-evals`);
     expect(s.callers[0]!.share).toBeCloseTo(2 / 3, 2);
     expect(JSON.stringify(s)).not.toContain("tok-caller-secret");
   });
+});
+
+describe("caller names in the ledger (issue 33)", () => {
+  it("a flood of caller names makes no more ledger rows than a key has callers: past MAX_CALLERS they are the overflow caller", async () => {
+    mockUpstream(() => json({ ...CHAT, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    const since = Date.now() - 60_000;
+    const names = MAX_CALLERS + 40;
+    let key = "";
+    for (let i = 0; i < names; i += 24) {
+      const wave = Array.from({ length: Math.min(24, names - i) }, (_, j) => call(CHATS, post("sk-callers-flood", { "x-slotgate-caller": `sprayed-${i + j}` })));
+      key = (await Promise.all(wave))[0]!.headers.get("x-slotgate-key")!;
+    }
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
+    await vi.waitFor(() => runInDurableObject(stub, (obj: Limiter) => expect(obj.ledger.pending).toBe(names)));
+    await runInDurableObject(stub, (obj: Limiter) => obj.ledger.flush(obj.now()));
+    const res = await call(`/admin/usage?since=${since}&by=caller`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+    const rows = ((await res.json()) as { rows: { caller: string | null; requests: number }[] }).rows;
+    const callers = new Set(rows.map((r) => r.caller));
+    expect(callers.size).toBeLessThanOrEqual(MAX_CALLERS + 1);
+    expect(callers.has("(overflow)")).toBe(true);
+    expect(rows.reduce((a, r) => a + r.requests, 0)).toBe(names);
+  }, 30_000);
 });

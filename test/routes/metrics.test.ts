@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { CONTENT_TYPE } from "../../src/observe/prometheus";
 import { directoryOf } from "../../src/directory/object";
 import { parseExposition, value } from "../support/exposition";
+import { callWith } from "../support/app";
+import type { Env } from "../../src/env";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
 
 afterEach(() => vi.restoreAllMocks());
@@ -65,6 +67,48 @@ describe("GET /admin/metrics", () => {
       expect(where).toContain(hash);
       for (const s of [secret, "metrics-secret", prompt, "5be1", answer]) expect(where).not.toContain(s);
     }
+  });
+
+  it("counts every upstream attempt by provider and status class, keys that never succeeded too, without listing or storing those keys", async () => {
+    // A provider of this test's own (PROVIDERS), so other tests' counts do not mix in.
+    const vars = { PROVIDERS: { failing: { baseUrl: "http://failing.example", headers: "openai" } } } as Partial<Env>;
+    const post = (key: string, headers: Record<string, string> = {}) =>
+      callWith("/failing/v1/chat/completions", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: JSON.stringify({ model: "m", messages: [] }) }, vars);
+    const err = (status: number) => json({ error: { message: "no", type: "invalid_request_error", param: null, code: status === 401 ? "invalid_api_key" : null } }, status);
+    mockUpstream((req) => {
+      const key = req.headers.get("authorization");
+      if (key === "Bearer sk-fail-ok") return json(CHAT);
+      if (key === "Bearer sk-fail-bad") return err(401);
+      if (key === "Bearer sk-fail-400") return err(400);
+      if (key === "Bearer sk-fail-500") return err(500);
+      throw new Error("Network connection lost.");
+    });
+    const two = { "x-slotgate-max-attempts": "2", "x-slotgate-deadline-ms": "5000" };
+    const answers = [await post("sk-fail-ok"), await post("sk-fail-bad"), await post("sk-fail-400"), await post("sk-fail-500", two), await post("sk-fail-down", two)];
+    expect(answers.map((r) => r.status)).toEqual([200, 401, 400, 500, 502]);
+    // A flood of made-up models and labels on a bad key: more attempts, never more series.
+    for (let i = 0; i < 5; i++) expect((await post("sk-fail-bad", { "x-slotgate-limit-key": `label-${i}` })).status).toBe(401);
+
+    const f = { provider: "failing" };
+    await vi.waitFor(async () => expect(value((await scrape()).families, "slotgate_provider_attempts_total", { ...f, status_class: "4xx" })).toBe(7), { timeout: 5_000, interval: 200 });
+    const { families } = await scrape();
+    const counts = Object.fromEntries(["2xx", "3xx", "4xx", "5xx", "unreachable"].map((c) => [c, value(families, "slotgate_provider_attempts_total", { ...f, status_class: c })]));
+    expect(counts).toEqual({ "2xx": 1, "3xx": 0, "4xx": 7, "5xx": 2, unreachable: 2 });
+    const series = families.find((x) => x.name === "slotgate_provider_attempts_total")!.samples.filter((x) => x.labels.provider === "failing");
+    expect(series).toHaveLength(5);
+    // The same through the admin JSON the dashboard reads.
+    const upstream = (await (await admin("/admin/upstream")).json()) as { providers: { provider: string; counts: Record<string, number>; lastAt: string }[] };
+    expect(upstream.providers.find((p) => p.provider === "failing")).toMatchObject({ counts, lastAt: expect.any(String) });
+
+    // The keys that only failed are not listed, and kept nothing; asking for one says why, with its numbers.
+    const bad = answers[1]!.headers.get("x-slotgate-key")!;
+    expect(await directoryOf(env.DIRECTORY).get(bad)).toBeNull();
+    const listed = (await (await admin("/admin/keys")).json()) as { keys: { key: string }[] };
+    expect(listed.keys.map((k) => k.key)).not.toContain(bad);
+    const asked = await admin(`/admin/keys/${encodeURIComponent(bad)}`);
+    expect(asked.status).toBe(404);
+    const message = ((await asked.json()) as { error: { message: string } }).error.message;
+    expect(message).toMatch(/kept and listed only from its first 2xx answer.*every attempt failed.*GET \/admin\/upstream/);
   });
 
   it("lists only keys the Directory knows; an unknown key has no samples route", async () => {

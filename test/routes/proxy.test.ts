@@ -253,6 +253,9 @@ describe("gateway errors", () => {
       ["/openai/v1/chat/completions", { "x-slotgate-max-attempts": "many" }],
       ["/openai/v1/chat/completions", { "x-slotgate-limit-key": "a b" }],
       ["/azure/evil.com%2F/openai/deployments/x/chat/completions", {}],
+      // A malformed escape (the model is read from the path decoded): 400, not a 500.
+      ["/gemini/v1beta/models/%ZZ:generateContent", {}],
+      ["/openai/v1/files/%E0%A4%A/content", {}],
     ] as const) {
       const res = await exports.default.fetch(`http://gateway${path}`, { method: "POST", headers, body: "{}" });
       expect(await error(res)).toMatchObject({ status: 400, code: "invalid_request" });

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
 import type { Env } from "../../src/env";
+import { LABELS_PER_CREDENTIAL } from "../../src/directory/object";
 import { HOMES } from "../../src/keys/store";
 import { callWith as call } from "../support/app";
 import { CHAT, RATE_LIMITED, chat, json, mockUpstream } from "../support/upstream";
@@ -35,6 +36,25 @@ describe("tenants", () => {
     // All answered while the stormy key is still held for its 30 s hint: nobody waited on it.
     const stormyGate = (await env.LIMITER.get(env.LIMITER.idFromName(stormy.headers.get("x-slotgate-key")!)).state()).cooldownUntil;
     expect(Date.parse(stormyGate!)).toBeGreaterThan(Date.now());
+  });
+});
+
+describe("labels (issue 33)", () => {
+  it("a credential may use LABELS_PER_CREDENTIAL labels: a new one past them is 400 and never sent; its own and another credential's go", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const first = await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": "run-0" } });
+    expect(first.status).toBe(200);
+    const hash = first.headers.get("x-slotgate-key")!.split(":")[2]!;
+    // Its other labels, as if used already (each one a request like the one above).
+    await runInDurableObject(env.DIRECTORY.get(env.DIRECTORY.idFromName("directory")), (_o, state) => {
+      for (let i = 1; i < LABELS_PER_CREDENTIAL; i++) state.storage.sql.exec("INSERT OR IGNORE INTO labels (cred, label, last_seen) VALUES (?, ?, ?)", `openai:${hash}`, `run-${i}`, Date.now());
+    });
+    const refused = await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": "run-new" } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/already uses 100 x-slotgate-limit-key labels/);
+    expect(calls).toHaveLength(1);
+    expect((await chat({ key: "sk-labels-many", headers: { "x-slotgate-limit-key": `run-${LABELS_PER_CREDENTIAL - 1}` } })).status).toBe(200);
+    expect((await chat({ key: "sk-labels-other", headers: { "x-slotgate-limit-key": "run-new" } })).status).toBe(200);
   });
 });
 
@@ -125,7 +145,9 @@ describe("configuration", () => {
     const { calls } = mockUpstream((req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
     const res = await call("/openai/v1/chat/completions", post({ authorization: "Bearer sk-hung" }), { UPSTREAM_TIMEOUT_MS: "50", MAX_ATTEMPTS: "2", BASE_BACKOFF_MS: "1" });
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ error: { type: "upstream_unreachable", message: "the provider did not answer in time" } });
+    expect(((await res.json()) as { error: { type: string; message: string } }).error).toEqual({
+      type: "upstream_unreachable", message: expect.stringMatching(/^the provider at api\.openai\.com did not answer in time \(2 attempts\): .*UPSTREAM_TIMEOUT_MS/),
+    });
     expect(calls).toHaveLength(2);
     const stub = env.LIMITER.get(env.LIMITER.idFromName(res.headers.get("x-slotgate-key")!));
     const state = await stub.state();
@@ -153,6 +175,30 @@ describe("configuration", () => {
     expect(calls).toHaveLength(1);
     // Let go when the first ended: the same body is taken again.
     expect((await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-budget" }), body }, vars)).status).toBe(200);
+  });
+
+  it("a body that trickles is 408 past BODY_TIMEOUT_MS, and bodies not yet sent take none of BODY_BUDGET_BYTES (issue 33)", async () => {
+    const { calls } = mockUpstream(() => json(CHAT));
+    const vars = { BODY_BUDGET_BYTES: "6000", BODY_TIMEOUT_MS: "300" };
+    // Strangers that declare the most a body may be (10 MiB) and send a few bytes of it.
+    const enc = new TextEncoder();
+    const trickles = Array.from({ length: 5 }, () => {
+      let ctrl!: ReadableStreamDefaultController<Uint8Array>;
+      const body = new ReadableStream<Uint8Array>({ start: (c) => ((ctrl = c), c.enqueue(enc.encode('{"model":"gpt-4o-mini",'))) });
+      return { body, ctrl };
+    });
+    const slow = trickles.map((t) =>
+      call("/openai/v1/chat/completions", { method: "POST", headers: { authorization: "Bearer sk-trickle", "content-type": "application/json", "content-length": String(10 * 1024 * 1024) }, body: t.body, duplex: "half" } as RequestInit, vars),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    // Meanwhile everyone else is served: the unsent bodies hold nothing.
+    const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x".repeat(4_000) }] });
+    expect((await call("/openai/v1/chat/completions", { ...post({ authorization: "Bearer sk-honest" }), body }, vars)).status).toBe(200);
+    for (const res of await Promise.all(slow)) {
+      expect(res.status).toBe(408);
+      expect(res.headers.get("x-slotgate-error")).toBe("request_timeout");
+    }
+    expect(calls).toHaveLength(1);
   });
 
   it("LIMITER_LOCATION: a Durable Object location hint is used, anything else is named", async () => {
@@ -239,7 +285,13 @@ describe("secrets", () => {
     const res = await chat({ key: vk.key });
     expect(res.status).toBe(200);
     expect(members).toContain(calls.at(-1)!.headers.get("authorization")!.slice("Bearer ".length)); // a member's key did go upstream
-    const key = res.headers.get("x-slotgate-key")!;
+    // The member's limiter key, as /admin/pools lists it (the answer names the virtual key's own key).
+    let key = "";
+    await vi.waitFor(async () => {
+      const view = (await (await app.fetch(new Request("http://gateway/admin/pools", { headers: admin }), env, createExecutionContext())).json()) as { pools: { name: string; members: { keys: string[] }[] }[] };
+      key = view.pools.find((p) => p.name === "duo")!.members.flatMap((m) => m.keys).find((k) => k.startsWith("openai:gpt-4o-mini:")) ?? "";
+      expect(key).not.toBe("");
+    });
     const seen = [[...res.headers].flat().join("\n"), await res.text()];
     for (const path of ["/admin/pools", "/admin/virtual-keys", "/admin/keys", `/admin/keys/${encodeURIComponent(key)}`, "/admin/metrics", "/admin"]) {
       const r = await app.fetch(new Request(`http://gateway${path}`, { headers: admin }), env, createExecutionContext());

@@ -81,11 +81,20 @@ describe("usage through the gateway, into the ledger", () => {
     await flushed(akey, 1);
     await flushed(ukey, 1);
 
-    const byModel = (await (await usage(`since=${since}&by=model`)).json()) as { rows: Record<string, unknown>[] };
+    const byModel = (await (await usage(`since=${since}&by=model`)).json()) as { rows: Record<string, unknown>[]; groups: Record<string, unknown>[]; totals: Record<string, number>; writtenEveryMs: number };
     const claude = byModel.rows.find((r) => r.model === "claude-sonnet-4-20250514")!;
     expect(claude).toMatchObject({ requests: 1, inputTokens: 125, outputTokens: 15, cachedTokens: 100, unknownUsage: 0 });
     expect(claude.costUsd as number).toBeCloseTo((25 * 3 + 100 * 0.3 + 15 * 15) / 1e6, 12);
     expect(byModel.rows.find((r) => r.model === "no-such-model")).toMatchObject({ requests: 1, unknownUsage: 1, inputTokens: 0, costUsd: 0 });
+    // One whole figure per model over the range (its minute rows summed), the costliest first, adding up to the totals.
+    const claudeTotal = byModel.groups.find((g) => g.model === "claude-sonnet-4-20250514")!;
+    const claudeRows = byModel.rows.filter((r) => r.model === "claude-sonnet-4-20250514");
+    expect(claudeTotal).toMatchObject({ requests: claudeRows.reduce((n, r) => n + (r.requests as number), 0), inputTokens: 125, outputTokens: 15 });
+    expect(new Set(byModel.groups.map((g) => g.model)).size).toBe(byModel.groups.length);
+    const costs = byModel.groups.map((g) => g.costUsd as number);
+    expect(costs).toEqual([...costs].sort((x, y) => y - x));
+    expect(byModel.groups.reduce((n, g) => n + (g.requests as number), 0)).toBe(byModel.totals.requests);
+    expect(byModel.writtenEveryMs).toBeGreaterThan(0);
     const byKey = (await (await usage(`since=${new Date(since).toISOString()}&by=key`)).json()) as { rows: Record<string, unknown>[] };
     expect(byKey.rows.some((r) => r.key === akey)).toBe(true);
     const byPool = (await (await usage(`since=${since}&by=pool`)).json()) as { rows: Record<string, unknown>[] };

@@ -1,6 +1,8 @@
 // A provider's files and batches in memory, per credential (an account), for the workers tests:
 // OpenAI's /v1/files and /v1/batches and Anthropic's /v1/messages/batches, answered at once. A
-// batch is completed when it is first looked at after creation, every line answered with `usage`.
+// batch is completed when it is first looked at after creation, every line answered with `usage`
+// but the last `fail`, which expire (OpenAI's error file). A file's content answers a `Range`
+// with 206 and that part, as OpenAI's file storage does.
 import { json, mockUpstream } from "./upstream";
 
 export const LINE_USAGE = { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 };
@@ -11,7 +13,7 @@ interface Account {
   batches: Map<string, Record<string, unknown>>;
 }
 
-export function batchUpstream() {
+export function batchUpstream({ fail = 0 } = {}) {
   const accounts = new Map<string, Account>();
   let n = 0;
   const accountOf = (req: Request) => {
@@ -33,7 +35,16 @@ export function batchUpstream() {
     }
     if (req.method === "GET" && path === "/v1/files") return json({ object: "list", data: [...a.files.values()].map((f) => f.obj), has_more: false });
     let hit = m(/^\/v1\/files\/([^/]+)\/content$/);
-    if (hit) return a.files.has(hit[1]!) ? new Response(a.files.get(hit[1]!)!.text, { headers: { "content-type": "application/octet-stream" } }) : json({ error: { message: "No such File" } }, 404);
+    if (hit) {
+      const f = a.files.get(hit[1]!);
+      if (!f) return json({ error: { message: "No such File" } }, 404);
+      const bytes = new TextEncoder().encode(f.text);
+      const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.get("range") ?? "");
+      if (!range) return new Response(bytes, { headers: { "content-type": "application/octet-stream" } });
+      const from = Number(range[1]);
+      const to = range[2] ? Number(range[2]) : bytes.length - 1;
+      return new Response(bytes.slice(from, to + 1), { status: 206, headers: { "content-type": "application/octet-stream", "content-range": `bytes ${from}-${to}/${bytes.length}` } });
+    }
     if (req.method === "POST" && path === "/v1/batches") {
       const body = (await req.json()) as { input_file_id: string };
       if (!a.files.has(body.input_file_id)) return json({ error: { message: `No such File object: ${body.input_file_id}` } }, 404);
@@ -46,7 +57,7 @@ export function batchUpstream() {
       const b = a.batches.get(hit[1]!);
       if (!b) return json({ error: { message: "No batch found" } }, 404);
       if (hit[2]) return json({ ...b, status: "cancelling" });
-      if (b.status === "validating") complete(a, b, () => `file-out-${++n}`);
+      if (b.status === "validating") complete(a, b, () => `file-out-${++n}`, fail);
       return json(b);
     }
     if (req.method === "GET" && path === "/v1/batches") return json({ object: "list", data: [...a.batches.values()], has_more: false });
@@ -69,13 +80,19 @@ export function batchUpstream() {
   return { ...mock, accounts };
 }
 
-/** The batch's lines all answered: an output file of them, each with LINE_USAGE and the file's model. */
-function complete(a: Account, b: Record<string, unknown>, id: () => string): void {
+/** The batch's lines answered: an output file of them, each with LINE_USAGE and the file's model; the last `fail` expired, in an error file. */
+function complete(a: Account, b: Record<string, unknown>, id: () => string, fail: number): void {
   const input = a.files.get(String(b.input_file_id))!.text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { custom_id: string; body: { model: string } });
-  const lines = input.map((l) => JSON.stringify({ id: `batch_req_${l.custom_id}`, custom_id: l.custom_id, response: { status_code: 200, request_id: "req_1", body: { object: "chat.completion", model: l.body.model, usage: LINE_USAGE } }, error: null }));
+  const done = input.slice(0, input.length - fail);
+  const lines = done.map((l) => JSON.stringify({ id: `batch_req_${l.custom_id}`, custom_id: l.custom_id, response: { status_code: 200, request_id: "req_1", body: { object: "chat.completion", model: l.body.model, usage: LINE_USAGE } }, error: null }));
   const out = id();
   a.files.set(out, { obj: { id: out, object: "file", purpose: "batch_output" }, text: `${lines.join("\n")}\n` });
-  Object.assign(b, { status: "completed", output_file_id: out, request_counts: { total: input.length, completed: input.length, failed: 0 } });
+  Object.assign(b, { status: "completed", output_file_id: out, request_counts: { total: input.length, completed: done.length, failed: fail } });
+  if (!fail) return;
+  const errors = input.slice(done.length).map((l) => JSON.stringify({ id: `batch_req_${l.custom_id}`, custom_id: l.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
+  const err = id();
+  a.files.set(err, { obj: { id: err, object: "file", purpose: "batch_output" }, text: `${errors.join("\n")}\n` });
+  b.error_file_id = err;
 }
 
 /** A JSONL batch input of `n` chat lines for `model`, as a multipart upload's form. */

@@ -17,6 +17,8 @@ export interface GatewayOptions {
   verbose?: boolean;
   /** wrangler's --log-level; `log` also prints the Worker's console.log (info) lines. Default `warn`. */
   logLevel?: "warn" | "log" | "debug";
+  /** The loopback port to serve on; default: a free one. */
+  port?: number;
 }
 
 export interface Gateway {
@@ -109,7 +111,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const root = opts.root ?? resolve(import.meta.dirname, "../..");
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
   const url = `http://127.0.0.1:${port}`;
   let log = "";
@@ -124,7 +126,9 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()),
       "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
     if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
-    for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+    // Virtual keys need a secret of their own beside the admin token (src/keys/keys.ts).
+    const vars = opts.vars?.ADMIN_TOKEN && !opts.vars.VIRTUAL_KEY_SECRET ? { ...opts.vars, VIRTUAL_KEY_SECRET: `vks-${opts.vars.ADMIN_TOKEN}` } : opts.vars;
+    for (const [k, v] of Object.entries(vars ?? {})) args.push("--var", `${k}:${v}`);
     const child = spawn("npx", args, {
       cwd: root,
       detached: true,

@@ -38,10 +38,10 @@ export function watchedStore(ns: DurableObjectNamespace<VirtualKeys> = env.VIRTU
   return { ns: watched, calls, state };
 }
 
-/** The app with VIRTUAL_KEYS replaced, the answer read whole before the request's work is awaited. */
-export async function callWith(store: DurableObjectNamespace<VirtualKeys>, path: string, init: RequestInit = {}): Promise<Response> {
+/** The app with VIRTUAL_KEYS replaced (and `vars` over the env), the answer read whole before the request's work is awaited. */
+export async function callWith(store: DurableObjectNamespace<VirtualKeys>, path: string, init: RequestInit = {}, vars: Partial<Env> = {}): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await app.fetch(new Request(`http://gateway${path}`, init), { ...env, VIRTUAL_KEYS: store } as Env, ctx);
+  const res = await app.fetch(new Request(`http://gateway${path}`, init), { ...env, ...vars, VIRTUAL_KEYS: store } as Env, ctx);
   const body = await res.arrayBuffer();
   await waitOnExecutionContext(ctx);
   return new Response(res.status === 204 ? null : body, res);

@@ -1,14 +1,31 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BATCH_ID_KEPT_MS, queryUsage, writeRows } from "../../src/usage/ledger";
+import { SCHEMA } from "../../src/usage/schema";
 import type { Row } from "../../src/usage/rollup";
 import { FLUSH_MS, flushMs } from "../../src/usage/writer";
 
 const T0 = Date.UTC(2030, 0, 1, 0, 0);
 const NOW = Date.UTC(2030, 0, 1, 0, 5);
 const row = (o: Partial<Row> = {}): Row => ({
-  minute: T0, key: "openai:m:1", caller: "", virtualKey: "", pool: "", model: "m",
+  minute: T0, key: "openai:m:1", caller: "", virtualKey: "", pool: "", model: "m", tier: "standard",
   requests: 1, unknown: 0, unpriced: 0, input: 10, output: 2, cached: 1, cacheWrite: 0, costUsd: 0.5, ...o,
+});
+
+describe("the ledger by tier (issue 35)", () => {
+  it("keeps a row per tier that served; reads the table from before tiers (no tier) and a provider batch's rows (batch) beside it", async () => {
+    const db = env.LEDGER!;
+    const t = Date.UTC(2031, 0, 1, 0, 0);
+    const key = "openai:gpt-5-mini:tiers";
+    await writeRows(db, [row({ minute: t, key, tier: "flex", costUsd: 0.25 }), row({ minute: t, key, tier: "standard", costUsd: 0.5 })], "tiers-1", NOW);
+    await writeRows(db, [row({ minute: t, key, tier: "flex", costUsd: 0.25 })], "tiers-2", NOW);
+    await writeRows(db, [row({ minute: t, key, tier: "flex", costUsd: 0.125 })], "tiers-3", NOW, "batch_usage");
+    await db.exec(SCHEMA);
+    await db.prepare("INSERT INTO usage VALUES (?, ?, '', '', '', 'm', 1, 0, 0, 10, 2, 1, 0, 1)").bind(t, key).run();
+    const byTier = await queryUsage(db, t, t + 60_000, "tier", 100);
+    expect(byTier.rows.map((r) => [r.dim, r.requests, r.costUsd])).toEqual([[null, 1, 1], ["batch", 1, 0.125], ["flex", 2, 0.5], ["standard", 1, 0.5]]);
+    expect((await queryUsage(db, t, t + 60_000, "mode", 100)).rows.map((r) => [r.dim, r.requests])).toEqual([["batch", 1], ["sync", 4]]);
+  });
 });
 
 describe("the ledger in D1", () => {
@@ -31,7 +48,7 @@ describe("the ledger in D1", () => {
   it("a batch sent again (its reply was lost) is counted once; another batch adds; ids are forgotten after a day", async () => {
     const db = env.LEDGER!;
     const key = "openai:m:batches";
-    const requests = async () => (await db.prepare("SELECT sum(requests) AS n FROM usage WHERE key = ?").bind(key).first<{ n: number }>())!.n;
+    const requests = async () => (await db.prepare("SELECT sum(requests) AS n FROM sync_usage WHERE key = ?").bind(key).first<{ n: number }>())!.n;
     const rows = [row({ key }), row({ key, caller: "b" })];
     await writeRows(db, rows, "batch-1", NOW);
     await writeRows(db, rows, "batch-1", NOW + 30_000);

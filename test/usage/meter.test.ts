@@ -11,7 +11,7 @@ const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 describe("asking an OpenAI stream for its usage", () => {
   it("adds stream_options.include_usage to a streamed chat completion, keeping the rest", () => {
     const body = { model: "gpt-4o-mini", stream: true, stream_options: { foo: 1 }, messages: [] };
-    const { bytes, strip } = askForUsage(openai, "/v1/chat/completions", body, enc(body));
+    const { bytes, strip } = askForUsage(openai, "/v1/chat/completions", "", body, enc(body));
     expect(strip).toBe(true);
     expect(JSON.parse(new TextDecoder().decode(bytes))).toEqual({ ...body, stream_options: { foo: 1, include_usage: true } });
   });
@@ -25,7 +25,7 @@ describe("asking an OpenAI stream for its usage", () => {
     ];
     for (const [p, rest, body] of cases) {
       const bytes = enc(body);
-      const out = askForUsage(p, rest, body, bytes);
+      const out = askForUsage(p, rest, "", body, bytes);
       expect(out.strip).toBe(false);
       expect(out.bytes).toBe(bytes);
     }

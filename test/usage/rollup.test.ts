@@ -8,15 +8,15 @@ const at = (t: number, record = rec(), key = "k"): Dated => ({ key, at: t, recor
 
 describe("minute rollups of an outbox's records", () => {
   it("sums the records of one minute and dimensions into one row", () => {
-    const rows = rollUp([at(T0 + 1_000, rec({ caller: "c" })), at(T0 + 59_999, rec({ caller: "c" }))]);
-    expect(rows).toEqual([{ minute: T0, key: "k", caller: "c", virtualKey: "", pool: "", model: "m", requests: 2, unknown: 0, unpriced: 0, input: 20, output: 10, cached: 4, cacheWrite: 2, costUsd: 0.002 }]);
+    const rows = rollUp([at(T0 + 1_000, rec({ caller: "c", tier: "flex" })), at(T0 + 59_999, rec({ caller: "c", tier: "flex" }))]);
+    expect(rows).toEqual([{ minute: T0, key: "k", caller: "c", virtualKey: "", pool: "", model: "m", tier: "flex", requests: 2, unknown: 0, unpriced: 0, input: 20, output: 10, cached: 4, cacheWrite: 2, costUsd: 0.002 }]);
   });
 
-  it("a new minute, caller, virtual key, pool, model or key is a row of its own", () => {
+  it("a new minute, caller, virtual key, pool, model, tier or key is a row of its own", () => {
     const rows = rollUp([
-      at(T0), at(T0 + MINUTE_MS), at(T0, rec({ caller: "x" })), at(T0, rec({ virtualKey: "vk" })), at(T0, rec({ pool: "p" })), at(T0, rec({ model: "n" })), at(T0, rec(), "k2"), at(T0 + 5),
+      at(T0), at(T0 + MINUTE_MS), at(T0, rec({ caller: "x" })), at(T0, rec({ virtualKey: "vk" })), at(T0, rec({ pool: "p" })), at(T0, rec({ model: "n" })), at(T0, rec({ tier: "flex" })), at(T0, rec(), "k2"), at(T0 + 5),
     ]);
-    expect(rows).toHaveLength(7);
+    expect(rows).toHaveLength(8);
     expect(rows[0]!.requests).toBe(2);
     expect(rows.slice(1).every((r) => r.requests === 1)).toBe(true);
   });

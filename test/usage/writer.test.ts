@@ -26,8 +26,8 @@ function fakeD1() {
     /** Per try: the batch id and the requests its upserts carry. */
     tries: () =>
       sent.map((stmts) => {
-        const ups = stmts.filter((s) => s.sql.startsWith("INSERT INTO usage "));
-        return { id: ups[0]?.args.at(-1), requests: ups.reduce((a, s) => a + (s.args[6] as number), 0) };
+        const ups = stmts.filter((s) => s.sql.startsWith("INSERT INTO sync_usage "));
+        return { id: ups[0]?.args.at(-1), requests: ups.reduce((a, s) => a + (s.args[7] as number), 0) };
       }),
   };
   return d;

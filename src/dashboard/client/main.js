@@ -121,13 +121,14 @@ function refresh() {
   // The cache's numbers once the token is known good: a refused token is refused once, not twice.
   Promise.all([api("/admin/keys"), one, ring])
     .then(function (res) {
-      var extra = [api("/admin/cache"), api("/admin/pools")].map(function (p) { return p.catch(function () { return null; }); });
+      var extra = [api("/admin/cache"), api("/admin/pools"), api("/admin/upstream")].map(function (p) { return p.catch(function () { return null; }); });
       return Promise.all(extra).then(function (c) { return res.concat(c); });
     })
     .then(function (res) {
       showApp();
       renderCache(res[3]);
       renderPools(res[4] ? res[4].pools : []);
+      renderUpstream(res[5]);
       if (want && want === selected) { detail = res[1]; samples = res[2]; if (!detail) selected = null; }
       renderKeys(res[0].keys || []);
       renderDetail();
@@ -170,6 +171,32 @@ function renderPools(pools) {
   });
 }
 
+/** Every key's upstream attempts by provider: failures of keys that never succeeded show here, and nowhere per key. */
+function renderUpstream(u) {
+  var list = (u && u.providers) || [];
+  var body = $("upstream").tBodies[0];
+  body.textContent = "";
+  $("upstream").hidden = !list.length;
+  $("upstream-since").textContent = u && u.since ? "(attempts since " + new Date(u.since).toLocaleString("en-GB", { hour12: false }) + ")" : "";
+  list.forEach(function (p) {
+    var tr = el("tr");
+    var seen = el("span");
+    seen.dataset.seen = p.lastAt || "";
+    [p.provider, p.counts["2xx"], p.counts["3xx"], p.counts["4xx"], p.counts["5xx"], p.counts.unreachable, seen].forEach(function (c, i) {
+      var td = el("td");
+      if (c instanceof Node) td.appendChild(c); else td.textContent = typeof c === "number" ? fmtNum(c) : String(c);
+      if ((i === 3 || i === 4 || i === 5) && c > 0) td.classList.add("hot");
+      tr.appendChild(td);
+    });
+    body.appendChild(tr);
+  });
+}
+
+/** The key's credential hash (its last part), short: two keys of one model are told apart by it. */
+function hashOf(key) { return key.slice(key.lastIndexOf(":") + 1); }
+/** Who uses the key: a pool member's pool and name, else its busiest caller of the last minute. */
+function usedBy(k) { return k.member ? k.member.pool + " / " + k.member.member : k.caller || "\u2013"; }
+
 function renderKeys(keys) {
   var body = $("keys").tBodies[0];
   body.textContent = "";
@@ -183,12 +210,14 @@ function renderKeys(keys) {
     paint(cool, Date.now());
     var seen = el("span");
     seen.dataset.seen = k.lastSeen || "";
-    var cells = [k.provider, el("span", "", k.model), k.limit, k.inFlight, k.queued, cool, share(m),
+    var hash = el("span", "", hashOf(k.key).slice(0, 8));
+    hash.title = hashOf(k.key);
+    var cells = [k.provider, el("span", "", k.model), hash, usedBy(k), k.limit, k.inFlight, k.queued, cool, share(m),
       m ? fmtMs(m.p50LatencyMs) : "\u2013", m ? fmtMs(m.p99LatencyMs) : "\u2013", seen];
     cells.forEach(function (c, i) {
-      var td = el("td", i === 1 ? "model" : "");
+      var td = el("td", ["", "model", "hash", "by"][i] || "");
       if (c instanceof Node) td.appendChild(c); else td.textContent = typeof c === "number" ? fmtNum(c) : String(c);
-      if (i === 6 && m && m.rateLimitHits > 0) td.classList.add("hot");
+      if (i === 8 && m && m.rateLimitHits > 0) td.classList.add("hot");
       tr.appendChild(td);
     });
     tr.addEventListener("click", function () { select(k.key); });

@@ -1,9 +1,10 @@
 // The command line itself: help, argument errors, exit codes, plain progress lines off a TTY.
-import { join } from "node:path";
+import { symlinkSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, test } from "vitest";
 import { DEFAULT_GATEWAY } from "../../../src/config/limits.ts";
-import { chatLine, cli, inputOf, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
+import { BIN, chatLine, cli, inputOf, KEY, readOutput, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
 
 describe("slotgate command line", () => {
   test("--help prints usage and exits 0; a bad flag exits 2", async () => {
@@ -36,6 +37,39 @@ describe("slotgate command line", () => {
     expect(run.stdout()).toMatch(/slotgate batch finished: 3 lines\n\s+succeeded\s+1\n\s+failed\s+2\s+\(invalid_line 2\)\n/);
     expect(run.stdout()).toMatch(/429s absorbed\s+0\n/);
     expect(run.stdout()).toMatch(/wall time\s+[\d.]+s\n/);
+  });
+
+  test("from a folder outside the clone: it runs there, and the --resume hint it prints runs as printed, by path or by name", async () => {
+    const s = await standin({ faults: { "500": 1 } });
+    const dir = tempDir();
+    writeInput(dir, inputOf(3));
+    const args = ["batch", "requests.jsonl", "--out", "results.jsonl", "--base-url", s.url, "--max-attempts", "1"];
+    const hintOf = (stderr: string) => /To finish, run:\n {2}(.+)\n/.exec(stderr)?.[1] ?? "";
+
+    // Run by its path (no `slotgate` on the PATH): the hint names Node and the file.
+    const first = cli(args, undefined, dir);
+    expect((await first.exited).code).toBe(1);
+    const hint = hintOf(first.stderr());
+    expect(hint).toBe(`node ${BIN} batch requests.jsonl --out results.jsonl --base-url ${s.url} --max-attempts 1 --resume`);
+    s.configure({ faults: {} });
+    const again = cli([hint], undefined, dir, true);
+    expect((await again.exited).code, again.stderr()).toBe(0);
+    expect(readOutput(join(dir, "results.jsonl")).filter((l) => l.response?.status_code === 200)).toHaveLength(3);
+
+    // With `slotgate` on the PATH as npm link puts it (a link to bin/slotgate.mjs): run by name, and the hint says the name.
+    const links = tempDir();
+    symlinkSync(BIN, join(links, "slotgate"));
+    const named = { OPENAI_API_KEY: KEY, PATH: `${links}${delimiter}${process.env.PATH}` };
+    s.configure({ faults: { "500": 1 } });
+    writeInput(dir, inputOf(2, "more"), "more.jsonl");
+    const byName = cli(["slotgate batch more.jsonl --out more-results.jsonl --base-url " + s.url + " --max-attempts 1"], named, dir, true);
+    expect((await byName.exited).code).toBe(1);
+    const short = hintOf(byName.stderr());
+    expect(short).toBe(`slotgate batch more.jsonl --out more-results.jsonl --base-url ${s.url} --max-attempts 1 --resume`);
+    s.configure({ faults: {} });
+    const resumed = cli([short], named, dir, true);
+    expect((await resumed.exited).code, resumed.stderr()).toBe(0);
+    expect(readOutput(join(dir, "more-results.jsonl")).filter((l) => l.response?.status_code === 200)).toHaveLength(2);
   });
 
   test("off a TTY, progress is a plain line every few seconds", async () => {

@@ -82,10 +82,15 @@ export interface Cli {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs `node bin/slotgate.mjs ...args` with only the given credentials in its environment. */
-export function cli(args: string[], env: Record<string, string> = { OPENAI_API_KEY: KEY }): Cli {
+/**
+ * Runs `node bin/slotgate.mjs ...args` (in `cwd`, by default the clone) with only the given
+ * credentials in its environment; `shell`: run `args[0]` as a command line in sh instead, as a user
+ * pastes one.
+ */
+export function cli(args: string[], env: Record<string, string> = { OPENAI_API_KEY: KEY }, cwd = ROOT, shell = false): Cli {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.endsWith("_API_KEY")));
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const [file, argv] = shell ? ["sh", ["-c", args[0]!]] : [process.execPath, [BIN, ...args]];
+  const child = spawn(file, argv, { cwd, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (b: Buffer) => (out += b.toString()));

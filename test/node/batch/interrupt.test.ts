@@ -2,7 +2,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { cli, countLines, idCounts, inputOf, readOutput, runBatch, standin, tempDir, until, writeInput } from "./helpers.ts";
+import { BIN, cli, countLines, idCounts, inputOf, readOutput, runBatch, standin, tempDir, until, writeInput } from "./helpers.ts";
 
 describe("batch, interrupted", () => {
   test("killed half-way (SIGKILL) and resumed: every custom_id exactly once, finished ones not resent", async () => {
@@ -61,7 +61,7 @@ describe("batch, interrupted", () => {
     expect(run.stdout()).toMatch(/slotgate batch stopped: 40 lines/);
     expect(run.stdout()).toMatch(new RegExp(`succeeded\\s+${sent}\\n`));
     expect(run.stdout()).toMatch(new RegExp(`not done\\s+${40 - sent} `));
-    expect(run.stderr()).toContain(`slotgate batch ${input} --out ${out} --base-url ${s.url} --concurrency 4 --resume`);
+    expect(run.stderr()).toContain(`node ${BIN} batch ${input} --out ${out} --base-url ${s.url} --concurrency 4 --resume`);
   });
 
   test("a second Ctrl-C aborts requests in flight, recorded as interrupted; --resume finishes them", async () => {

@@ -3,7 +3,7 @@
 // Ctrl-C offering to cancel them.
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { chatLine, cli, idCounts, inputOf, readOutput, runBatch, standin, tempDir, until, writeInput } from "./helpers.ts";
+import { BIN, chatLine, cli, idCounts, inputOf, readOutput, runBatch, standin, tempDir, until, writeInput } from "./helpers.ts";
 import { countEvents, FAST_BATCHES, journal, ranByChunk, standinBatches, syncAnswers } from "./provider-helpers.ts";
 
 /** fetch that sends the first create (POST .../batches) and then loses its answer, as a dropped connection would. */
@@ -59,8 +59,8 @@ describe("provider batches, stopped", () => {
     const { code } = await run.exited;
     expect(code).toBe(130);
     expect(run.stdout()).toMatch(/still running\s+batch_\w+, batch_\w+\s+\(--resume attaches to them\)/);
-    expect(run.stderr()).toContain(`slotgate batch ${args.slice(1).join(" ")} --resume`);
-    expect(run.stderr()).toContain(`slotgate batch ${args.slice(1).join(" ")} --cancel`);
+    expect(run.stderr()).toContain(`node ${BIN} batch ${args.slice(1).join(" ")} --resume`);
+    expect(run.stderr()).toContain(`node ${BIN} batch ${args.slice(1).join(" ")} --cancel`);
     expect(s.stats().batch.cancels).toBe(0);
 
     // Its lines are in batches: a synchronous resume would pay for them twice, and is refused.

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { formatSummary } from "../../../src/cli/progress.ts";
-import { chatLine, KEY, readOutput, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
+import { chatLine, cli, idCounts, KEY, readOutput, runBatch, standin, tempDir, writeInput } from "./helpers.ts";
 
 describe("batch summary: tokens and cost", () => {
   test("the stand-in's own usage, summed exactly; cost at the price table; unpriced models named", async () => {
@@ -39,5 +39,56 @@ describe("batch summary: tokens and cost", () => {
     const dir = tempDir();
     await expect(runBatch({ input: writeInput(dir, [chatLine("a")]), out: join(dir, "o.jsonl"), baseUrl: s.url, env: { OPENAI_API_KEY: KEY, PRICES: "{" } })).rejects.toThrow(/PRICES/);
     expect(s.stats().attempts).toBe(0);
+  });
+});
+
+// `--mode flex` (issue 35) straight at the stand-in: the same job at the flex tier where the line's
+// model sells it, the stand-in shedding a share of flex requests with OpenAI's own 429.
+describe("batch --mode flex", () => {
+  const PRICES = { "gpt-5-mini": { input: 0.25, output: 2 } };
+  const flexLine = (id: string) => chatLine(id, { body: { model: "gpt-5-mini", max_tokens: 8, messages: [{ role: "user", content: `hello ${id}` }] } });
+  const lines = [...Array.from({ length: 60 }, (_, i) => flexLine(`f-${i}`)), chatLine("mini-1"), chatLine("mini-2")];
+
+  test("every line answered once, a shed flex request waited through or sent at standard, a model without flex at standard; priced by the tier that served", async () => {
+    const s = await standin({ latencyMs: 5, rpm: 0, tpm: 0, flexShed: 0.3, prices: PRICES });
+    const dir = tempDir();
+    const out = join(dir, "results.jsonl");
+    const summary = await runBatch({ input: writeInput(dir, lines), out, baseUrl: s.url, mode: "flex", retry: { baseBackoffMs: 10, maxBackoffMs: 50 } });
+    expect(summary.succeeded).toBe(62);
+    expect([...idCounts(readOutput(out)).values()].every((n) => n === 1)).toBe(true);
+    const st = s.stats();
+    expect(st.tiers.flex.shed).toBeGreaterThan(5);
+    // gpt-4o-mini sells no flex: sent at standard, never refused (the stand-in answers flex for it with a 400).
+    expect(st.invalid).toBe(0);
+    expect(st.tiers.flex.answers + st.tiers.standard.answers).toBe(62);
+    expect(st.tiers.flex.answers).toBeGreaterThanOrEqual(55);
+    // The summary's flex cost is the stand-in's charge at flex: OpenAI's flex is half the standard price.
+    expect(summary.spend.tiers.flex!.answers).toBe(st.tiers.flex.answers);
+    expect(summary.spend.tiers.flex!.costUsd).toBeCloseTo(st.tiers.flex.usd, 12);
+    expect(formatSummary(summary)).toMatch(/of which\s+\$\d+\.\d{4} at flex \(\d+\), \$\d+\.\d{4} at standard \(\d+\); the same job at standard: \$\d+\.\d{4} \(0\.5\dx\)/);
+  });
+
+  test("flex fully shed: every line at standard, at once after the tier looks shed", async () => {
+    const s = await standin({ latencyMs: 5, rpm: 0, tpm: 0, flexShed: 1, prices: PRICES });
+    const dir = tempDir();
+    const out = join(dir, "results.jsonl");
+    const summary = await runBatch({ input: writeInput(dir, lines), out, baseUrl: s.url, mode: "flex", concurrency: 4, retry: { baseBackoffMs: 10, maxBackoffMs: 50 } });
+    expect(summary.succeeded).toBe(62);
+    expect(s.stats().tiers.standard.answers).toBe(62);
+    // Nine refusals in a row make the tier look shed; then a probe a second, not a try per line.
+    expect(s.stats().tiers.flex.shed).toBeLessThan(30);
+  });
+
+  test("--mode flex takes no batch flags; --mode auto with a deadline within a day runs at flex", async () => {
+    const s = await standin({ latencyMs: 5, rpm: 0, tpm: 0, prices: PRICES });
+    const dir = tempDir();
+    const input = writeInput(dir, lines.slice(0, 4));
+    const bad = cli(["batch", input, "--out", join(dir, "o.jsonl"), "--base-url", s.url, "--mode", "flex", "--deadline", "2h"]);
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.stderr()).toMatch(/--deadline is for --mode provider or auto/);
+    const summary = await runBatch({ input, out: join(dir, "auto.jsonl"), baseUrl: s.url, mode: "auto", deadline: Date.now() + 2 * 3_600_000 });
+    expect(summary.batches).toBeUndefined();
+    expect(s.stats().tiers.flex.answers).toBe(4);
+    expect(s.stats().batch.created).toBe(0);
   });
 });

@@ -61,7 +61,11 @@ function headerSet(prefix: string, s: LimitState, now?: number): Record<string, 
 
 export const anthropic: Dialect = {
   name: "anthropic",
+  host: "api.anthropic.com",
+  scope: "credential",
   endpoints: { "/messages": messages },
+  reportsStreamUsage: () => true, // message_start and message_delta carry it
+
 
   credential(h) {
     if (typeof h["x-api-key"] === "string" && h["x-api-key"]) return h["x-api-key"];
@@ -104,7 +108,7 @@ export const anthropic: Dialect = {
   identity: (org) => ({ "anthropic-organization-id": `${org}-0000-4000-8000-000000000000` }),
 
   rateLimited(r: Refusal, _model, org) {
-    const unit = { requests: "requests", tokens: "tokens", input: "input tokens", output: "output tokens" }[r.kind];
+    const unit = { requests: "requests", tokens: "tokens", input: "input tokens", output: "output tokens", dayRequests: "requests", monthTokens: "tokens" }[r.kind];
     return error(429, "rate_limit_error", `This request would exceed the rate limit for your organization (${org}) of ${r.limit} ${unit} per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also ${SALES}`);
   },
 

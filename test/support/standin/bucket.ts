@@ -1,24 +1,28 @@
-// Token bucket with continuous refill. The spec (limit, capacity) is passed on every call, so a
+// Token bucket with continuous refill (a limit per minute, day or month). The spec (limit, capacity) is passed on every call, so a
 // live change of options takes effect at once; the level is clamped to the new capacity.
 
 export interface BucketSpec {
-  /** The advertised per-minute limit (what the limit headers report). */
+  /** The advertised limit per window (what the limit headers report). */
   limit: number;
   /** Most tokens the bucket holds (the burst). */
   capacity: number;
+  /** The window the limit is per: a minute, or a day (requests per day), or 30 days (tokens per month). */
+  windowMs: number;
 }
 
-const MINUTE_MS = 60_000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+export const MONTH_MS = 30 * DAY_MS;
 
-/** A per-minute limit with a burst given as a fraction of it or as an absolute capacity. */
-export function bucketSpec(limit: number | null, fraction: number, absolute?: number): BucketSpec | null {
+/** A limit per window (a minute unless told) with a burst given as a fraction of it or as an absolute capacity. */
+export function bucketSpec(limit: number | null, fraction: number, absolute?: number, windowMs = MINUTE_MS): BucketSpec | null {
   if (limit === null || !Number.isFinite(limit) || limit <= 0) return null;
   const capacity = absolute ?? Math.max(1, Math.floor(limit * fraction));
-  return { limit, capacity };
+  return { limit, capacity, windowMs };
 }
 
 function perMs(spec: BucketSpec): number {
-  return spec.limit / MINUTE_MS;
+  return spec.limit / spec.windowMs;
 }
 
 export class TokenBucket {

@@ -1,4 +1,5 @@
-// What differs between providers, behind one interface; the pipeline in handle.ts is shared.
+// What differs between providers, behind one interface; the pipeline in handle.ts is shared. The
+// OpenAI-style providers are rows over one implementation (openai-like.ts, providers.ts).
 import type { IncomingHttpHeaders } from "node:http";
 import type { Admission, LimitState } from "./limits.ts";
 import type { Reply } from "./reply.ts";
@@ -26,13 +27,33 @@ export type EndpointResult = { json: unknown } | { stream: StreamPlan };
 export type Endpoint = (req: ParsedRequest, reply: Reply) => EndpointResult;
 export type Refusal = Exclude<Admission, { ok: true }>;
 
+export type DialectName =
+  | "openai" | "anthropic" | "azure" | "gemini" | "gemini-openai" | "groq" | "mistral"
+  | "openrouter" | "deepseek" | "together" | "fireworks" | "xai";
+
+/** How a 429 says when to come back, beside its body: `retry-after` (seconds), that plus `retry-after-ms` (Azure), or nothing (Gemini). */
+export type RetryHeaders = "seconds" | "seconds+ms" | "none";
+
 export interface Dialect {
-  name: "openai" | "anthropic" | "azure";
+  name: DialectName;
   /** Path suffix (after any prefix such as /v1) to endpoint. */
   endpoints: Record<string, Endpoint>;
-  credential(h: IncomingHttpHeaders): string | undefined;
+  /** The credential, from the headers or (Gemini's `?key=`) the query. */
+  credential(h: IncomingHttpHeaders, query?: URLSearchParams): string | undefined;
+  /** Whether a streamed answer of this endpoint reports its usage (when it is not asked for, some do not). */
+  reportsStreamUsage(endpoint: string, req: ParsedRequest): boolean;
+  /** Default "seconds". */
+  retryHeaders?: RetryHeaders;
+  /** Lines that hold a connection open before the answer starts (DeepSeek); none: the wait is silent. */
+  keepAlive?: { plain: string; stream: string };
+  /** The line ending of its server-sent events (Gemini's native stream: "\r\n"); default "\n". */
+  sseEol?: string;
+  /** Where its limits hold: per credential, or per credential and model (or deployment): limits.ts keeps an account per scope. */
+  scope: "credential" | "model";
+  /** The host its 524 page names. */
+  host: string;
   /** Request checks the real API makes before anything else (required fields, headers, query). */
-  check(h: IncomingHttpHeaders, req: ParsedRequest, endpoint: string, query?: URLSearchParams): ErrorReply | null;
+  check(h: IncomingHttpHeaders, req: ParsedRequest, endpoint: string, query?: URLSearchParams, path?: string): ErrorReply | null;
   /** The request-id header(s) of every answer. */
   requestId(): Record<string, string>;
   /** An error body as sent, given the request-id headers (Anthropic repeats the id in it). */
@@ -44,18 +65,19 @@ export interface Dialect {
   notFound(method: string, path: string): ErrorReply;
   rateLimited(r: Refusal, model: string, org: string, endpoint?: string): ErrorReply;
   tooManyConcurrent(model: string, org: string): ErrorReply;
-  quotaExhausted(): ErrorReply;
+  /** Spent credits, no balance, a spending limit reached: the credential's billing refusal. */
+  quotaExhausted(model: string): ErrorReply;
   /** A model the account does not have (options.models): the real APIs' 404, naming the model as sent. */
   unknownModel(model: string): ErrorReply;
   /** Headers naming the account on every answer (OpenAI's organization and project, Anthropic's organization id). */
   identity(org: string): Record<string, string>;
-  /** Provider-made faults (524 is Cloudflare's, see faults.ts). */
-  fault(status: 500 | 503 | 529): ErrorReply;
+  /** Provider-made faults (524 is Cloudflare's, see faults.ts); 498 is Groq's flex tier at capacity. */
+  fault(status: 498 | 500 | 503 | 529): ErrorReply;
 }
 
-export function encodeSse(e: SseEvent): string {
+export function encodeSse(e: SseEvent, eol = "\n"): string {
   const data = typeof e.data === "string" ? e.data : JSON.stringify(e.data);
-  return (e.event ? `event: ${e.event}\n` : "") + `data: ${data}\n\n`;
+  return (e.event ? `event: ${e.event}${eol}` : "") + `data: ${data}${eol}${eol}`;
 }
 
 /** Go's time.Duration format as OpenAI sends it: "6m0s", "1.5s", "20ms", "0s". */

@@ -14,16 +14,24 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-const ORDER: readonly FaultStatus[] = ["524", "529", "503", "500"];
+// 498 last: a run without it draws the same faults as before it existed.
+const ORDER: readonly FaultStatus[] = ["524", "529", "503", "500", "498"];
 
-/** Two independent streams from one seed, so jitter draws never shift the fault sequence. */
+/** Independent streams from one seed, so jitter and flex-shed draws never shift the fault sequence. */
 export class Dice {
   #fault: () => number;
   #jitter: () => number;
+  #shed: () => number;
 
   constructor(seed: number) {
     this.#fault = mulberry32(seed);
     this.#jitter = mulberry32(seed ^ 0x9e3779b9);
+    this.#shed = mulberry32(seed ^ 0x5bd1e995);
+  }
+
+  /** One draw per flex-tier request: whether the provider sheds it (tiers.ts), at `rate`. */
+  shed(rate: number): boolean {
+    return rate > 0 && this.#shed() < rate;
   }
 
   /** One draw per accepted request; the status it lands on, or null for a normal answer. */

@@ -1,20 +1,20 @@
 // The pipeline every API request goes through, whatever the provider:
 // credential -> body -> provider checks -> quota -> concurrency -> buckets -> fault roll -> latency -> answer.
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
-import { anthropic } from "./anthropic.ts";
-import { azure, azurePath } from "./azure.ts";
-import type { Dialect, ErrorReply, StreamPlan } from "./dialect.ts";
-import { encodeSse } from "./dialect.ts";
+import type { ErrorReply, RetryHeaders } from "./dialect.ts";
 import { cloudflare524 } from "./faults.ts";
 import type { Dice } from "./faults.ts";
 import { Account } from "./limits.ts";
 import type { LimitKind } from "./limits.ts";
-import { openai } from "./openai.ts";
 import { forCredential } from "./options.ts";
-import type { StandinOptions } from "./options.ts";
+import type { FaultStatus, StandinOptions } from "./options.ts";
 import { makeReply } from "./reply.ts";
 import { parseRequest } from "./request.ts";
+import { accountKey } from "./route.ts";
+import type { Target } from "./route.ts";
 import type { Outcome, StatsRecorder } from "./stats.ts";
+import { askedTier, charge, reportTier, shedReply, tierAccount, unsupportedTier } from "./tiers.ts";
+import { holdOpen, sleep, writeStream } from "./write.ts";
 import type { BatchBook } from "./batch-run.ts";
 import type { StoredFile } from "./files.ts";
 
@@ -33,43 +33,14 @@ export interface State {
 
 type Headers = Record<string, string>;
 
-export interface Target {
-  dialect: Dialect;
-  endpoint: string;
-  /** Azure: the deployment in the path, which is the model. */
-  deployment?: string;
-}
-
-/** The provider and endpoint of a path: suffix match, so /v1/... and /openai/v1/... both work. */
-export function route(path: string): Target | null {
-  const az = azurePath(path);
-  if (az) return { dialect: azure, ...az };
-  const p = path.replace(/\/+$/, "");
-  for (const dialect of [anthropic, openai]) {
-    for (const endpoint of Object.keys(dialect.endpoints)) if (p.endsWith(endpoint)) return { dialect, endpoint };
-  }
-  return null;
-}
+export { route } from "./route.ts";
+export type { Target } from "./route.ts";
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = {}): void {
   if (res.destroyed) return; // the caller has gone
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
-}
-
-/** Resolves after `ms`, or at once when the caller has gone. */
-function sleep(ms: number, res: ServerResponse): Promise<void> {
-  if (ms <= 0 || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      res.off("close", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.on("close", done);
-  });
 }
 
 /** Resolves when hold is turned off, or at once when the caller has gone. */
@@ -88,9 +59,13 @@ async function hold(state: State, res: ServerResponse): Promise<void> {
   state.stats.holding(-1);
 }
 
-/** retry-after header(s) for a wait of `waitMs`, in the configured mode. */
-export function retryAfter(o: StandinOptions, waitMs: number, now = Date.now()): Headers {
-  if (o.retryAfter === "absent") return {};
+/**
+ * retry-after header(s) for a wait of `waitMs`, in the configured mode, as the dialect sends them:
+ * Azure always adds retry-after-ms, Gemini sends none (its 429 says it in the body).
+ */
+export function retryAfter(o: StandinOptions, waitMs: number, now = Date.now(), style: RetryHeaders = "seconds"): Headers {
+  if (o.retryAfter === "absent" || style === "none") return {};
+  if (style === "seconds+ms" && o.retryAfter === "exact") return retryAfter({ ...o, retryAfter: "ms" }, waitMs, now);
   if (o.retryAfter === "long") return { "retry-after": String(o.longRetryAfterSec) };
   if (!Number.isFinite(waitMs)) return {}; // waiting will never help
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
@@ -99,21 +74,6 @@ export function retryAfter(o: StandinOptions, waitMs: number, now = Date.now()):
   }
   if (o.retryAfter === "ms") return { "retry-after": String(seconds), "retry-after-ms": String(Math.ceil(waitMs)) };
   return { "retry-after": String(seconds) };
-}
-
-/** Writes `head` after one share of the latency, each delta after another, then `tail`. */
-async function writeStream(res: ServerResponse, plan: StreamPlan, totalMs: number, headers: Headers): Promise<void> {
-  const gap = totalMs / (plan.deltas.length + 1);
-  await sleep(gap, res);
-  if (res.destroyed) return;
-  res.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-  res.write(plan.head.map(encodeSse).join(""));
-  for (const delta of plan.deltas) {
-    await sleep(gap, res);
-    if (res.destroyed) return;
-    res.write(encodeSse(delta));
-  }
-  res.end(plan.tail.map(encodeSse).join(""));
 }
 
 /** Which header carried the credential, and any other credential sent beside it, for tests of how a gateway sent them. */
@@ -126,17 +86,24 @@ export function credentialHeaders(h: IncomingHttpHeaders, credential: string | u
   return { credentialHeader: header, extraCredentials };
 }
 
-const HOSTS: Record<Dialect["name"], string> = { openai: "api.openai.com", anthropic: "api.anthropic.com", azure: "myresource.openai.azure.com" };
+/** Faults drawn for this request: Groq's 498 only for a flex-tier request (the draw is made either way, so the sequence holds). */
+function faultsFor(faults: StandinOptions["faults"], serviceTier: string | null): Partial<Record<FaultStatus, number>> {
+  if (serviceTier === "flex" || !faults["498"]) return faults;
+  const { "498": _flex, ...rest } = faults;
+  return rest;
+}
 
 export async function handleApi(
   state: State, res: ServerResponse, h: IncomingHttpHeaders, path: string, raw: string, target: Target, query = "",
 ): Promise<void> {
   const { dialect, endpoint } = target;
-  const credential = dialect.credential(h);
+  const search = new URLSearchParams(query);
+  const credential = dialect.credential(h, search);
   // A credential's own limits (keyLimits) over the global ones; everything else is global.
-  const o = credential === undefined ? state.options : forCredential(state.options, credential);
+  let o = credential === undefined ? state.options : forCredential(state.options, credential);
   const parsed = parseRequest(raw);
-  const req = typeof parsed === "string" ? null : target.deployment === undefined ? parsed : { ...parsed, model: target.deployment };
+  // The path's model (Azure's deployment, Gemini's models/<model>) and stream flag over the body's.
+  const req = typeof parsed === "string" ? null : { ...parsed, model: target.model ?? parsed.model, stream: target.stream ?? parsed.stream };
   const model = req?.model ?? "";
   const at = Date.now();
   const record = (status: number, outcome: Outcome, limitedBy?: LimitKind | "concurrency") =>
@@ -163,23 +130,30 @@ export async function handleApi(
 
   if (!credential || (o.apiKeys && !o.apiKeys.includes(credential))) return refuse(dialect.unauthorized(credential), "unauthorized");
   if (!req) return refuse(dialect.invalid(parsed as string), "invalid");
-  const bad = dialect.check(h, req, endpoint, new URLSearchParams(query));
+  const bad = dialect.check(h, req, endpoint, search, path);
   if (bad) return refuse(bad, "invalid");
   if (o.models && !o.models.includes(model)) return refuse(dialect.unknownModel(model), "invalid");
-  if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(), "quota");
-  account = state.accounts.get(credential) ?? new Account();
-  state.accounts.set(credential, account);
+  if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(model), "quota");
+  // Service tiers (tiers.ts): flex refused for a model without it, shed before any limit counts it, and counted where the tier counts.
+  const tier = askedTier(dialect, endpoint, req);
+  if (tier === "unsupported") return refuse(unsupportedTier(dialect), "invalid");
+  if (tier === "flex" && state.dice.shed(o.flexShed)) return refuse(shedReply(dialect), "shed");
+  const counted = tierAccount(dialect, accountKey(target, credential, model), o, tier);
+  o = counted.o;
+  const key = counted.key;
+  account = state.accounts.get(key) ?? new Account();
+  state.accounts.set(key, account);
   if (o.maxConcurrent > 0 && account.inFlight >= o.maxConcurrent) {
-    return refuse(dialect.tooManyConcurrent(model, o.organization), "rate_limited", retryAfter(o, 1000), "concurrency");
+    return refuse(dialect.tooManyConcurrent(model, o.organization), "rate_limited", retryAfter(o, 1000, Date.now(), dialect.retryHeaders), "concurrency");
   }
   const cost = { input: req.promptTokens, output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
     const err = dialect.rateLimited(admission, model, o.organization, endpoint);
-    return refuse(err, "rate_limited", retryAfter(o, admission.waitMs), admission.kind);
+    return refuse(err, "rate_limited", retryAfter(o, admission.waitMs, Date.now(), dialect.retryHeaders), admission.kind);
   }
 
-  const fault = state.dice.fault(o.faults);
+  const fault = state.dice.fault(faultsFor(o.faults, req.serviceTier));
   const okHeaders = headers(); // limits as they stand at admission, like the real providers
   const totalMs = o.latencyMs + state.dice.jitter(o.jitterMs);
   record(fault ? Number(fault) : 200, fault ? "fault" : "success");
@@ -191,23 +165,30 @@ export async function handleApi(
     if (fault === "524") {
       await sleep(totalMs, res);
       if (res.destroyed) return;
-      const page = cloudflare524(HOSTS[dialect.name]);
+      const page = cloudflare524(dialect.host);
       res.writeHead(524, "A Timeout Occurred", { ...page.headers, "content-length": Buffer.byteLength(page.body) });
       res.end(page.body);
     } else if (fault) {
       if (fault === "500") await sleep(totalMs, res);
-      const err = dialect.fault(Number(fault) as 500 | 503 | 529);
+      const err = dialect.fault(Number(fault) as 498 | 500 | 503 | 529);
       sendJson(res, err.status, dialect.stamp(err.body, ids), okHeaders);
     } else {
       const reply = makeReply(req, o);
       const result = dialect.endpoints[endpoint]!(req, reply);
-      // An OpenAI chat stream reports usage only when asked (stream_options.include_usage).
-      if (!(endpoint === "/chat/completions" && req.stream && !req.includeUsage))
+      const served = tier ?? "standard";
+      Object.assign(okHeaders, reportTier(dialect, result, served));
+      const output = endpoint === "/embeddings" ? 0 : reply.outputTokens;
+      state.stats.served(served, reply.inputTokens, output, charge(o, dialect, model, served, reply.inputTokens, output));
+      const streamed = "stream" in result;
+      // What the answer reports in its usage is what it served (some streams report it only when asked).
+      if (!streamed || dialect.reportsStreamUsage(endpoint, req))
         state.stats.used(reply.inputTokens, endpoint === "/embeddings" ? 0 : reply.outputTokens);
-      if ("stream" in result) await writeStream(res, result.stream, totalMs, okHeaders);
+      const opened = o.heldMs > 0 && (await holdOpen(res, dialect, streamed, okHeaders, o.heldMs, o.keepAliveMs));
+      if (streamed) await writeStream(res, result.stream, totalMs, okHeaders, dialect.sseEol, opened);
       else {
         await sleep(totalMs, res);
-        sendJson(res, 200, result.json, okHeaders);
+        if (!opened) sendJson(res, 200, result.json, okHeaders);
+        else if (!res.destroyed) res.end(JSON.stringify(result.json)); // after the keep-alive lines, with no content-length
       }
     }
   } finally {

@@ -5,3 +5,6 @@ export { DEFAULT_OPTIONS } from "./options.ts";
 export type { FaultStatus, KeyLimits, RetryAfterMode, StandinOptions } from "./options.ts";
 export { byCredentialIn } from "./stats.ts";
 export type { Attempt, CredentialStats, Outcome, Stats } from "./stats.ts";
+export { directBase, gatewayProviders, OPENAI_SDK_PATHS, PROVIDER_PATHS } from "./bases.ts";
+export type { BuiltIn, OpenAiStyle } from "./bases.ts";
+export type { DialectName } from "./dialect.ts";

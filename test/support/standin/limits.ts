@@ -1,11 +1,13 @@
-// Per-credential limits: four token buckets (requests, tokens, input tokens, output tokens) and
-// the number of requests in flight. Shared by every endpoint of both providers.
-import { bucketSpec, TokenBucket } from "./bucket.ts";
+// Per-credential limits: token buckets per minute (requests, tokens, input tokens, output tokens),
+// per day (requests: Groq's and Gemini's RPD) and per month (tokens: Mistral's monthly cap), and the
+// number of requests in flight. Shared by every endpoint of every dialect (a dialect may scope an
+// account to a model or a deployment: handle.ts).
+import { bucketSpec, DAY_MS, MONTH_MS, TokenBucket } from "./bucket.ts";
 import type { BucketSpec } from "./bucket.ts";
 import type { StandinOptions } from "./options.ts";
 
-export type LimitKind = "requests" | "tokens" | "input" | "output";
-const KINDS: readonly LimitKind[] = ["requests", "tokens", "input", "output"];
+export type LimitKind = "requests" | "tokens" | "input" | "output" | "dayRequests" | "monthTokens";
+export const LIMIT_KINDS: readonly LimitKind[] = ["requests", "tokens", "input", "output", "dayRequests", "monthTokens"];
 
 /** What a request costs: its estimated prompt tokens and the output tokens it may produce. */
 export interface Cost {
@@ -19,6 +21,8 @@ export interface LimitState {
   remaining: number;
   /** Milliseconds until the bucket is full again. */
   resetMs: number;
+  /** The window the limit is per (a minute, a day, 30 days). */
+  windowMs: number;
 }
 
 export type Admission =
@@ -26,7 +30,7 @@ export type Admission =
   | { ok: false; kind: LimitKind; limit: number; used: number; requested: number; waitMs: number };
 
 function amount(kind: LimitKind, cost: Cost): number {
-  if (kind === "requests") return 1;
+  if (kind === "requests" || kind === "dayRequests") return 1;
   if (kind === "input") return cost.input;
   if (kind === "output") return cost.output;
   return cost.input + cost.output;
@@ -40,13 +44,16 @@ function specs(o: StandinOptions): Map<LimitKind, BucketSpec> {
     ["tokens", bucketSpec(o.tpm, fraction, abs.tokens)],
     ["input", bucketSpec(o.itpm ?? o.tpm, fraction, abs.tokens)],
     ["output", bucketSpec(o.otpm ?? o.tpm, fraction, abs.tokens)],
+    // A day's and a month's allowance hold the whole of it: no burst below the limit.
+    ["dayRequests", bucketSpec(o.rpd, 1, undefined, DAY_MS)],
+    ["monthTokens", bucketSpec(o.monthlyTokens, 1, undefined, MONTH_MS)],
   ];
   return new Map(all.filter((e): e is [LimitKind, BucketSpec] => e[1] !== null));
 }
 
 export class Account {
   inFlight = 0;
-  readonly #buckets = new Map<LimitKind, TokenBucket>(KINDS.map((k) => [k, new TokenBucket()]));
+  readonly #buckets = new Map<LimitKind, TokenBucket>(LIMIT_KINDS.map((k) => [k, new TokenBucket()]));
 
   #bucket(kind: LimitKind): TokenBucket {
     return this.#buckets.get(kind)!;
@@ -84,6 +91,7 @@ export class Account {
         limit: spec.limit,
         remaining: Math.max(0, Math.floor(bucket.level(spec, now))),
         resetMs: Math.max(0, bucket.fullInMs(spec, now)),
+        windowMs: spec.windowMs,
       };
     });
   }

@@ -1,52 +1,16 @@
 // OpenAI: chat completions, embeddings (responses.ts has the Responses API), errors and headers.
-import type { Dialect, EndpointResult, ErrorReply, Refusal, SseEvent } from "./dialect.ts";
+import { chatCompletions, chatStreamReportsUsage, OPENAI_STYLE } from "./chat.ts";
+import type { Dialect, EndpointResult, ErrorReply, Refusal } from "./dialect.ts";
 import { goDuration } from "./dialect.ts";
 import type { LimitState } from "./limits.ts";
-import { base62, hex } from "./reply.ts";
-import type { Reply } from "./reply.ts";
+import { hex } from "./reply.ts";
 import type { ParsedRequest } from "./request.ts";
 import { responses } from "./responses.ts";
 
-const FINGERPRINT = "fp_standin01";
 const LIMITS_URL = "Visit https://platform.openai.com/account/rate-limits to learn more.";
 
 function error(status: number, message: string, type: string, code: string | null, param: string | null = null): ErrorReply {
   return { status, body: { error: { message, type, param, code } } };
-}
-
-function chat(req: ParsedRequest, r: Reply): EndpointResult {
-  const id = `chatcmpl-${base62(29)}`;
-  const finish = r.truncated ? "length" : "stop";
-  const usage = {
-    prompt_tokens: r.inputTokens,
-    completion_tokens: r.outputTokens,
-    total_tokens: r.inputTokens + r.outputTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-  };
-  const common = { id, created: r.created, model: r.model, service_tier: "default", system_fingerprint: FINGERPRINT };
-  if (!req.stream) {
-    const message = { role: "assistant", content: r.text, refusal: null, annotations: [] };
-    const choices = [{ index: 0, message, logprobs: null, finish_reason: finish }];
-    return { json: { ...common, object: "chat.completion", choices, usage } };
-  }
-  const chunk = (choices: unknown[], extra: object = {}): SseEvent => ({
-    data: { ...common, object: "chat.completion.chunk", choices, ...(req.includeUsage ? { usage: null } : {}), ...extra },
-  });
-  const choice = (delta: object, finishReason: string | null = null) => [
-    { index: 0, delta, logprobs: null, finish_reason: finishReason },
-  ];
-  return {
-    stream: {
-      head: [chunk(choice({ role: "assistant", content: "", refusal: null }))],
-      deltas: r.pieces.map((p) => chunk(choice({ content: p }))),
-      tail: [
-        chunk(choice({}, finish)),
-        ...(req.includeUsage ? [chunk([], { usage })] : []),
-        { data: "[DONE]" },
-      ],
-    },
-  };
 }
 
 /** A deterministic unit vector per input, so equal inputs embed equally. */
@@ -59,7 +23,7 @@ function vector(input: unknown, dims: number): number[] {
   return v.map((x) => x / norm);
 }
 
-function embeddings(req: ParsedRequest): EndpointResult {
+export function embeddings(req: ParsedRequest): EndpointResult {
   const input = req.body.input;
   const inputs = Array.isArray(input) && !input.every((x) => typeof x === "number") ? input : [input];
   const dims = typeof req.body.dimensions === "number" ? req.body.dimensions : 16;
@@ -77,9 +41,15 @@ function mask(key: string): string {
   return key.length > 8 ? `${key.slice(0, 3)}${"*".repeat(key.length - 7)}${key.slice(-4)}` : "****";
 }
 
+export const chat = chatCompletions(OPENAI_STYLE);
+
 export const openai: Dialect = {
   name: "openai",
+  host: "api.openai.com",
+  scope: "credential",
   endpoints: { "/chat/completions": chat, "/responses": responses, "/embeddings": embeddings },
+  // A chat stream reports usage only when asked (stream_options.include_usage); a Responses stream always does.
+  reportsStreamUsage: (endpoint, req) => endpoint !== "/chat/completions" || chatStreamReportsUsage(OPENAI_STYLE, req),
 
   credential(h) {
     const m = /^Bearer\s+(.+)$/i.exec(h.authorization ?? "");
@@ -102,7 +72,7 @@ export const openai: Dialect = {
   limitHeaders(states: LimitState[]) {
     const out: Record<string, string> = {};
     for (const s of states) {
-      if (s.kind !== "requests" && s.kind !== "tokens") continue;
+      if (s.kind !== "requests" && s.kind !== "tokens") continue; // OpenAI has no per-day or per-month window
       out[`x-ratelimit-limit-${s.kind}`] = String(s.limit);
       out[`x-ratelimit-remaining-${s.kind}`] = String(s.remaining);
       out[`x-ratelimit-reset-${s.kind}`] = goDuration(s.resetMs);
@@ -122,7 +92,7 @@ export const openai: Dialect = {
   notFound: (method, path) => error(404, `Invalid URL (${method} ${path})`, "invalid_request_error", null),
 
   rateLimited(r: Refusal, model, org) {
-    const type = r.kind === "requests" ? "requests" : "tokens";
+    const type = r.kind === "requests" || r.kind === "dayRequests" ? "requests" : "tokens";
     const unit = r.kind === "requests" ? "requests per min (RPM)" : "tokens per min (TPM)";
     const where = `for ${model} in organization ${org} on ${unit}`;
     if (!Number.isFinite(r.waitMs)) {
@@ -145,6 +115,7 @@ export const openai: Dialect = {
   fault(status) {
     const message = {
       500: "The server had an error while processing your request. Sorry about that!",
+      498: "The server is overloaded or not ready yet.",
       503: "The server is overloaded or not ready yet.",
       529: "The engine is currently overloaded, please try again later.",
     }[status];

@@ -9,10 +9,11 @@ export type RetryAfterMode =
   | "absent" // no retry-after at all
   | "long"; // retry-after: longRetryAfterSec, whatever the real wait is
 
-export type FaultStatus = "500" | "503" | "524" | "529";
+/** "498": Groq's flex-tier capacity refusal, drawn only for requests that ask for `service_tier: "flex"`. */
+export type FaultStatus = "498" | "500" | "503" | "524" | "529";
 
 /** The limits one credential may have of its own (a pool member with a bigger or smaller plan). */
-export const KEY_LIMIT_FIELDS = ["rpm", "tpm", "itpm", "otpm", "maxConcurrent", "burst"] as const;
+export const KEY_LIMIT_FIELDS = ["rpm", "tpm", "itpm", "otpm", "rpd", "monthlyTokens", "maxConcurrent", "burst"] as const;
 export type KeyLimits = Partial<Pick<StandinOptions, (typeof KEY_LIMIT_FIELDS)[number]>>;
 
 export interface StandinOptions {
@@ -27,6 +28,10 @@ export interface StandinOptions {
   itpm: number | null;
   /** Output tokens per minute (Anthropic's OTPM, charged with max_tokens); null = same as tpm. */
   otpm: number | null;
+  /** Requests per day (Groq's and Gemini's RPD), a bucket that holds the whole day; 0 = none. */
+  rpd: number;
+  /** Tokens per month (Mistral's monthly cap), charged like tpm; 0 = none. */
+  monthlyTokens: number;
   /**
    * Bucket capacity. A number is a fraction of each per-minute limit (1 = a full minute's worth,
    * 0.1 = six seconds' worth); an object gives absolute capacities (missing ones stay a minute's).
@@ -40,6 +45,13 @@ export interface StandinOptions {
   longRetryAfterSec: number;
   /** Time an accepted request takes, spread across the chunks of a stream. */
   latencyMs: number;
+  /**
+   * Time an accepted request waits before inference starts, its connection held open with the
+   * dialect's keep-alive lines (DeepSeek: blank lines before a plain body, `: keep-alive` comments
+   * before a stream's first chunk), one every keepAliveMs. Dialects without keep-alive just wait.
+   */
+  heldMs: number;
+  keepAliveMs: number;
   /** Uniform extra latency in [0, jitterMs). */
   jitterMs: number;
   /** Number of content deltas in a stream. */
@@ -93,6 +105,15 @@ export interface StandinOptions {
   batchMaxRequests: number;
   /** Bytes one batch's input may hold (OpenAI's file, Anthropic's request body). */
   batchMaxBytes: number;
+  /** Share of flex-tier requests the provider sheds with its own refusal (tiers.ts), drawn from the seed. */
+  flexShed: number;
+  /** The provider's own prices, USD per million tokens, per model, for its charge per tier (stats.tiers); a tier's own, else its published ratio. */
+  prices: Record<string, TierPrice & { flex?: TierPrice; priority?: TierPrice }>;
+}
+
+export interface TierPrice {
+  input: number;
+  output: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
@@ -102,12 +123,16 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   tpm: 200_000,
   itpm: null,
   otpm: null,
+  rpd: 0,
+  monthlyTokens: 0,
   burst: 1,
   maxConcurrent: 0,
   headers: true,
   retryAfter: "exact",
   longRetryAfterSec: 3600,
   latencyMs: 20,
+  heldMs: 0,
+  keepAliveMs: 100,
   jitterMs: 0,
   streamChunks: 4,
   outputTokens: 12,
@@ -129,14 +154,16 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   batchEnqueuedTokens: 0,
   batchMaxRequests: 50_000,
   batchMaxBytes: 200 * 1024 * 1024,
+  flexShed: 0,
+  prices: {},
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
-const FAULTS: readonly string[] = ["500", "503", "524", "529"];
+const FAULTS: readonly string[] = ["498", "500", "503", "524", "529"];
 const NUMBERS = [
-  "port", "rpm", "tpm", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
+  "port", "rpm", "tpm", "rpd", "monthlyTokens", "heldMs", "keepAliveMs", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
   "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
-  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes",
+  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed",
 ] as const;
 
 function fail(message: string): never {
@@ -167,6 +194,8 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
     fail(`retryAfter must be one of ${RETRY_MODES.join(", ")}`);
   }
   if ("batchFailRate" in o && ((o.batchFailRate as number) < 0 || (o.batchFailRate as number) > 1)) fail("batchFailRate must be a rate in [0, 1]");
+  if ("flexShed" in o && ((o.flexShed as number) < 0 || (o.flexShed as number) > 1)) fail("flexShed must be a rate in [0, 1]");
+  if ("prices" in o) validatePrices(o.prices);
   if ("burst" in o) validateBurst(o.burst);
   if ("keyLimits" in o) validateKeyLimits(o.keyLimits);
   if ("faults" in o) validateFaults(o.faults);
@@ -174,6 +203,17 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   if ("apiKeys" in o && o.apiKeys !== null && !isStrings(o.apiKeys)) fail("apiKeys must be strings or null");
   if ("models" in o && o.models !== null && !isStrings(o.models)) fail("models must be strings or null");
   return o as Partial<StandinOptions>;
+}
+
+const isPrice = (p: unknown): boolean => typeof p === "object" && p !== null && isNumber((p as TierPrice).input) && isNumber((p as TierPrice).output);
+
+function validatePrices(p: unknown): void {
+  if (typeof p !== "object" || p === null || Array.isArray(p)) fail("prices must be an object of model to {input, output, flex?, priority?}");
+  for (const [model, v] of Object.entries(p)) {
+    const tiers = v as { flex?: unknown; priority?: unknown };
+    if (!isPrice(v) || (tiers.flex !== undefined && !isPrice(tiers.flex)) || (tiers.priority !== undefined && !isPrice(tiers.priority)))
+      fail(`prices["${model}"] must be {input, output} in USD per million tokens, optionally flex and priority of the same shape`);
+  }
 }
 
 function isStrings(v: unknown): boolean {

@@ -12,10 +12,12 @@ export interface ParsedRequest {
   maxTokens: number | null;
   /** Text of the last user turn (for echo replies). */
   lastUserText: string;
+  /** The tier asked for (`service_tier`: Groq's and OpenAI's "flex"), or null. */
+  serviceTier: string | null;
 }
 
 /** Keys whose string values (at any depth below them) are prompt text. */
-const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions", "prompt", "messages"]);
+const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions", "prompt", "messages", "contents", "systemInstruction"]);
 
 function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }): void {
   if (typeof value === "string") {
@@ -48,10 +50,13 @@ function textOf(content: unknown): string {
 
 function lastUserText(body: Record<string, unknown>): string {
   if (typeof body.input === "string") return body.input;
-  const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
+  // OpenAI's messages or input, Anthropic's messages, Gemini's contents (each turn's `parts`).
+  const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : Array.isArray(body.contents) ? body.contents : [];
   for (let i = turns.length - 1; i >= 0; i--) {
-    const turn = turns[i] as { role?: unknown; content?: unknown } | null;
-    if (turn?.role === "user") return textOf(turn.content);
+    const turn = turns[i] as { role?: unknown; content?: unknown; parts?: unknown } | null;
+    // A Gemini turn without a role is the user's.
+    const user = turn?.role === "user" || (turns === body.contents && turn?.role === undefined);
+    if (turn && user) return textOf(turn.content ?? turn.parts);
   }
   return "";
 }
@@ -71,13 +76,15 @@ export function parseRequest(raw: string): ParsedRequest | string {
   if (!body || typeof body !== "object" || Array.isArray(body)) return "The request body must be a JSON object.";
   const b = body as Record<string, unknown>;
   const opts = b.stream_options as { include_usage?: unknown } | undefined;
+  const generation = b.generationConfig as { maxOutputTokens?: unknown } | undefined;
   return {
     body: b,
     model: typeof b.model === "string" ? b.model : "",
     stream: b.stream === true,
     includeUsage: opts?.include_usage === true,
     promptTokens: estimatePromptTokens(b),
-    maxTokens: positiveInt(b.max_tokens) ?? positiveInt(b.max_completion_tokens) ?? positiveInt(b.max_output_tokens),
+    maxTokens: positiveInt(b.max_tokens) ?? positiveInt(b.max_completion_tokens) ?? positiveInt(b.max_output_tokens) ?? positiveInt(generation?.maxOutputTokens),
     lastUserText: lastUserText(b),
+    serviceTier: typeof b.service_tier === "string" ? b.service_tier : null,
   };
 }

@@ -79,7 +79,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
     const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
     if (await handleBatchApi(state, req, res, path, query)) return;
-    const target = req.method === "POST" ? route(path) : null;
+    const target = req.method === "POST" ? route(path, new URLSearchParams(query)) : null;
     const raw = await readBody(req);
     if (!target) {
       const err = (route(path)?.dialect ?? openai).notFound(req.method ?? "GET", path);

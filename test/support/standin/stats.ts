@@ -1,10 +1,12 @@
 // Counters the tests and the benchmark read: what arrived, when, and how it was answered.
+import type { DialectName } from "./dialect.ts";
 import type { LimitKind } from "./limits.ts";
 
 export type Outcome =
+  | "shed" // a flex-tier request refused for capacity (tiers.ts)
   | "success"
-  | "rate_limited" // 429 from a bucket or the concurrency cap
-  | "quota" // insufficient_quota / credit balance too low
+  | "rate_limited" // 429 from a bucket (a minute's, a day's, a month's) or the concurrency cap
+  | "quota" // the credential's billing refusal: insufficient_quota, no credits or balance, a spending limit
   | "fault" // injected 500 / 503 / 524 / 529
   | "unauthorized"
   | "invalid"; // 400 or 404
@@ -17,7 +19,7 @@ export interface Attempt {
   credentialHeader: string | null;
   /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
   extraCredentials: string[];
-  provider: "openai" | "anthropic" | "azure";
+  provider: DialectName;
   path: string;
   /** The query string as sent, without "?" ("" for none): Azure's api-version. */
   query: string;
@@ -37,7 +39,7 @@ export interface Stats {
   rateLimited: number;
   rateLimitedBy: Record<LimitKind | "concurrency", number>;
   quotaErrors: number;
-  /** Injected faults by status, e.g. {"529": 3}. */
+  /** Injected faults by status, e.g. {"529": 3} (Groq's flex refusals under "498"). */
   faults: Record<string, number>;
   unauthorized: number;
   invalid: number;
@@ -63,6 +65,19 @@ export interface Stats {
   log: Attempt[];
   /** Provider batches: what was made, and each line's outcome once it ended. */
   batch: BatchStats;
+  /** Service tiers (tiers.ts): per tier, the answers served, their tokens and the provider's charge, and the flex requests shed. */
+  tiers: Record<"flex" | "standard" | "priority", TierStats>;
+}
+
+export interface TierStats {
+  /** Answers served at the tier (faults aside). */
+  answers: number;
+  /** Requests refused for the tier's capacity (flex). */
+  shed: number;
+  input: number;
+  output: number;
+  /** What the provider charges for them at the tier's price (`prices`); answers of an unpriced model add nothing. */
+  usd: number;
 }
 
 export interface BatchStats {
@@ -120,12 +135,15 @@ export function byCredentialIn(log: readonly Attempt[], from = -Infinity, to = I
 function empty(): Stats {
   return {
     attempts: 0, successes: 0, rateLimited: 0,
-    rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, concurrency: 0 },
+    rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, dayRequests: 0, monthTokens: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0, held: 0,
     usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
     batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
+    tiers: { flex: emptyTier(), standard: emptyTier(), priority: emptyTier() },
   };
 }
+
+const emptyTier = (): TierStats => ({ answers: 0, shed: 0, input: 0, output: 0, usd: 0 });
 
 export class StatsRecorder {
   #s: Stats = empty();
@@ -146,6 +164,7 @@ export class StatsRecorder {
       s.rateLimited++;
       if (limitedBy) s.rateLimitedBy[limitedBy]++;
     } else if (a.outcome === "quota") s.quotaErrors++;
+    else if (a.outcome === "shed") s.tiers.flex.shed++;
     else if (a.outcome === "fault") s.faults[a.status] = (s.faults[a.status] ?? 0) + 1;
     else if (a.outcome === "unauthorized") s.unauthorized++;
     else s.invalid++;
@@ -155,6 +174,15 @@ export class StatsRecorder {
   used(input: number, output: number): void {
     this.#s.usage.input += input;
     this.#s.usage.output += output;
+  }
+
+  /** One answer served at `tier`: its tokens and what the provider charges for it (null: an unpriced model). */
+  served(tier: "flex" | "standard" | "priority", input: number, output: number, usd: number | null): void {
+    const t = this.#s.tiers[tier];
+    t.answers++;
+    t.input += input;
+    t.output += output;
+    t.usd += usd ?? 0;
   }
 
   /** One batch line ended: answered (with its usage), failed at the provider, expired or cancelled. */

@@ -1,0 +1,69 @@
+// A batch's state and results read by the gateway itself, from the pool member that holds the
+// batch: how a budgeted key's batch is charged what its lines cost when its holder never reads
+// them whole (or reads only some, or in pieces). Runs in the key's BatchBook, from its alarm.
+import type { Env } from "../env";
+import { poolsOf } from "../pools/config";
+import { memberHash, memberRequest } from "../pools/member";
+import { providers } from "../providers/registry";
+import { priceTable } from "../usage/prices";
+import { type BatchFacts, factsOf } from "./ops";
+import { type Metered, pricedLines } from "./price";
+import { tapResults } from "./tap";
+
+/** Where a batch is and whose it is: the key's pool and the member that holds it, the route's provider, the key's name. */
+export interface Holder {
+  pool: string;
+  member: string;
+  provider: string;
+  vk: string;
+}
+
+/** A read that takes longer than this is given up, and tried again at the next alarm. */
+const READ_TIMEOUT_MS = 120_000;
+
+/** The member's answer to a GET of `rest`, or null: the member is gone from POOLS, or refused it. */
+async function ask(env: Env, h: Holder, rest: (anthropic: boolean) => string | null) {
+  const table = providers(env.PROVIDERS);
+  const pool = poolsOf(env.POOLS, table, env)[h.pool];
+  const member = pool?.members.find((m) => m.name === h.member);
+  const provider = table[h.provider];
+  const path = provider && rest(provider.flavour === "anthropic");
+  if (!member || !path) return null;
+  // Anthropic's API wants its version; other providers ignore the header.
+  const req = await memberRequest(member, path, "", new Headers({ "anthropic-version": "2023-06-01" }), null);
+  if (!req) return null;
+  const res = await fetch(req.url, { headers: req.headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+  if (res.ok) return { res, member };
+  await res.body?.cancel();
+  return null;
+}
+
+/** The batch as its provider shows it now; null when it cannot be read. */
+export async function batchNow(env: Env, h: Holder, id: string): Promise<BatchFacts | null> {
+  const got = await ask(env, h, (anthropic) => `${anthropic ? "/v1/messages/batches" : "/v1/batches"}/${encodeURIComponent(id)}`);
+  return got ? factsOf(await got.res.json().catch(() => null)) : null;
+}
+
+/**
+ * Reads an ended batch's results whole, handing each group of lines to `each` priced; true once
+ * every line has been read (a batch with no output has none), false when they could not be.
+ */
+export async function readResults(env: Env, h: Holder, facts: BatchFacts, each: (lines: Metered[]) => Promise<unknown>): Promise<boolean> {
+  if (!facts.ended) return false;
+  const got = await ask(env, h, (anthropic) =>
+    anthropic ? `/v1/messages/batches/${encodeURIComponent(facts.id)}/results` : facts.output ? `/v1/files/${encodeURIComponent(facts.output)}/content` : null,
+  );
+  if (!got) return facts.lines === 0;
+  const whose = { provider: h.provider, vk: h.vk, pool: h.pool, memberHash: await memberHash(got.member) };
+  const prices = priceTable(env.PRICES);
+  let chain: Promise<unknown> = Promise.resolve();
+  let whole = false;
+  try {
+    const body = got.res.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+    await tapResults(body, (lines) => (chain = chain.then(() => each(pricedLines(lines, prices, whose)))), (w) => (whole = w)).pipeTo(new WritableStream());
+    await chain;
+  } catch {
+    return false;
+  }
+  return whole;
+}

@@ -1,0 +1,37 @@
+// A line's service tier in direct mode (`slotgate batch --mode flex` without --gateway): the same
+// rows, policy and fallback as the gateway's (src/tiers/), for one line sent straight to its provider.
+import type { Dialect, Tier, TierSpec } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
+import { BUILT_IN } from "../providers/table";
+import { offered, withTier } from "../tiers/body";
+import { newOutlook, type Outlook, worthTrying } from "../tiers/fallback";
+import type { SendContext } from "./exchange";
+import type { Item } from "./input";
+
+export interface LineTier {
+  spec: TierSpec;
+  /** What the line's answers mean: every family (the runner speaks to a base URL), with its provider's tiers. */
+  dialect: Dialect;
+  /** The run's outlook of the tier at this provider and model. */
+  outlook: Outlook;
+  /** The tier it goes at next: the run's, standard once it fell back. */
+  tier: Tier;
+  /** The tier's refusals it waited through. */
+  refusals: number;
+}
+
+/** The line's tier, where the run asks one and the line's provider sells it for its model and endpoint; else null (sent as written). */
+export function lineTier(ctx: SendContext, item: Item): LineTier | null {
+  const spec = DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"].tiers;
+  if (!ctx.tier || !spec || !spec.routes.test(item.url)) return null;
+  const id = `${item.provider}\n${item.model}\n${ctx.tier}`;
+  let outlook = ctx.outlooks.get(id);
+  if (!outlook) ctx.outlooks.set(id, (outlook = newOutlook()));
+  const want = offered(spec, ctx.tier, item.model, item.url) && worthTrying(outlook, ctx.now()) ? ctx.tier : "standard";
+  return { spec, dialect: { ...DIALECTS.generic, tiers: spec }, outlook, tier: want, refusals: 0 };
+}
+
+/** The line with its provider's tier field written. */
+export function atTier(item: Item, t: LineTier): Item {
+  return { ...item, payload: new TextDecoder().decode(withTier(new TextEncoder().encode(item.payload), t.spec, t.tier)) };
+}

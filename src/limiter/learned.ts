@@ -1,0 +1,75 @@
+/**
+ * @module A window its provider never tells (Gemini, xAI, DeepSeek: no limit headers), learned from
+ * its refusals. A 429 says the window was full when it refused: what this limiter granted in the
+ * period before that grant is what the provider let through, so it is the limit (or, told in the
+ * body, Gemini's `quotaValue` is). From then on the key is paced at limit per period, and probes a
+ * little above it while the pace binds, so a limit that grew is found again. Pure: time is passed in.
+ */
+import type { RefusedLimit } from "../policy/types";
+import { available, DEFAULT_WINDOW_MS, type Granted, type QuotaState, type QuotaWindow } from "./quota";
+
+/** Refused grant numbers remembered, so a later count does not take them for ones the provider let through. */
+const REFUSED_KEPT = 256;
+/** A refusal that counts fewer than this share of the learned limit lowers it to this share, no further at once (a short log after a restart). */
+const MOST_CUT = 0.7;
+/** Each success while the pace binds raises the limit by this over the limit: about one unit every 1/PROBE periods at full use. */
+const PROBE = 0.25;
+/** The pace binds when less than this share of the window is left. */
+const BINDS = 0.1;
+
+/** The refused grant: its number (`mark.requests`) and when it was granted. */
+export interface RefusedGrant {
+  mark?: Granted;
+  grantedAt?: number;
+  cost: number;
+}
+
+/**
+ * A 429 on a key whose provider told no window of `refused.kind`: the window it hit, set (or
+ * corrected) from what was let through before it, and left empty as the provider found it.
+ * A window the headers tell is theirs, and left alone.
+ */
+export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: RefusedGrant, now: number): void {
+  const { kind, periodMs } = refused;
+  const prev = q[kind];
+  if (prev && prev.source !== "refusals") return;
+  const n = g.mark?.requests;
+  if (n !== undefined) {
+    q.refusedN = [...(q.refusedN ?? []), n].slice(-REFUSED_KEPT);
+  }
+  let limit = refused.limit;
+  if (limit === null) {
+    const since = (g.grantedAt ?? now) - periodMs;
+    const refusedN = new Set(q.refusedN ?? []);
+    let counted = 0;
+    for (const e of q.recent ?? []) if ((n === undefined || e.n < n) && e.at > since && !refusedN.has(e.n)) counted += kind === "requests" ? 1 : e.cost;
+    // Nothing let through in the period, as far as this log knows (a restart, a first request): no estimate; the hint alone holds the key.
+    if (counted === 0 && prev?.limit == null) return;
+    limit = prev?.limit != null ? Math.max(counted, Math.ceil(prev.limit * MOST_CUT)) : counted;
+    // A refused request never counts itself; a token window holds at least the refused request.
+    limit = Math.max(limit, kind === "requests" ? 1 : g.cost);
+  }
+  limit = Math.max(limit, 1);
+  // Empty when refused; what was granted after it is owed on top.
+  const after = n === undefined ? 0 : kind === "requests" ? q.granted.requests - n : (q.recent ?? []).filter((e) => e.n > n).reduce((s, e) => s + e.cost, 0);
+  const window: QuotaWindow = {
+    limit, remaining: Math.max(-limit, -after), observedAt: now, refillPerMs: limit / periodMs, capacity: limit, periodMs, source: "refusals", readAt: now,
+  };
+  q[kind] = window;
+}
+
+/**
+ * A success of `cost` tokens on a key paced from its refusals: while the pace binds, the limit
+ * creeps up (a request's worth every 1/PROBE periods at full use) to find a limit that grew.
+ */
+export function probe(q: QuotaState, cost: number, now: number): void {
+  for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
+    if (!w || w.source !== "refusals" || w.limit === null || units <= 0) continue;
+    if (available(w, now) >= w.limit * BINDS) continue;
+    w.remaining = available(w, now);
+    w.observedAt = now;
+    w.limit += (PROBE * units * units) / w.limit;
+    w.capacity = w.limit;
+    w.refillPerMs = w.limit / (w.periodMs ?? DEFAULT_WINDOW_MS);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * @module What a provider's answers mean, as one row of data: where its limits are told and in
+ * what window, what each refusal means, where its usage is and how a stream is asked for it, and
+ * what scopes its limits. The parser (policy/limits.ts), the classifier (policy/classify.ts), the
+ * meter (usage/) and the key (providers/key.ts) read these rows; none of them names a provider.
+ * The rows themselves are in dialects.ts.
+ */
+
+export const SECOND_MS = 1_000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+/** A month's allowance is counted as 30 days: only its pace depends on it, never a wait. */
+export const MONTH_MS = 30 * DAY_MS;
+
+/**
+ * How a reset header is written: a Go duration (`6m0s`, `7.66s`), an RFC 3339 moment, delta
+ * seconds, epoch ms, or `any` (every form `parseReset` knows: a custom provider's).
+ */
+export type ResetFormat = "duration" | "rfc3339" | "seconds" | "epoch-ms" | "any";
+
+/**
+ * One window a provider tells of in headers. Only `remaining` is required: Azure sends nothing
+ * else, and such a window is learned (limiter/quota.ts). A window with a limit but no reset
+ * refills at its limit per period.
+ */
+export interface WindowSpec {
+  limit?: string;
+  remaining: string;
+  reset?: string;
+  resetFormat?: ResetFormat;
+  /** How long the limit is counted over: per second, minute, day or month. */
+  periodMs: number;
+  /** An allowance that does not come back before its reset (a month's, a day's): exhausted, it is spent, not a rate limit. */
+  cap?: boolean;
+}
+
+/**
+ * Windows of one kind (requests or tokens), as alternatives: the first group any of whose windows
+ * the answer reports is read, the tightest of that group taken (Anthropic's combined `tokens`
+ * window before its input/output pair). `ietf`: the structured `RateLimit` fields.
+ */
+export type WindowGroup = readonly WindowSpec[] | "ietf";
+
+/** A server's wait hint in a header: milliseconds, or `retry-after`'s seconds or HTTP-date. */
+export interface HintSpec {
+  header: string;
+  unit: "ms" | "retry-after";
+}
+
+/**
+ * Hints only in a refusal's body. `google`: `RetryInfo.retryDelay`, and `QuotaFailure` whose
+ * `quotaId` names the window's period and kind and whose `quotaValue` (when sent) its limit.
+ * `openrouter`: `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset` (epoch ms).
+ * `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money or key evidence).
+ */
+export type BodyHint = "google" | "openrouter" | "try-again-in";
+
+export interface LimitsSpec {
+  requests: readonly WindowGroup[];
+  tokens: readonly WindowGroup[];
+  /** Wait hints in headers, the most precise first. */
+  hints: readonly HintSpec[];
+  body: readonly BodyHint[];
+  /**
+   * The period of the limit a refusal speaks for when no window was told (a provider that sends
+   * no limit headers): the key is paced from its refusals at their count per this period.
+   */
+  refusalPeriodMs: number;
+}
+
+/**
+ * What a refusal means. `rate_limit`: wait and retry, the key's concurrency may be cut.
+ * `capacity`: the provider (or a tier of it) is full: retried after a backoff, never cuts, never
+ * shuts the key's gate. `spent`: credits, balance, a spending limit or a day's or month's cap:
+ * back at once, never retried, and a pool member out. `bad_key`: the key cannot be used at all
+ * (a pool member out). `transient`: retried, never cuts.
+ */
+export type Meaning = "rate_limit" | "capacity" | "spent" | "bad_key" | "transient";
+
+/**
+ * One documented refusal. Every condition given must hold. Money and key evidence comes only from
+ * what the provider fills itself (`code`, `reason`, `quotaId`, the status) or from a fixed sentence
+ * matched whole (`sentence`): never from free text, which may echo what the caller sent.
+ */
+export interface RefusalRule {
+  means: Meaning;
+  status?: readonly number[];
+  /** Matched whole, lowercased, against the error's `code`, `type`, `details.error_code` and `status`. */
+  code?: readonly string[];
+  /** The error's whole message (or the `error` itself where it is a plain string). Anchored. */
+  sentence?: RegExp;
+  /** Google `QuotaFailure` violations' `quotaId`. */
+  quotaId?: RegExp;
+  /** Google `ErrorInfo` reasons. */
+  reason?: readonly string[];
+  /** The name a pool gives the member's out; default: the code or reason matched, else the meaning. */
+  evidence?: string;
+}
+
+/** Where an answer's usage is, and whether (and how) a streamed answer may be asked for it. */
+export interface UsageSpec {
+  /** Paths to a usage object in an answer or a stream event, tried in order. */
+  at: readonly (readonly string[])[];
+  /**
+   * `stream_options`: a streamed chat completion may carry `stream_options.include_usage` (then
+   * the gateway asks for it and strips the extra chunk for a caller who did not). `since`: only
+   * from this `api-version` date on, or on the versionless v1 surface (Azure). `none`: never asked.
+   */
+  ask: { kind: "stream_options"; since?: string } | { kind: "none" };
+}
+
+/**
+ * What scopes a limit, beside the credential. The model's usual place is the flavour's
+ * (providers/table.ts); `bodyRoutes` are the routes that name it in the body instead.
+ */
+export interface ScopeSpec {
+  /** Paths (after the provider, and after Azure's resource) whose model is the body's `model`: OpenAI-compatible routes. */
+  bodyRoutes?: RegExp;
+  /** A limit is per resource too: the resource is in the key (Azure's, the first path segment). */
+  resource?: boolean;
+}
+
+/** The tiers a synchronous request may go at: half price and sheddable, the default, or dearer and faster. */
+export const TIERS = ["flex", "standard", "priority"] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** A tier's capacity refusal: a rule read only for an attempt sent at that tier. */
+export type TierRefusal = RefusalRule & { tier: Tier };
+
+/**
+ * The service tiers a provider sells on its synchronous API (issue 35). A tier the row leaves
+ * out of `values`, or a model `models` does not name, is not offered there: the request goes at
+ * standard, never refused.
+ */
+export interface TierSpec {
+  /** The body field a request names its tier in. */
+  field: string;
+  /** The value the gateway writes for each tier it may ask for. */
+  values: Partial<Record<Tier, string>>;
+  /** The routes (after the provider) whose bodies take the field: writing it elsewhere (embeddings) would be refused. */
+  routes: RegExp;
+  /** The models that offer a tier, where not every one does. */
+  models?: Partial<Record<Tier, RegExp>>;
+  /** What the provider calls a tier, in a request or an answer (lowercase). */
+  names: Readonly<Record<string, Tier>>;
+  /** Where an answer tells the tier that served it: a header, and paths in its body or a stream event. */
+  served: { header?: string; at: readonly (readonly string[])[] };
+  /** A tier's capacity refusals, read after the row's own refusals and only for an attempt sent at that tier. */
+  refusals: readonly TierRefusal[];
+  /**
+   * Tiers whose requests count against limits of their own (Groq's flex: ten times the on-demand
+   * limits): they go to a limit key of their own. Every other tier counts in the key's windows.
+   */
+  own?: readonly Tier[];
+  /**
+   * A tier's price where PRICES gives none: a multiple of standard's, or `batch` (the model's
+   * batch price: its own, else half). A tier absent here and there has no price: a budgeted key may
+   * not ask for it, and an answer served at it is charged at standard's.
+   */
+  ratio: Partial<Record<Tier, number | "batch">>;
+}
+
+export interface Dialect {
+  name: string;
+  limits: LimitsSpec;
+  refusals: readonly RefusalRule[];
+  usage: UsageSpec;
+  scope: ScopeSpec;
+  /** The service tiers it sells, where it sells any. */
+  tiers?: TierSpec;
+}

@@ -1,0 +1,257 @@
+/**
+ * @module The dialect rows: one per built-in provider, and `generic` for a custom provider that
+ * names none (it reads every family, as the gateway did before dialects). Sources beside each
+ * row; where only a third party says so, the comment says that too.
+ */
+import { USAGE_AT } from "../usage/tokens";
+import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, type UsageSpec, type WindowGroup } from "./dialect";
+import { ANTHROPIC_TIERS, GEMINI_TIERS, GROQ_TIERS, OPENAI_TIERS } from "./tiers";
+
+// --- Header families --------------------------------------------------------------------------
+
+/** OpenAI's `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as Go durations (platform.openai.com/docs/guides/rate-limits). */
+const openaiFamily = (kind: "requests" | "tokens", periodMs = MINUTE_MS): WindowGroup => [
+  { limit: `x-ratelimit-limit-${kind}`, remaining: `x-ratelimit-remaining-${kind}`, reset: `x-ratelimit-reset-${kind}`, resetFormat: "duration", periodMs },
+];
+
+/** Anthropic's `anthropic-ratelimit-<kind>-{limit,remaining,reset}`, resets RFC 3339 (docs.anthropic.com/en/api/rate-limits). */
+const anthropicWindow = (kind: string) => ({
+  limit: `anthropic-ratelimit-${kind}-limit`, remaining: `anthropic-ratelimit-${kind}-remaining`, reset: `anthropic-ratelimit-${kind}-reset`,
+  resetFormat: "rfc3339" as const, periodMs: MINUTE_MS,
+});
+
+/** `x-ratelimit-limit`/`-remaining`/`-reset` and the unprefixed `ratelimit-*`: custom providers' (LiteLLM, vLLM fronts). */
+const genericFamily = (prefix: string): WindowGroup => [
+  { limit: `${prefix}limit`, remaining: `${prefix}remaining`, reset: `${prefix}reset`, resetFormat: "any", periodMs: MINUTE_MS },
+];
+
+const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };
+/** OpenAI and Azure send `retry-after-ms`; Azure's older surfaces `x-ms-retry-after-ms`. */
+const HINTS: readonly HintSpec[] = [{ header: "retry-after-ms", unit: "ms" }, { header: "x-ms-retry-after-ms", unit: "ms" }, RETRY_AFTER];
+
+// --- Refusals -----------------------------------------------------------------------------------
+
+/**
+ * Spent money, by code: OpenAI's `insufficient_quota` (429) and `billing_hard_limit_reached`
+ * (400), Anthropic's `enforced_spend_limit_reached`, and the codes OpenAI-compatible gateways
+ * reuse. On the statuses they come with only.
+ */
+const SPENT_CODES: RefusalRule = {
+  means: "spent", status: [400, 402, 403, 429],
+  code: ["insufficient_quota", "billing_hard_limit_reached", "credit_balance_exhausted", "access_terminated", "enforced_spend_limit_reached"],
+};
+/** A 401 naming the key itself (OpenAI's `invalid_api_key`, Anthropic's `authentication_error`, Azure's `"401"`). */
+const KEY_CODES: RefusalRule = { means: "bad_key", status: [401], code: ["invalid_api_key", "authentication_error", "401"] };
+/**
+ * Anthropic's credit exhaustion has no code: a 400 whose whole message is this fixed sentence
+ * (docs.anthropic.com/en/api/errors; the second sentence is sometimes left off).
+ */
+const ANTHROPIC_NO_CREDIT: RefusalRule = {
+  means: "spent", status: [400], evidence: "credit_balance_too_low",
+  sentence: /^Your credit balance is too low to access the Anthropic API\.(?: Please go to Plans & Billing to upgrade or purchase credits\.)?$/,
+};
+/**
+ * Google: a `QuotaFailure` naming a daily quota ("GenerateRequestsPerDayPerProjectPerModel-FreeTier")
+ * is spent for the day; `RESOURCE_EXHAUSTED` otherwise is a rate limit; an `ErrorInfo` reason for a
+ * key or project that cannot be used is a bad key (ai.google.dev/gemini-api/docs/troubleshooting,
+ * cloud.google.com/apis/design/errors).
+ */
+const GOOGLE: readonly RefusalRule[] = [
+  { means: "spent", quotaId: /perday/i, evidence: "daily_quota", code: ["resource_exhausted"] },
+  { means: "spent", status: [429], quotaId: /perday/i, evidence: "daily_quota" },
+  { means: "bad_key", status: [400, 401, 403], reason: ["API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED", "CONSUMER_SUSPENDED", "SERVICE_DISABLED"] },
+  { means: "rate_limit", code: ["resource_exhausted"] },
+];
+/** A 402 from a provider that uses it for nothing else: no balance, no credits. */
+const PAYMENT_REQUIRED: RefusalRule = { means: "spent", status: [402], evidence: "payment_required" };
+
+// --- Usage --------------------------------------------------------------------------------------
+
+const ASKS: UsageSpec = { at: USAGE_AT, ask: { kind: "stream_options" } };
+const READS: UsageSpec = { at: USAGE_AT, ask: { kind: "none" } };
+
+const none: readonly WindowGroup[] = [];
+
+const ROWS = {
+  /** Every family, as before dialects: for a custom provider that names none. */
+  generic: {
+    name: "generic",
+    limits: {
+      requests: [openaiFamily("requests"), [anthropicWindow("requests")], genericFamily("x-ratelimit-"), genericFamily("ratelimit-"), "ietf"],
+      tokens: [openaiFamily("tokens"), [anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
+      hints: HINTS, body: ["google"], refusalPeriodMs: MINUTE_MS,
+    },
+    refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES, ...GOOGLE],
+    usage: READS, scope: {},
+  },
+  /** platform.openai.com/docs/guides/rate-limits, /docs/guides/error-codes; `stream_options` (/docs/api-reference/chat/create). */
+  openai: {
+    name: "openai",
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
+    refusals: [SPENT_CODES, KEY_CODES],
+    usage: ASKS, scope: {}, tiers: OPENAI_TIERS,
+  },
+  /** docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded: transient). */
+  anthropic: {
+    name: "anthropic",
+    limits: {
+      requests: [[anthropicWindow("requests")]],
+      tokens: [[anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
+      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+    },
+    refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],
+    usage: READS, scope: {}, tiers: ANTHROPIC_TIERS,
+  },
+  /**
+   * No limit headers (ai.google.dev/gemini-api/docs/rate-limits): a 429 `RESOURCE_EXHAUSTED` with
+   * `RetryInfo` and `QuotaFailure` in its body (quotaValue: seen in answers, not documented).
+   * The OpenAI-compatible route `/v1beta/openai/...` names the model in the body and accepts
+   * `stream_options` (ai.google.dev/gemini-api/docs/openai); the native route always carries `usageMetadata`.
+   */
+  gemini: {
+    name: "gemini",
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["google"], refusalPeriodMs: MINUTE_MS },
+    refusals: GOOGLE,
+    usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// }, tiers: GEMINI_TIERS,
+  },
+  /**
+   * console.groq.com/docs/rate-limits: `x-ratelimit-*-requests` are per DAY (RPD), `-tokens` per
+   * minute, resets Go durations ("2m59.56s", "7.66s"); `retry-after` on a 429. /docs/errors: 498
+   * "Flex Tier Capacity Exceeded" (back off and retry). Streamed usage is in the last chunk's
+   * `x_groq.usage` (/docs/api-reference), so nothing is asked.
+   */
+  groq: {
+    name: "groq",
+    limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens")], hints: [RETRY_AFTER], body: ["try-again-in"], refusalPeriodMs: MINUTE_MS },
+    refusals: [{ means: "capacity", status: [498] }, SPENT_CODES, KEY_CODES],
+    usage: { at: [...USAGE_AT, ["x_groq", "usage"]], ask: { kind: "none" } },
+    scope: {}, tiers: GROQ_TIERS,
+  },
+  /**
+   * Mistral documents its limits only in its console (docs.mistral.ai/deployment/laplateforme/tier);
+   * the headers are as third-party clients read them: `x-ratelimitbysize-{limit,remaining}-{minute,month}`
+   * (tokens) and `ratelimitbysize-{limit,remaining,reset}` (the minute's, reset in seconds). The
+   * month's allowance is a cap.
+   */
+  mistral: {
+    name: "mistral",
+    limits: {
+      requests: none,
+      tokens: [
+        [
+          { limit: "x-ratelimitbysize-limit-minute", remaining: "x-ratelimitbysize-remaining-minute", reset: "ratelimitbysize-reset", resetFormat: "seconds", periodMs: MINUTE_MS },
+          { limit: "x-ratelimitbysize-limit-month", remaining: "x-ratelimitbysize-remaining-month", periodMs: MONTH_MS, cap: true },
+        ],
+        [{ limit: "ratelimitbysize-limit", remaining: "ratelimitbysize-remaining", reset: "ratelimitbysize-reset", resetFormat: "seconds", periodMs: MINUTE_MS }],
+      ],
+      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+    },
+    refusals: [SPENT_CODES, KEY_CODES],
+    usage: READS, scope: {},
+  },
+  /**
+   * openrouter.ai/docs/api-reference/limits and /errors: 402 for no credits; a 429's
+   * `error.metadata.headers` tells `X-RateLimit-Limit/Remaining/Reset` (epoch ms), a daily cap such
+   * as `free-models-per-day` among them. Usage is in the last chunk of every stream (/docs/use-cases/usage-accounting).
+   */
+  openrouter: {
+    name: "openrouter",
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["openrouter"], refusalPeriodMs: MINUTE_MS },
+    refusals: [PAYMENT_REQUIRED, SPENT_CODES, KEY_CODES],
+    usage: READS, scope: {},
+  },
+  /**
+   * api-docs.deepseek.com/quick_start/rate_limit: no fixed limit; under load a plain answer is held
+   * with blank lines and a stream with `: keep-alive` comments, up to 10 minutes.
+   * /quick_start/error_codes: 402 Insufficient Balance, 503 Server Overloaded. `stream_options`
+   * is in /api/create-chat-completion.
+   */
+  deepseek: {
+    name: "deepseek",
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS },
+    refusals: [PAYMENT_REQUIRED, { means: "capacity", status: [503] }, SPENT_CODES, KEY_CODES],
+    usage: ASKS, scope: {},
+  },
+  /**
+   * docs.together.ai/docs/rate-limits: dynamic limits; a 503 at or below the dynamic rate (capacity),
+   * a 429 above it. The older page gives `x-ratelimit-limit`/`-remaining`/`-reset` (requests) and
+   * `x-ratelimit-limit-tokens`/`-remaining-tokens` per SECOND, resets in seconds; third-party
+   * clients also read `x-tokenlimit-*`.
+   */
+  together: {
+    name: "together",
+    limits: {
+      requests: [[{ limit: "x-ratelimit-limit", remaining: "x-ratelimit-remaining", reset: "x-ratelimit-reset", resetFormat: "seconds", periodMs: SECOND_MS }]],
+      tokens: [
+        [{ limit: "x-ratelimit-limit-tokens", remaining: "x-ratelimit-remaining-tokens", periodMs: SECOND_MS }],
+        [{ limit: "x-tokenlimit-limit", remaining: "x-tokenlimit-remaining", periodMs: SECOND_MS }],
+      ],
+      hints: [RETRY_AFTER], body: [], refusalPeriodMs: SECOND_MS,
+    },
+    refusals: [{ means: "capacity", status: [503] }, SPENT_CODES, KEY_CODES],
+    usage: READS, scope: {},
+  },
+  /**
+   * docs.fireworks.ai `serverless/rate-limits`: adaptive limits on prompt and generated tokens, "your
+   * current effective rate limits (described in tokens per second) are in the response headers
+   * X-Ratelimit-Limit-Tokens-Prompt and X-Ratelimit-Limit-Tokens-Generated"; the `remaining-*`
+   * headers as third-party clients read them (no reset is sent). Requests: an account-wide limit
+   * per minute (`guides/quotas_usage/account-quotas`).
+   */
+  fireworks: {
+    name: "fireworks",
+    limits: {
+      requests: [[{ limit: "x-ratelimit-limit-requests", remaining: "x-ratelimit-remaining-requests", periodMs: MINUTE_MS }]],
+      // A request's estimated cost is charged to one window: the prompt's, which counts most of it
+      // (its generated window, a hundredth of the size, would pace a key far below its limit).
+      // A spent generated window comes back as a 429 with its retry-after.
+      tokens: [
+        [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }],
+        [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }],
+      ],
+      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+    },
+    refusals: [SPENT_CODES, KEY_CODES],
+    usage: READS, scope: {},
+  },
+  /**
+   * docs.x.ai `developers/rate-limits`: per-model limits in requests per SECOND (RPM / 60: "you
+   * cannot spend a full minute's requests in a single second") and tokens per minute, no limit
+   * headers: a key is paced from its refusals over a second. Spent credits or a monthly spending
+   * limit come as a 429 whose `error` is a plain string, and a bad key as a 400 (both sentences as
+   * xAI sends them, seen in public bug reports: github.com/continuedev/continue/issues/10373).
+   * Streams carry usage only when `stream_options.include_usage` is set (third party:
+   * brainlid/langchain#626, superagent-ai/grok-cli#70).
+   */
+  xai: {
+    name: "xai",
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: SECOND_MS },
+    refusals: [
+      {
+        means: "spent", status: [429, 403], evidence: "spending_limit",
+        sentence: /^Your team [0-9a-f-]{8,64} has either used all available credits or reached its monthly spending limit\. To continue making API requests, please purchase more credits or raise your spending limit\.$/,
+      },
+      { means: "bad_key", status: [400, 401], evidence: "incorrect_api_key", sentence: /^Incorrect API key provided: [^\s]{0,200}\. You can obtain an API key from https:\/\/console\.x\.ai\.$/ },
+      SPENT_CODES, KEY_CODES,
+    ],
+    usage: ASKS, scope: {},
+  },
+  /**
+   * learn.microsoft.com/azure/ai-foundry/openai/quotas-limits: limits per resource and deployment,
+   * RPM enforced over 1 s or 10 s; answers carry `x-ratelimit-remaining-requests`/`-tokens` only,
+   * a 429 `retry-after-ms` and `retry-after`. `stream_options` exists from api-version
+   * 2024-09-01-preview (GA 2024-10-21) and on the v1 surface (/openai/reference-preview).
+   */
+  azure: {
+    name: "azure",
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
+    refusals: [SPENT_CODES, KEY_CODES],
+    usage: { at: USAGE_AT, ask: { kind: "stream_options", since: "2024-09-01" } },
+    scope: { bodyRoutes: /^\/openai\/v1\//, resource: true },
+  },
+} as const satisfies Record<string, Dialect>;
+
+export type DialectName = keyof typeof ROWS;
+
+/** The rows by name, each read as a Dialect (a column one row leaves out is absent, not an error). */
+export const DIALECTS: Readonly<Record<DialectName, Dialect>> = ROWS;

@@ -1,0 +1,67 @@
+/**
+ * @module A tier in a request body and in an answer, as a dialect row's `tiers` column says
+ * (providers/tiers.ts): whether the provider offers it for this model and route, the caller's own
+ * field, the body with the field written, and the tier the answer says served it. Pure.
+ */
+import type { Tier, TierSpec } from "../providers/dialect";
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Whether a request to `route` for `model` may be sent at `tier`. Standard always may: it is where
+ * a tier not offered goes (nothing refused for it).
+ */
+export function offered(spec: TierSpec | undefined, tier: Tier, model: string, route: string): boolean {
+  if (tier === "standard") return true;
+  if (!spec || spec.values[tier] === undefined || !spec.routes.test(route)) return false;
+  return spec.models?.[tier]?.test(model) ?? true;
+}
+
+/** A provider's name for a tier (`default`, `on_demand`, Gemini's `SERVICE_TIER_FLEX`) as one of ours; null when it is none we know. */
+export function tierNamed(spec: TierSpec, raw: unknown): Tier | null {
+  if (typeof raw !== "string") return null;
+  const name = raw.trim().toLowerCase().replace(/^service_tier_/, "");
+  return Object.hasOwn(spec.names, name) ? spec.names[name]! : null;
+}
+
+/** The tier the caller's own body names in the row's field, on a route that takes it; null: none (or one we do not know). */
+export function bodyTier(spec: TierSpec | undefined, json: unknown, route: string): Tier | null {
+  if (!spec || !isObj(json) || !spec.routes.test(route)) return null;
+  return tierNamed(spec, json[spec.field]);
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * `bytes` with the row's field set to the tier's value, or removed for a tier the row has no value
+ * for (standard where the provider has no word for it: its default). A body that is not a JSON
+ * object goes as it came.
+ */
+export function withTier(bytes: Uint8Array, spec: TierSpec, tier: Tier): Uint8Array {
+  let json: unknown;
+  try {
+    json = JSON.parse(dec.decode(bytes));
+  } catch {
+    return bytes;
+  }
+  if (!isObj(json)) return bytes;
+  const value = spec.values[tier];
+  const { [spec.field]: _old, ...rest } = json;
+  return enc.encode(JSON.stringify(value === undefined ? rest : { ...rest, [spec.field]: value }));
+}
+
+const at = (json: unknown, path: readonly string[]): unknown => path.reduce<unknown>((o, k) => (isObj(o) ? o[k] : undefined), json);
+
+/** The tier an answer says served it: the row's header, else the first of its body paths that names one; null when it says nothing. */
+export function servedTier(spec: TierSpec | undefined, headers: Headers | null, json: unknown): Tier | null {
+  if (!spec) return null;
+  const header = spec.served.header && headers ? tierNamed(spec, headers.get(spec.served.header)) : null;
+  if (header) return header;
+  for (const path of spec.served.at) {
+    const t = tierNamed(spec, at(json, path));
+    if (t) return t;
+  }
+  return null;
+}

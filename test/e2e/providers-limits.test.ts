@@ -1,0 +1,93 @@
+// Providers run at their limits through `wrangler dev` (issue 32): Azure, whose answers tell only
+// what remains; Gemini, whose answers tell nothing until a 429; Groq's flex tier, which sheds load
+// with 498s. Small limits (10 a second) over a few seconds. What is asserted here is behaviour (every
+// request answered, no lock, few refusals upstream); the timing targets (within 1.1x of the limit)
+// are ratios in `npm run bench -- --only providers`, where the runs are longer: a wall-clock bound in
+// a test run beside others on two cores would judge the machine, not the gateway.
+import { describe, expect, it } from "vitest";
+import { credential } from "./setup.ts";
+import { azureOf, fleet, geminiNative, ledger, openaiOf, statusOf, useProviderStack } from "./providers-setup.ts";
+
+const LATENCY_MS = 30;
+const stack = useProviderStack({ latencyMs: LATENCY_MS, streamChunks: 3, outputTokens: 8 });
+/** Ten a second, in a bucket of one second's worth (Azure's 1 s window; Gemini's minute played at the same pace). */
+const PER_SECOND = 10;
+const LIMIT = { rpm: PER_SECOND * 60, burst: 1 / 60, tpm: 0 };
+
+/** The time n requests take at PER_SECOND from a full second's bucket, and one answer. */
+const idealMs = (n: number) => ((n - PER_SECOND) / PER_SECOND) * 1000 + LATENCY_MS;
+
+describe("providers at their limits", () => {
+  it("Azure, remaining-only headers: every request answered at the deployment's limit, no lock; an old api-version's streams answered", async () => {
+    const key = credential("az-limit");
+    stack.standin.configure({ keyLimits: { [key]: LIMIT } });
+    const deployment = `dep-${key.slice(-6)}`;
+    const client = azureOf(stack, key, deployment);
+    const n = 50;
+    const run = await fleet(n, 16, () => statusOf(client.chat.completions.create({ model: "x", max_tokens: 8, messages: [{ role: "user", content: "at the limit" }] })));
+    const upstream = stack.standin.stats().byCredential[key]!;
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(n);
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.05);
+    console.log(`[providers] azure: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms`);
+    // No lock (b88fffb refused every later request on the key at once, nothing sent): a later
+    // request on the same key goes upstream and is answered.
+    const sentBefore = upstream.attempts;
+    await client.chat.completions.create({ model: "x", max_tokens: 8, messages: [{ role: "user", content: "after" }] });
+    expect(stack.standin.stats().byCredential[key]!.attempts).toBe(sentBefore + 1);
+    // An api-version before 2024-09-01-preview refuses stream_options: its streams must be sent without it.
+    const old = azureOf(stack, key, `${deployment}-old`, "2024-02-01");
+    for (let i = 0; i < 3; i++) {
+      let text = "";
+      for await (const c of await old.chat.completions.create({ model: "x", messages: [{ role: "user", content: "old version" }], stream: true })) text += c.choices[0]?.delta.content ?? "";
+      expect(text.split(" ")).toHaveLength(8);
+    }
+    expect(stack.standin.stats().log.filter((a) => a.credential === key && a.status === 400)).toEqual([]);
+  });
+
+  it("Gemini's native API, no headers: every request answered at its limit; once its first 429 has told the limit, at most 5% of attempts refused", async () => {
+    const key = credential("gemini-limit");
+    stack.standin.configure({ keyLimits: { [key]: LIMIT } });
+    const n = 100;
+    const run = await fleet(n, 16, () => geminiNative(stack, key, "gemini-2.5-flash", "generateContent", "at the limit").then(async (r) => (await r.arrayBuffer(), r.status)));
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    // A headerless key learns its limit from its first 429: the requests already on their way then
+    // (at most the fleet's width) are its first episode, whatever the gateway does. After it, pacing.
+    const mine = stack.standin.stats().log.filter((a) => a.credential === key).sort((a, b) => a.at - b.at);
+    const first = mine.find((a) => a.status === 429);
+    const heard = (first?.at ?? 0) + 100; // the refusal is answered at once; its word reaches the limiter within this
+    const episode = mine.filter((a) => a.status === 429 && a.at <= heard).length;
+    const later = mine.filter((a) => a.at > heard);
+    const refusedLater = later.filter((a) => a.status === 429).length;
+    expect(episode, "the first episode").toBeLessThanOrEqual(16);
+    expect(refusedLater / later.length, `${refusedLater} of ${later.length} attempts after the first episode refused (${episode} in it)`).toBeLessThanOrEqual(0.05);
+    console.log(`[providers] gemini: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${episode} refused in the first episode, ${refusedLater} of ${later.length} after`);
+  });
+
+  it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
+    const key = credential("groq-flex");
+    const model = `groq-flex-${key.slice(-6)}`;
+    const since = Date.now() - 60_000;
+    stack.standin.configure({ faults: { "498": 0.3 } });
+    const before = stack.standin.stats();
+    try {
+      const client = openaiOf(stack, "groq", key);
+      const ask = { model, service_tier: "flex", messages: [{ role: "user" as const, content: "flex please" }] };
+      const run = await fleet(16, 8, async (i) => {
+        if (i % 2 === 0) return statusOf(client.chat.completions.create(ask as Parameters<typeof client.chat.completions.create>[0]));
+        const stream = await client.chat.completions.create({ ...(ask as object), stream: true } as Parameters<typeof client.chat.completions.create>[0]);
+        for await (const _ of stream as AsyncIterable<unknown>);
+        return 200;
+      });
+      expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    } finally {
+      stack.standin.configure({ faults: {} });
+    }
+    const after = stack.standin.stats();
+    expect(after.faults["498"] ?? 0, "the stand-in refused some").toBeGreaterThan(before.faults["498"] ?? 0);
+    const row = (await ledger(stack, since, { [model]: 16 }))[model];
+    expect(row).toMatchObject({ requests: 16, unknownUsage: 0 });
+    expect(row!.outputTokens).toBe(after.usage.output - before.usage.output);
+    expect(row!.inputTokens).toBe(after.usage.input - before.usage.input);
+  });
+});
