@@ -12,6 +12,7 @@ import { estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
+import { HeldTickets } from "../src/proxy/tickets";
 import type { Clock } from "./clock.ts";
 import type { Machine } from "./machine.ts";
 import type { SimProvider } from "./provider.ts";
@@ -26,8 +27,9 @@ export class SimObject {
   readonly core: LimiterCore;
   /** The object's own driver: what the Durable Object does with each call, on the virtual clock. */
   readonly driver: LimiterDriver;
-  /** Calls into the object, as the hot path would pay them. */
+  /** Calls into the object, as the hot path would pay them; attempts that went on a ticket, with none. */
   calls = 0;
+  ticketed = 0;
 
   constructor(clock: Clock, config: Partial<LimiterConfig> = {}, trace?: Trace) {
     this.core = new LimiterCore({ ...DEFAULT_LIMITER, ...config });
@@ -41,20 +43,46 @@ export class SimObject {
   }
 }
 
-/** The Worker's side: the same calls LimiterClient makes, each a round trip of 2 x rpcMs. */
+/**
+ * One Worker isolate's side: the same calls LimiterClient makes, each a round trip of 2 x rpcMs
+ * (no batching). With `tickets`, each call asks for tickets as the isolate's channel does, and a
+ * first attempt that finds one goes with no call, its use and later ops following as calls.
+ */
 export class SimLimiter implements LimiterCalls {
-  constructor(private clock: Clock, private obj: SimObject, private rpcMs: number) {}
+  private held = new HeldTickets();
+  private ticketOf = new Map<string, string>();
 
-  /** One call into the object: a leg there, the object's work, a leg back. */
+  constructor(private clock: Clock, private obj: SimObject, private rpcMs: number, private tickets = false) {}
+
+  /** One call into the object: a leg there, the object's work (and tickets, if asked), a leg back. */
   private async call<T>(work: (d: LimiterDriver) => T | Promise<T>): Promise<T> {
+    const sentAt = this.clock.now;
+    const ask = this.tickets ? this.held.ask(sentAt) : undefined;
+    for (const id of this.tickets ? this.held.expired(sentAt) : []) void this.call((d) => d.release(id));
     await this.clock.sleep(this.rpcMs);
     this.obj.calls++;
-    const r = await work(this.obj.driver);
+    const d = this.obj.driver;
+    const pending = work(d);
+    const ids = ask ? d.issue(ask) : [];
+    const epoch = d.core.epoch;
+    const r = await pending;
     await this.clock.sleep(this.rpcMs);
+    if (this.tickets) {
+      const tickets = ids.length > 0 ? { ids, cost: ask!.cost, leaseTtlMs: d.core.config.leaseTtlMs, ...d.core.pacing() } : undefined;
+      for (const id of this.held.heard({ epoch, tickets }, sentAt)) void this.call((x) => x.release(id));
+    }
     return r;
   }
 
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
+    const t = this.tickets && !req.retry && !req.pooled ? this.held.take(req.cost, this.clock.now) : null;
+    if (t) {
+      this.obj.ticketed++;
+      this.ticketOf.set(req.leaseId, t.id);
+      void this.call((d) => d.exchange([{ t: "use", id: t.id, cost: req.cost, caller: req.caller, priority: req.priority }]));
+      const { id: _id, ...grant } = t;
+      return Promise.resolve({ granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant });
+    }
     return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled }));
   }
 
@@ -63,15 +91,18 @@ export class SimLimiter implements LimiterCalls {
   }
 
   async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
-    return (await this.call((d) => d.settle(leaseId, outcome))).answer;
+    const id = this.ticketOf.get(leaseId) ?? leaseId;
+    return (await this.call((d) => d.settle(id, outcome))).answer;
   }
 
   release(leaseId: string): void {
-    void this.call((d) => d.release(leaseId));
+    const id = this.ticketOf.get(leaseId) ?? leaseId;
+    void this.call((d) => d.release(id));
   }
 
   cancel(leaseId: string): void {
-    void this.call((d) => d.cancel(leaseId));
+    const id = this.ticketOf.get(leaseId) ?? leaseId;
+    void this.call((d) => d.cancel(id));
   }
 
   keepAlive(): () => void {
@@ -95,6 +126,9 @@ export interface SenderOptions {
   trace?: Trace;
   /** The gateway's thread, shared by every request and attempt (sim/machine.ts). */
   machine?: Machine;
+  /** Worker isolates the requests are spread over, round robin (default 1), and whether they take tickets (default: yes, as the gateway does). */
+  isolates?: number;
+  tickets?: boolean;
   /** What the provider's answers mean to the gateway (its dialect row); absent: every family. */
   dialect?: Dialect;
 }
@@ -121,7 +155,8 @@ function traced(limiter: SimLimiter, obj: SimObject, trace: Trace, request: numb
 
 /** One caller request through the gateway, as routes/proxy.ts builds its plan. */
 export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObject, random: () => number, o: SenderOptions = {}) {
-  const limiter = new SimLimiter(clock, obj, o.rpcMs ?? RPC_MS);
+  const limiters = Array.from({ length: Math.max(1, o.isolates ?? 1) }, () => new SimLimiter(clock, obj, o.rpcMs ?? RPC_MS, o.tickets ?? true));
+  let turn = 0;
   const { workerMs = 0, trace, machine } = o;
   const upstream = (request: number) => async (input: RequestInfo | URL, init?: RequestInit) => {
     if (workerMs > 0) await clock.sleep(workerMs / 2);
@@ -135,6 +170,7 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
   };
   return async (req: SimRequest): Promise<Response> => {
     const n = requestNumber(req.json);
+    const limiter = limiters[turn++ % limiters.length]!;
     await machine?.work(1);
     const deps = { fetch: upstream(n) as typeof fetch, now: () => clock.now, random, sleep: (ms: number) => clock.sleep(ms) };
     const plan = {

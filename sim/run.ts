@@ -2,6 +2,7 @@
 //   npm run sim -- --only cap          scenarios whose name contains "cap"
 //   npm run sim -- --set startConcurrency=8 --set decreaseFactor=0.7   limiter config overrides
 //   npm run sim -- --json sim/results.json
+//   npm run sim -- --isolates 4 --no-tickets   the gateway's requests over 4 isolates; none takes tickets
 import { writeFileSync } from "node:fs";
 import type { LimiterConfig } from "../src/config/limits";
 import { FAIR_HEADER, fairPass, fairRow, fairScenarios, simulateFair } from "./fair.ts";
@@ -14,15 +15,18 @@ function args() {
   const config: Partial<Record<keyof LimiterConfig, number>> = {};
   let only: string | null = null;
   let json: string | null = null;
+  const gateway: { isolates?: number; tickets?: boolean } = {};
   for (let i = 0; i < a.length; i++) {
     if (a[i] === "--only") only = a[++i] ?? null;
+    else if (a[i] === "--isolates") gateway.isolates = Number(a[++i]);
+    else if (a[i] === "--no-tickets") gateway.tickets = false;
     else if (a[i] === "--json") json = a[++i] ?? null;
     else if (a[i] === "--set") {
       const [k, v] = (a[++i] ?? "").split("=");
       config[k as keyof LimiterConfig] = Number(v);
     } else throw new Error(`unknown argument ${a[i]} (see the top of sim/run.ts)`);
   }
-  return { config, only, json };
+  return { config, only, json, gateway };
 }
 
 const s = (ms: number | null) => (ms === null ? "never" : `${(ms / 1000).toFixed(1)} s`);
@@ -41,13 +45,13 @@ export const HEADER = [
 ];
 
 async function main() {
-  const { config, only, json } = args();
+  const { config, only, json, gateway: spread } = args();
   const t0 = performance.now();
   const rows = matrix().filter((sc) => only === null || sc.name.includes(only));
   const results: { gateway: Result; direct?: Result }[] = [];
   if (rows.length > 0) console.log(HEADER.join("\n"));
   for (const sc of rows) {
-    const scenario = { ...sc, config: { ...sc.config, ...config } };
+    const scenario = { ...sc, ...spread, config: { ...sc.config, ...config } };
     const gateway = await simulate(scenario, "gateway");
     const direct = sc.family === "faults" ? await simulate(scenario, "direct") : undefined;
     results.push({ gateway, direct });

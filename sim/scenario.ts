@@ -32,6 +32,9 @@ export interface Scenario {
   seed?: number;
   /** The callers' own client: an SDK (default) or promptfoo's retry and scheduling (sim/promptfoo.ts), one per process. */
   client?: "sdk" | "promptfoo";
+  /** Worker isolates the gateway's requests are spread over (default 1), and whether they take tickets (default yes, as the gateway does). */
+  isolates?: number;
+  tickets?: boolean;
 }
 
 export interface Result {
@@ -57,6 +60,8 @@ export interface Result {
   limit: number;
   cuts: number;
   objectCalls: number;
+  /** First attempts that went on a ticket, with no call of their own. */
+  ticketed: number;
   events: number;
 }
 
@@ -166,7 +171,7 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct", trace?: 
   const random = mulberry32(seed ^ 0x5bd1e995);
   const pf = sc.client === "promptfoo";
   const plain = (req: SimRequest) => provider.fetch("https://provider.invalid/v1/chat/completions", { method: "POST", body: req.body });
-  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, { rpcMs: sc.rpcMs ?? RPC_MS, workerMs: sc.workerMs, trace, machine: new Machine(clock, sc.serialMs ?? 0), dialect: gatewayDialect(sc.shape.flavour) }) : pf ? plain : directSender(clock, provider.fetch, random);
+  const send = via === "gateway" ? gatewaySender(clock, provider, obj, random, { rpcMs: sc.rpcMs ?? RPC_MS, workerMs: sc.workerMs, trace, machine: new Machine(clock, sc.serialMs ?? 0), dialect: gatewayDialect(sc.shape.flavour), isolates: sc.isolates, tickets: sc.tickets }) : pf ? plain : directSender(clock, provider.fetch, random);
   const fleetDone = runFleet(sc.fleet, send, clock, pf ? (inner) => promptfooProcess(clock, inner, random, sc.fleet.c, { resent: 0, failed: 0 }) : undefined);
   await clock.run();
   const answers: Answer[] = await fleetDone;
@@ -197,6 +202,7 @@ export async function simulate(sc: Scenario, via: "gateway" | "direct", trace?: 
     limit: obj.core.aimd.limit,
     cuts: obj.core.aimd.history.filter((h) => h.reason === "rate_limit" || h.reason === "quota").length,
     objectCalls: obj.calls,
+    ticketed: obj.ticketed,
     events: clock.events,
   };
 }

@@ -210,7 +210,7 @@ export function startFrom(s: AimdState, cfg: LimiterConfig, level: number, now: 
 
 /** The most pacing may raise the limit to: max, and one under a known concurrency ceiling. */
 export function paceCeiling(s: AimdState, cfg: LimiterConfig): number {
-  return Math.min(cfg.maxConcurrency, s.ceiling === null ? Number.POSITIVE_INFINITY : s.ceiling - 1);
+  return Math.min(cfg.maxConcurrency, s.ceiling === null ? Infinity : s.ceiling - 1);
 }
 
 export function setManual(s: AimdState, cfg: LimiterConfig, limit: number, now: number, inFlight: number): HistoryEntry | null {

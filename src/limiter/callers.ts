@@ -46,11 +46,11 @@ export interface CallerView {
  * Leases restored after a restart name no caller and are counted by nobody.
  */
 export class CallerBook {
-  private book = new Map<string, Entry>();
-  private sweptAt = Number.NEGATIVE_INFINITY;
+  #book = new Map<string, Entry>();
+  #sweptAt = -Infinity;
 
   get size(): number {
-    return this.book.size;
+    return this.#book.size;
   }
 
   /**
@@ -59,30 +59,30 @@ export class CallerBook {
    * anything queued (the queue knows).
    */
   admit(label: string | undefined, lane: Lane, now: number, waiting: (caller: string) => boolean): string {
-    if (now - this.sweptAt >= SWEEP_MS) this.sweep(now, waiting);
+    if (now - this.#sweptAt >= SWEEP_MS) this.sweep(now, waiting);
     let name = typeof label === "string" && label.length > 0 && label.length <= MAX_NAME ? label : DEFAULT_CALLER;
-    if (!this.book.has(name) && this.named() >= MAX_CALLERS) {
+    if (!this.#book.has(name) && this.#named() >= MAX_CALLERS) {
       this.sweep(now, waiting);
-      if (this.named() >= MAX_CALLERS) name = OVERFLOW_CALLER;
+      if (this.#named() >= MAX_CALLERS) name = OVERFLOW_CALLER;
     }
-    const e = this.entry(name, lane, now);
+    const e = this.#entry(name, lane, now);
     e.lane = lane;
     e.lastSeen = now;
     return name;
   }
 
   granted(caller: string, cost: number, now: number): void {
-    const e = this.book.get(caller);
+    const e = this.#book.get(caller);
     if (!e) return;
     e.inFlight++;
     e.served++;
     e.lastSeen = now;
-    this.roll(e, now);
+    this.#roll(e, now);
     e.ring[e.step % STEPS]! += Number.isFinite(cost) && cost > 0 ? cost : 1;
   }
 
   released(caller: string, now: number): void {
-    const e = this.book.get(caller);
+    const e = this.#book.get(caller);
     if (!e) return;
     e.inFlight = Math.max(0, e.inFlight - 1);
     e.lastSeen = now;
@@ -90,8 +90,8 @@ export class CallerBook {
 
   /** Forgets callers with nothing queued or in flight whose last request is QUIET_MS old. */
   sweep(now: number, waiting: (caller: string) => boolean): void {
-    this.sweptAt = now;
-    for (const [caller, e] of this.book) if (e.inFlight === 0 && now - e.lastSeen >= QUIET_MS && !waiting(caller)) this.book.delete(caller);
+    this.#sweptAt = now;
+    for (const [caller, e] of this.#book) if (e.inFlight === 0 && now - e.lastSeen >= QUIET_MS && !waiting(caller)) this.#book.delete(caller);
   }
 
   /** Every caller, busiest share first. */
@@ -99,13 +99,13 @@ export class CallerBook {
     this.sweep(now, (c) => (queued.get(c) ?? 0) > 0);
     const tokens = new Map<string, number>();
     let total = 0;
-    for (const [caller, e] of this.book) {
-      this.roll(e, now);
+    for (const [caller, e] of this.#book) {
+      this.#roll(e, now);
       const t = e.ring.reduce((a, b) => a + b, 0);
       tokens.set(caller, t);
       total += t;
     }
-    const rows = [...this.book].map(([caller, e]) => ({
+    const rows = [...this.#book].map(([caller, e]) => ({
       caller,
       lane: e.lane,
       inFlight: e.inFlight,
@@ -117,18 +117,18 @@ export class CallerBook {
     return rows.sort((a, b) => b.share - a.share || b.queued - a.queued || a.caller.localeCompare(b.caller));
   }
 
-  private named(): number {
-    return this.book.size - (this.book.has(OVERFLOW_CALLER) ? 1 : 0);
+  #named(): number {
+    return this.#book.size - (this.#book.has(OVERFLOW_CALLER) ? 1 : 0);
   }
 
-  private entry(name: string, lane: Lane, now: number): Entry {
-    let e = this.book.get(name);
-    if (!e) this.book.set(name, (e = { lane, inFlight: 0, served: 0, lastSeen: now, ring: new Array<number>(STEPS).fill(0), step: Math.floor(now / STEP_MS) }));
+  #entry(name: string, lane: Lane, now: number): Entry {
+    let e = this.#book.get(name);
+    if (!e) this.#book.set(name, (e = { lane, inFlight: 0, served: 0, lastSeen: now, ring: new Array<number>(STEPS).fill(0), step: Math.floor(now / STEP_MS) }));
     return e;
   }
 
   /** Moves the ring on to `now`'s bucket, emptying the buckets it passes. */
-  private roll(e: Entry, now: number): void {
+  #roll(e: Entry, now: number): void {
     const step = Math.floor(now / STEP_MS);
     if (step <= e.step) return;
     if (step - e.step >= STEPS) e.ring.fill(0);

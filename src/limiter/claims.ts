@@ -12,34 +12,34 @@ export interface Claim {
 }
 
 export class Claims {
-  private byId = new Map<string, Claim>();
+  #byId = new Map<string, Claim>();
 
   get size(): number {
-    return this.byId.size;
+    return this.#byId.size;
   }
 
   has(id: string): boolean {
-    return this.byId.has(id);
+    return this.#byId.has(id);
   }
 
   add(id: string, claim: Claim): void {
-    this.byId.set(id, claim);
+    this.#byId.set(id, claim);
   }
 
   drop(id: string): boolean {
-    return this.byId.delete(id);
+    return this.#byId.delete(id);
   }
 
   /** Forgets claims whose retry did not come in time. */
   expire(now: number): void {
-    for (const [id, c] of this.byId) if (c.until <= now) this.byId.delete(id);
+    for (const [id, c] of this.#byId) if (c.until <= now) this.#byId.delete(id);
   }
 
   /** Each claim in the order it was made, with the quota it and the claims before it need: {requests, tokens}. */
   *inOrder(): Generator<{ id: string; requests: number; tokens: number }> {
     let requests = 0;
     let tokens = 0;
-    for (const [id, c] of this.byId) {
+    for (const [id, c] of this.#byId) {
       requests += 1;
       tokens += c.cost;
       yield { id, requests, tokens };
@@ -49,17 +49,17 @@ export class Claims {
   /** What all claims together hold back from later grants. */
   total(): { requests: number; tokens: number } {
     let tokens = 0;
-    for (const c of this.byId.values()) tokens += c.cost;
-    return { requests: this.byId.size, tokens };
+    for (const c of this.#byId.values()) tokens += c.cost;
+    return { requests: this.#byId.size, tokens };
   }
 
   earliestEnd(): number | null {
     let min: number | null = null;
-    for (const c of this.byId.values()) if (min === null || c.until < min) min = c.until;
+    for (const c of this.#byId.values()) if (min === null || c.until < min) min = c.until;
     return min;
   }
 
   clear(): void {
-    this.byId.clear();
+    this.#byId.clear();
   }
 }

@@ -1,6 +1,7 @@
 import type { HistoryEntry } from "./aimd";
 import type { Lease, LimiterCore, Outcome } from "./core";
 import type { AcquireResult, Op, OpResult, SettleAnswer, SettleRequest } from "./types";
+import type { Ask } from "./tickets";
 import { type Timers, Waiters, type WaiterRequest } from "./waiters";
 import type { Waiter } from "./queue";
 
@@ -21,6 +22,8 @@ export interface DriverHooks {
   dropped?(id: string): void;
   /** Levels moved: `batch` is true inside `exchange`, which reports once at its end. */
   moved?(now: number): void;
+  /** Tickets were issued (their leases are in the core). */
+  issued?(ids: string[]): void;
 }
 
 /**
@@ -31,13 +34,13 @@ export interface DriverHooks {
 export class LimiterDriver {
   readonly core: LimiterCore;
   readonly waiters: Waiters;
-  private now: () => number;
-  private hooks: DriverHooks;
+  #now: () => number;
+  #hooks: DriverHooks;
 
   constructor(core: LimiterCore, now: () => number, hooks: DriverHooks = {}, timers?: Timers) {
     this.core = core;
-    this.now = now;
-    this.hooks = hooks;
+    this.#now = now;
+    this.#hooks = hooks;
     this.waiters = new Waiters(
       core,
       now,
@@ -53,25 +56,25 @@ export class LimiterDriver {
 
   /** One outcome, then the queue moves. Returns whether the limit changed, and when its retry may come. */
   settle(id: string, outcome: SettleRequest): { changed: boolean; answer: SettleAnswer } {
-    const r = this.applySettle(id, outcome, this.now(), 0, true);
+    const r = this.#applySettle(id, outcome, this.#now(), 0, true);
     this.waiters.pump();
     return r;
   }
 
   release(id: string): boolean {
-    const had = this.drop(id, this.now(), true);
+    const had = this.#drop(id, this.#now(), true);
     this.waiters.pump();
     return had;
   }
 
   /** `cost`: what the lease was granted for, so a lease the core lost can be taken back. */
   renew(id: string, cost?: number): boolean {
-    return this.renewOne(id, this.now(), cost);
+    return this.#renewOne(id, this.#now(), cost);
   }
 
   /** The caller left: out of the queue (it must not be granted a slot nobody will use), or its slot back. */
   cancel(id: string): boolean {
-    const had = this.cancelOne(id, true);
+    const had = this.#cancelOne(id, true);
     this.waiters.pump();
     return had;
   }
@@ -82,7 +85,7 @@ export class LimiterDriver {
    * `waiting` (by op index). `changed`: some settle moved the limit.
    */
   exchange(ops: Op[]): { results: OpResult[]; changed: boolean; waiting: Map<number, Promise<AcquireResult>> } {
-    const now = this.now();
+    const now = this.#now();
     const results: OpResult[] = new Array(ops.length);
     const acquires: [number, string, Promise<AcquireResult>][] = [];
     let changed = false;
@@ -96,19 +99,22 @@ export class LimiterDriver {
             })]);
             break;
           case "settle": {
-            const r = this.applySettle(op.id, op.outcome, now, age, false);
+            const r = this.#applySettle(op.id, op.outcome, now, age, false);
             changed = r.changed || changed;
             results[i] = r.answer;
             break;
           }
           case "release":
-            results[i] = this.drop(op.id, now - age, false);
+            results[i] = this.#drop(op.id, now - age, false);
             break;
           case "renew":
-            results[i] = this.renewOne(op.id, now, op.cost);
+            results[i] = this.#renewOne(op.id, now, op.cost);
             break;
           case "cancel":
-            results[i] = this.cancelOne(op.id, false);
+            results[i] = this.#cancelOne(op.id, false);
+            break;
+          case "use":
+            results[i] = this.core.useTicket(op.id, op.cost, now, op.caller, op.priority);
             break;
         }
       });
@@ -120,8 +126,15 @@ export class LimiterDriver {
       results[i] = got ?? { queued: true };
       if (!got) waiting.set(i, answer);
     }
-    this.hooks.moved?.(now);
+    this.#hooks.moved?.(now);
     return { results, changed, waiting };
+  }
+
+  /** Tickets for an isolate that asks (tickets.ts), after its batch; their ids (none: it asks as before). */
+  issue(ask: Ask): string[] {
+    const ids = this.core.issue(ask, this.#now());
+    if (ids.length > 0) this.#hooks.issued?.(ids);
+    return ids;
   }
 
   /** Grants whoever may go now (a timer, an alarm, a new config). */
@@ -137,33 +150,33 @@ export class LimiterDriver {
    * `age`: how long ago the caller saw this outcome (it waited for a batch): the attempt was sent,
    * and its slot let go, that much earlier. `note`: report the levels now (a batch does at its end).
    */
-  private applySettle(id: string, outcome: SettleRequest, now: number, age: number, note: boolean): { changed: boolean; answer: SettleAnswer } {
+  #applySettle(id: string, outcome: SettleRequest, now: number, age: number, note: boolean): { changed: boolean; answer: SettleAnswer } {
     const o = age > 0 ? { ...outcome, ageMs: age } : outcome;
     const apply = () => this.core.settle(id, o, now);
-    const changed = this.hooks.settled ? this.hooks.settled(id, o, now, apply) : apply();
-    if (outcome.release) this.drop(id, now - age, note);
-    this.hooks.answered?.(o, now);
+    const changed = this.#hooks.settled ? this.#hooks.settled(id, o, now, apply) : apply();
+    if (outcome.release) this.#drop(id, now - age, note);
+    this.#hooks.answered?.(o, now);
     return { changed: changed !== null, answer: this.core.retryWord(o, now) };
   }
 
-  private renewOne(id: string, now: number, cost?: number): boolean {
+  #renewOne(id: string, now: number, cost?: number): boolean {
     const known = this.core.renew(id, now, cost);
     const lease = known ? undefined : this.core.lease(id);
-    if (lease) this.hooks.takenBack?.(lease);
+    if (lease) this.#hooks.takenBack?.(lease);
     return known;
   }
 
-  private cancelOne(id: string, note: boolean): boolean {
+  #cancelOne(id: string, note: boolean): boolean {
     const wasWaiting = this.waiters.cancel(id);
-    if (wasWaiting && note) this.hooks.moved?.(this.now());
-    return wasWaiting || this.drop(id, this.now(), note);
+    if (wasWaiting && note) this.#hooks.moved?.(this.#now());
+    return wasWaiting || this.#drop(id, this.#now(), note);
   }
 
   /** `at`: when the caller let the slot go (a release that waited for company is dated back). */
-  private drop(id: string, at: number, note: boolean): boolean {
+  #drop(id: string, at: number, note: boolean): boolean {
     if (!this.core.release(id, at)) return false;
-    this.hooks.dropped?.(id);
-    if (note) this.hooks.moved?.(this.now());
+    this.#hooks.dropped?.(id);
+    if (note) this.#hooks.moved?.(this.#now());
     return true;
   }
 }

@@ -14,6 +14,7 @@ import { LimiterStore } from "./store";
 import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
+import { type Ask, TICKET_LAPSE_MS, ticketsAtMost } from "./tickets";
 import type { UsageRecord } from "../usage/types";
 import { DEFAULT_CALLER } from "./callers";
 import { flushMs, LedgerWriter } from "../usage/writer";
@@ -28,6 +29,8 @@ export interface KeyMetricsReport extends KeyMetrics {
 /** How often a busy key refreshes its Directory entry; the admin list reads live numbers anyway. */
 const REPORT_MS = 15_000;
 const REPORT_RETRY_MS = 1_000;
+/** How far ahead a write says tickets may be out: one write this often while a key hands them out. */
+const TICKETS_MARK_MS = 60_000;
 /** A restored lease lives one renewal interval plus this, unless its Worker renews it. */
 const RESTORE_MARGIN_MS = 5_000;
 
@@ -41,68 +44,92 @@ export class Limiter extends DurableObject<Env> {
   /** Where event lines go; tests may replace it. */
   sink: Sink = consoleSink;
   private core: LimiterCore;
-  private telemetry: Telemetry;
-  private meta: KeyMeta | null = null;
-  private lastSeen: number | null = null;
-  private driver: LimiterDriver;
+  #telemetry: Telemetry;
+  #meta: KeyMeta | null = null;
+  #lastSeen: number | null = null;
+  #driver: LimiterDriver;
+  /** Until when tickets may be out, and how many at most, as last written (a restart before then holds back that many). */
+  #ticketsMark: [number, number] = [0, 0];
   /** When the Directory was last told about this key (in this instance's life). */
-  private reportedAt = Number.NEGATIVE_INFINITY;
+  #reportedAt = -Infinity;
   /**
    * Its storage. Until the key is proven (a 2xx, or an operator's config) nothing is written, the
    * Directory is not told and leases are swept by a timer, not a stored alarm: a stranger's
    * random keys cost no storage and are forgotten when their objects are evicted.
    */
-  private store: LimiterStore;
+  #store: LimiterStore;
   /** Usage kept in the object's outbox as it comes, written to the ledger in batches at its alarm. */
   ledger: LedgerWriter;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS));
-    this.store = new LimiterStore(ctx.storage, () => this.rows(), () => void this.alarm(), () => this.now());
-    const { rows, leases } = this.store.load();
+    this.#store = new LimiterStore(ctx.storage, () => this.#rows(), () => void this.alarm(), () => this.now());
+    const { rows, leases } = this.#store.load();
     const saved = rows.get("core");
-    this.meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
-    this.lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
-    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS));
+    this.#meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
+    this.#lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
+    // A restart changes the ticket epoch and ids: an isolate gives back what it held of the last life.
+    const [epoch, prefix] = crypto.getRandomValues(new Uint32Array(2));
+    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch: epoch! >>> 1, prefix: prefix!.toString(36) });
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
-    this.telemetry = new Telemetry(this.core, log, () => this.meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
-    this.driver = new LimiterDriver(this.core, () => this.now(), {
+    this.#telemetry = new Telemetry(this.core, log, () => this.#meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
+    // Records kept after the counters were last written (a restart within a flush) are counted
+    // again: the outbox refuses them if they are sent once more, so nothing else would count them.
+    const counted = rows.get("counted");
+    if (counted !== undefined) for (const usage of this.ledger.since(Number(counted))) this.#countIn(usage);
+    this.#driver = new LimiterDriver(this.core, () => this.now(), {
       granted: (w, waitedMs) => {
         const lease = this.core.lease(w.id)!;
-        this.journal(w.id, lease);
-        this.store.arm(lease.expiresAt);
-        this.telemetry.granted(waitedMs, this.now());
+        this.#journal(w.id, lease);
+        this.#store.arm(lease.expiresAt);
+        this.#telemetry.granted(waitedMs, this.now());
       },
-      timedOut: (how, waitedMs, retryAfterMs) => this.telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
-      settled: (id, o, now, apply) => this.telemetry.settle(id, o, now, apply),
+      timedOut: (how, waitedMs, retryAfterMs) => this.#telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
+      settled: (id, o, now, apply) => this.#telemetry.settle(id, o, now, apply),
       answered: (o, now) => {
         // A pool member that goes out is listed (GET /admin/pools) even if it never answered 2xx;
         // any other answer (a holder's 404 for a made-up model) keeps nothing.
-        if ((o.status >= 200 && o.status < 300) || (o.pooled && o.out !== undefined)) this.prove(now);
+        if ((o.status >= 200 && o.status < 300) || (o.pooled && o.out !== undefined)) this.#prove(now);
       },
       // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
       takenBack: (lease) => {
-        this.journal(lease.id, lease);
-        this.store.arm(lease.expiresAt);
+        this.#journal(lease.id, lease);
+        this.#store.arm(lease.expiresAt);
       },
       dropped: (id) => {
-        this.journal(id, null);
+        this.#journal(id, null);
         // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
-        if (this.core.inFlight === 0) this.store.idle();
+        if (this.core.leases.size === 0) this.#store.idle();
       },
-      moved: (now) => this.telemetry.moved(now),
+      moved: (now) => this.#telemetry.moved(now),
+      // Tickets are journalled as leases (most come back before a flush). That some may be out,
+      // and how many at most, is written before the reply that carries them leaves (it waits for
+      // its turn's writes), once a TICKETS_MARK_MS or when the most grows: a restart within it
+      // holds back what they could hold (ticketing.ts, holdBack).
+      issued: (ids) => {
+        for (const id of ids) this.#journal(id, this.core.lease(id)!);
+        this.#store.arm(this.core.lease(ids[0]!)!.expiresAt);
+        const now = this.now();
+        const most = ticketsAtMost(this.core.limitAt(now));
+        const [until, slots] = this.#ticketsMark;
+        if (until >= now + TICKET_LAPSE_MS && slots >= most) return;
+        this.#ticketsMark = [now + TICKETS_MARK_MS, Math.max(most, until > now ? slots : 0)];
+        this.#store.saveRow("tickets", JSON.stringify(this.#ticketsMark));
+      },
     });
     // Leases outlive the object: their Workers may still be streaming and will renew and release
     // them. But the restart may have taken those Workers too (a deploy), so a restored lease only
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace));
-    if (saved) this.telemetry.restored(leases.length, now);
+    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace), now);
+    if (rows.has("tickets")) this.#ticketsMark = JSON.parse(rows.get("tickets")!) as [number, number];
+    if (now < this.#ticketsMark[0]) this.core.holdBack(now, this.#ticketsMark[1]);
+    if (saved) this.#telemetry.restored(leases.length, now);
     // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
-    this.ensureAlarm();
+    this.#ensureAlarm();
   }
 
   /**
@@ -111,8 +138,8 @@ export class Limiter extends DurableObject<Env> {
    * answered at once come back granted or refused; the rest `queued`, and wait with `acquire` on
    * the same id (it joins the same place).
    */
-  async exchange(meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> {
-    return this.apply(meta, ops, 1).reply;
+  async exchange(meta: KeyMeta, ops: Op[], ask?: Ask): Promise<ExchangeReply> {
+    return this.#apply(meta, ops, 1, ask).reply;
   }
 
   /**
@@ -128,10 +155,10 @@ export class Limiter extends DurableObject<Env> {
     const sent: Promise<unknown>[] = [];
     const answer = (n: number, r: OpResult | Promise<AcquireResult>) =>
       sent.push(Promise.resolve(r).then((v) => out.write(line({ n, r: v } satisfies SessionAnswer))).catch(() => {}));
-    const { reply, waiting } = this.apply(meta, [first], 1);
+    const { reply, waiting } = this.#apply(meta, [first], 1);
     const queued = waiting.get(0);
     if (queued) answer(0, queued);
-    void this.follow(meta, more, answer).finally(async () => {
+    void this.#follow(meta, more, answer).finally(async () => {
       await Promise.all(sent);
       await out.close().catch(() => {});
     });
@@ -139,10 +166,10 @@ export class Limiter extends DurableObject<Env> {
   }
 
   /** The rest of a session: each op applied as it comes. A stream that breaks is a Worker gone: its leases expire. */
-  private async follow(meta: KeyMeta, more: ReadableStream<Uint8Array>, answer: (n: number, r: OpResult | Promise<AcquireResult>) => void): Promise<void> {
+  async #follow(meta: KeyMeta, more: ReadableStream<Uint8Array>, answer: (n: number, r: OpResult | Promise<AcquireResult>) => void): Promise<void> {
     try {
       for await (const op of lines<SessionOp>(more)) {
-        const { reply, waiting } = this.apply(meta, [op], 0);
+        const { reply, waiting } = this.#apply(meta, [op], 0);
         if (op.n !== undefined) answer(op.n, waiting.get(0) ?? reply.results[0]!);
       }
     } catch {
@@ -154,85 +181,90 @@ export class Limiter extends DurableObject<Env> {
    * Applies a batch of ops (one pump at the end); `calls`: how many calls brought them (a
    * session's later ops come on its stream, not in calls).
    */
-  private apply(meta: KeyMeta, ops: Op[], calls: number): { reply: ExchangeReply; waiting: Map<number, Promise<AcquireResult>> } {
-    const now = this.counted(ops.length, calls);
+  #apply(meta: KeyMeta, ops: Op[], calls: number, ask?: Ask): { reply: ExchangeReply; waiting: Map<number, Promise<AcquireResult>> } {
+    const now = this.#counted(ops.length, calls);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
-    this.touch(meta, now, ops.some((op) => op.t === "acquire"));
+    this.#touch(meta, now, ops.some((op) => op.t === "acquire"));
     // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
     for (const op of ops) {
       const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
-      if (usage && (op.t === "release" || op.t === "settle")) this.count(op.id, usage, now - (op.ageMs ?? 0));
+      if (usage && (op.t === "release" || op.t === "settle")) this.#count(op.id, usage, now - (op.ageMs ?? 0));
     }
     const before = this.core.cooldownUntil;
-    const { results, changed, waiting } = this.driver.exchange(ops);
-    this.persist(changed || this.core.cooldownUntil > before);
-    return { reply: { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy) }, waiting };
+    const { results, changed, waiting } = this.#driver.exchange(ops);
+    // Tickets only for a kept key: a restart must find them in its storage.
+    const ids = ask && this.#store.proven ? this.#driver.issue(ask) : [];
+    this.#persist(changed || this.core.cooldownUntil > before);
+    const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: this.core.config.leaseTtlMs, ...this.core.pacing() } } : {};
+    return { reply: { results, queued: this.core.queue.size, room: Math.max(0, this.core.limitAt(now) - this.core.busy), epoch: this.core.epoch, ...tickets }, waiting };
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
-    const now = this.counted(1);
-    this.touch(req, now, true);
-    const answer = this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled });
-    this.telemetry.moved(now);
+    const now = this.#counted(1);
+    this.#touch(req, now, true);
+    const answer = this.#driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled });
+    this.#telemetry.moved(now);
     return answer;
   }
 
   async settle(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer> {
-    const now = this.counted(1);
-    if (outcome.usage) this.count(leaseId, outcome.usage, now);
+    const now = this.#counted(1);
+    if (outcome.usage) this.#count(leaseId, outcome.usage, now);
     const gate = this.core.cooldownUntil;
-    const { changed, answer } = this.driver.settle(leaseId, outcome);
-    this.persist(changed || this.core.cooldownUntil > gate);
+    const { changed, answer } = this.#driver.settle(leaseId, outcome);
+    this.#persist(changed || this.core.cooldownUntil > gate);
     return answer;
   }
 
   async release(leaseId: string, usage?: UsageRecord): Promise<boolean> {
-    const now = this.counted(1);
-    if (usage) this.count(leaseId, usage, now);
-    return this.driver.release(leaseId);
+    const now = this.#counted(1);
+    if (usage) this.#count(leaseId, usage, now);
+    return this.#driver.release(leaseId);
   }
 
   /** Renewals stay in memory: a restored lease is cut to one renewal interval anyway. */
   async renew(leaseId: string, cost?: number): Promise<boolean> {
-    this.counted(1);
-    return this.driver.renew(leaseId, cost);
+    this.#counted(1);
+    return this.#driver.renew(leaseId, cost);
   }
 
   /** The caller left while queued: it must not be granted a slot nobody will use. */
   async cancel(leaseId: string): Promise<boolean> {
-    this.counted(1);
-    return this.driver.cancel(leaseId);
+    this.#counted(1);
+    return this.#driver.cancel(leaseId);
   }
 
   async state(): Promise<LimiterSnapshot> {
-    return snapshot(this.core, this.meta, this.lastSeen, this.now());
+    return snapshot(this.core, this.#meta, this.#lastSeen, this.now());
   }
 
   /** Counters and gauges for a scrape: no history, no samples, so 1,000 of these stay small. */
   async metrics(): Promise<KeyMetricsReport> {
-    return { meta: this.meta, lastSeen: this.lastSeen, ...this.telemetry.metrics(this.now()) };
+    return { meta: this.#meta, lastSeen: this.#lastSeen, ...this.#telemetry.metrics(this.now()) };
   }
 
   /** The last 15 minutes in STEP_MS buckets, for the dashboard's time series. */
   async samples(): Promise<{ stepMs: number; now: number; points: Point[] }> {
     const now = this.now();
-    return { stepMs: STEP_MS, now, points: this.telemetry.series(now) };
+    return { stepMs: STEP_MS, now, points: this.#telemetry.series(now) };
   }
 
   async configure(override: LimiterOverride): Promise<{ ok: true; state: LimiterSnapshot } | { ok: false; error: string }> {
     const now = this.now();
-    const error = this.telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
+    const error = this.#telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
     if (error) return { ok: false, error };
-    this.prove(now);
-    this.pump();
+    this.#prove(now);
+    this.#store.save();
+    this.#pump();
     return { ok: true, state: await this.state() };
   }
 
   async reset(): Promise<LimiterSnapshot> {
     this.core.reset();
-    this.telemetry.reset(this.now());
-    this.prove(this.now());
-    this.pump();
+    this.#telemetry.reset(this.now());
+    this.#prove(this.now());
+    this.#store.save();
+    this.#pump();
     return this.state();
   }
 
@@ -241,16 +273,20 @@ export class Limiter extends DurableObject<Env> {
    * to the ledger if it is due. Either may have nothing to do: an alarm set for one runs both.
    */
   async alarm(): Promise<void> {
-    this.store.fired();
+    this.#store.fired();
     const now = this.now();
     const gone = this.core.expireLeases(now);
-    for (const l of gone) this.journal(l.id, null);
-    this.telemetry.expired(gone, now);
-    this.pump();
+    for (const l of gone) this.#journal(l.id, null);
+    this.#telemetry.expired(gone, now);
+    this.#pump();
     const due = this.ledger.due();
-    // A failed write is kept for the next alarm (LedgerWriter never throws here).
-    if (due !== null && due <= now) await this.ledger.flush(now);
-    this.ensureAlarm();
+    // A failed write is kept for the next alarm (LedgerWriter never throws here). The counters
+    // are written first: the records the write takes out of the outbox are counted in them.
+    if (due !== null && due <= now) {
+      this.#store.save();
+      await this.ledger.flush(now);
+    }
+    this.#ensureAlarm();
   }
 
   /**
@@ -258,21 +294,21 @@ export class Limiter extends DurableObject<Env> {
    * restart too), then at most every REPORT_MS. Fire-and-forget from inside the object, so no
    * caller ever waits on the Directory; a failed report is tried again after REPORT_RETRY_MS.
    */
-  private touch(meta: KeyMeta, now: number, asked: boolean): void {
-    this.meta ??= { key: meta.key, provider: meta.provider, model: meta.model };
-    if (asked) this.lastSeen = now;
-    this.report(now);
+  #touch(meta: KeyMeta, now: number, asked: boolean): void {
+    this.#meta ??= { key: meta.key, provider: meta.provider, model: meta.model };
+    if (asked) this.#lastSeen = now;
+    this.#report(now);
   }
 
-  private report(now: number): void {
-    if (!this.store.proven || !this.meta || now - this.reportedAt < REPORT_MS) return;
-    this.reportedAt = now;
-    const entry = { ...this.meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
+  #report(now: number): void {
+    if (!this.#store.proven || !this.#meta || now - this.#reportedAt < REPORT_MS) return;
+    this.#reportedAt = now;
+    const entry = { ...this.#meta, limit: this.core.aimd.limit, inFlight: this.core.inFlight, queued: this.core.queue.size, lastSeen: now };
     // Async so that even a missing binding only fails the report, never the caller's acquire.
     const report = (async () => directoryOf(this.env.DIRECTORY).report(entry))();
     this.ctx.waitUntil(
       report.catch(() => {
-        this.reportedAt = now - REPORT_MS + REPORT_RETRY_MS;
+        this.#reportedAt = now - REPORT_MS + REPORT_RETRY_MS;
       }),
     );
   }
@@ -283,64 +319,76 @@ export class Limiter extends DurableObject<Env> {
    * caller is the one its lease was filed under (callers.ts: past MAX_CALLERS, the overflow one),
    * so a flood of caller names makes no more ledger rows than callers a key may have.
    */
-  private count(leaseId: string, usage: UsageRecord, at: number): void {
-    if (!this.store.proven) this.prove(this.now());
-    const { ended, ...record } = usage;
+  #count(leaseId: string, usage: UsageRecord, at: number): void {
+    if (!this.#store.proven) this.#prove(this.now());
     const filed = this.core.lease(leaseId)?.caller;
-    if (filed !== undefined && filed !== DEFAULT_CALLER) record.caller = filed;
-    if (!this.ledger.add(leaseId, this.meta?.key ?? "", record, at)) return;
-    countUsage(this.telemetry.counters, usage.tokens, usage.costUsd);
-    if (ended) countOperation(this.telemetry.counters, ended, usage.tokens);
+    // Kept whole (its `ended` too): a restart counts the records after the last write again from here.
+    const record = filed !== undefined && filed !== DEFAULT_CALLER ? { ...usage, caller: filed } : usage;
+    if (!this.ledger.add(leaseId, this.#meta?.key ?? "", record, at)) return;
+    this.#countIn(usage);
     const due = this.ledger.due();
-    if (due !== null) this.store.arm(due);
+    if (due !== null) this.#store.arm(due);
+  }
+
+  #countIn(usage: UsageRecord): void {
+    countUsage(this.#telemetry.counters, usage.tokens, usage.costUsd);
+    if (usage.ended) countOperation(this.#telemetry.counters, usage.ended, usage.tokens);
   }
 
   /** Counts hot-path calls and the operations they carry; returns the time now. */
-  private counted(ops: number, calls = 1): number {
-    this.telemetry.counters.calls += calls;
-    this.telemetry.counters.ops += ops;
+  #counted(ops: number, calls = 1): number {
+    this.#telemetry.counters.calls += calls;
+    this.#telemetry.counters.ops += ops;
     return this.now();
   }
 
   /** A new limit or a later gate is written at once; quotas and counters go with the next flush. */
-  private persist(urgent: boolean): void {
-    if (urgent) this.store.save();
-    else this.store.scheduleFlush();
+  #persist(urgent: boolean): void {
+    if (urgent) this.#store.save();
+    else this.#store.scheduleFlush();
   }
 
-  private journal(id: string, lease: Lease | null): void {
-    this.store.journal(id, lease);
+  #journal(id: string, lease: Lease | null): void {
+    this.#store.journal(id, lease);
   }
 
-  /** From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed. */
-  private prove(now: number): void {
-    if (this.store.prove()) this.report(now);
-    this.store.save();
+  /**
+   * From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed.
+   * Only that first proof is written at once: a later 2xx's quotas and counters go with the next
+   * flush, since a reply waits for its turn's writes to commit and the next request's acquire
+   * (which carries this settle) would wait for them (1 to 2.5 ms a request inside workerd).
+   */
+  #prove(now: number): void {
+    if (!this.#store.prove()) return;
+    this.#report(now);
+    this.#store.save();
   }
 
-  private pump(): void {
-    this.driver.pump();
+  #pump(): void {
+    this.#driver.pump();
   }
 
   /**
    * After a sweep, a write or a restart: the alarm goes to the earliest lease expiry (a scan, off
    * the hot path) or the next write of the usage, whichever comes first; none when neither waits.
    */
-  private ensureAlarm(): void {
+  #ensureAlarm(): void {
     const next = [this.core.nextLeaseExpiry(), this.ledger.due()].filter((t) => t !== null);
-    if (next.length > 0) this.store.arm(Math.min(...next));
+    if (next.length > 0) this.#store.arm(Math.min(...next));
   }
 
   /** The state rows a save writes: everything learned, the counters and samples, and who the key is. */
-  private rows(): [string, string][] {
+  #rows(): [string, string][] {
     const rows: [string, string][] = [
       ["core", JSON.stringify(this.core.persisted())],
       // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
-      ["counters", JSON.stringify(this.telemetry.counters)],
-      ["samples", JSON.stringify(this.telemetry.ring)],
+      ["counters", JSON.stringify(this.#telemetry.counters)],
+      ["samples", JSON.stringify(this.#telemetry.ring)],
+      // The counters above include every usage record kept up to here (see the constructor).
+      ["counted", String(this.ledger.seq)],
     ];
-    if (this.meta) rows.push(["meta", JSON.stringify(this.meta)]);
-    if (this.lastSeen !== null) rows.push(["lastSeen", String(this.lastSeen)]);
+    if (this.#meta) rows.push(["meta", JSON.stringify(this.#meta)]);
+    if (this.#lastSeen !== null) rows.push(["lastSeen", String(this.#lastSeen)]);
     return rows;
   }
 }

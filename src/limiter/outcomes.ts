@@ -40,12 +40,12 @@ export interface Settled {
 
 /** Applies outcomes once per lease id. */
 export class Outcomes {
-  private settled = new Set<string>();
+  #settled = new Set<string>();
 
   settle(k: Learner, id: string, o: Outcome, now: number): Settled {
-    if (this.settled.has(id)) return { changed: null, memberMoved: false };
-    this.settled.add(id);
-    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
+    if (this.#settled.has(id)) return { changed: null, memberMoved: false };
+    this.#settled.add(id);
+    if (this.#settled.size > SETTLED_MEMORY) this.#settled.delete(this.#settled.values().next().value as string);
 
     record(k.metrics, o);
     const memberMoved = o.pooled === true && noteAnswer(k.member, id, o.out, now, o.outMs ?? 0, o.confirmOnly);
@@ -60,7 +60,7 @@ export class Outcomes {
       if (lease && !o.streaming) k.leases.done(lease);
       noteHold(k.pace, o.latencyMs, true);
       probe(k.quota, lease?.cost ?? 0, now);
-      if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.size);
+      if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.active);
     } else if (o.cls === "transient") onTransient(k.aimd);
     // A capacity refusal (a full provider or tier) says nothing of this key's limit: neutral to
     // AIMD, no gate; its retry backs off on its own (retryWord).
@@ -91,7 +91,7 @@ function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number):
     return null;
   }
   const refusal = { inFlightAtGrant: lease?.inFlight ?? null, grantSeq: lease?.seq ?? null, seqNow: k.leases.seq };
-  const { entry, holdAll } = onConcurrencyLimit(k.aimd, k.config, now, k.leases.size, refusal);
+  const { entry, holdAll } = onConcurrencyLimit(k.aimd, k.config, now, k.leases.active, refusal);
   if (holdAll || seen === "unknown") hold();
   return entry;
 }

@@ -68,124 +68,124 @@ const units = (cost: number) => (Number.isFinite(cost) && cost > 1 ? cost : 1);
  */
 export class WaitQueue<W extends Waiter = Waiter> {
   weights: LaneWeights;
-  private clock = 0;
-  private lanes: Record<Lane, LaneState<W>>;
-  private byId = new Map<string, Entry<W>>();
-  private seq = 0;
+  #clock = 0;
+  #lanes: Record<Lane, LaneState<W>>;
+  #byId = new Map<string, Entry<W>>();
+  #seq = 0;
   /** A lower bound on the earliest deadline: no pump scans the queue before it passes. */
-  private soonest = Number.POSITIVE_INFINITY;
+  #soonest = Infinity;
 
   constructor(weights: LaneWeights = DEFAULT_WEIGHTS) {
     this.weights = weights;
     const lane = (name: Lane): LaneState<W> => ({ name, finish: 0, clock: 0, lines: new Map(), size: 0 });
-    this.lanes = { high: lane("high"), normal: lane("normal"), low: lane("low") };
+    this.#lanes = { high: lane("high"), normal: lane("normal"), low: lane("low") };
   }
 
   get size(): number {
-    return this.byId.size;
+    return this.#byId.size;
   }
 
   push(w: W): void {
     const lane = isLane(w.lane) ? w.lane : "normal";
     const caller = w.caller ?? DEFAULT_CALLER;
-    const l = this.lanes[lane];
+    const l = this.#lanes[lane];
     let line = l.lines.get(caller);
     if (!line) l.lines.set(caller, (line = { retries: [], fresh: [], finish: 0 }));
     (w.retry ? line.retries : line.fresh).push(w);
     l.size++;
-    this.byId.set(w.id, { w, seq: ++this.seq, lane, caller });
-    if (w.deadline < this.soonest) this.soonest = w.deadline;
+    this.#byId.set(w.id, { w, seq: ++this.#seq, lane, caller });
+    if (w.deadline < this.#soonest) this.#soonest = w.deadline;
   }
 
   /** Who goes next, if anyone may: the head of the line with the smallest start. */
   peek(): W | undefined {
-    const c = this.choose();
+    const c = this.#choose();
     return c ? (c.line.retries[0] ?? c.line.fresh[0]) : undefined;
   }
 
   shift(): W | undefined {
-    const c = this.choose();
+    const c = this.#choose();
     if (!c) return undefined;
     const w = (c.line.retries.shift() ?? c.line.fresh.shift())!;
     const u = units(w.cost);
-    this.clock = c.laneStart;
-    c.lane.finish = c.laneStart + u / this.weight(c.lane.name);
+    this.#clock = c.laneStart;
+    c.lane.finish = c.laneStart + u / this.#weight(c.lane.name);
     c.lane.clock = c.lineStart;
     c.line.finish = c.lineStart + u;
-    this.byId.delete(w.id);
+    this.#byId.delete(w.id);
     c.lane.size--;
-    this.tidy(c.lane);
+    this.#tidy(c.lane);
     return w;
   }
 
   has(id: string): boolean {
-    return this.byId.has(id);
+    return this.#byId.has(id);
   }
 
   /** The waiter queued under `id`, left in place. */
   peekId(id: string): W | undefined {
-    return this.byId.get(id)?.w;
+    return this.#byId.get(id)?.w;
   }
 
   remove(id: string): W | undefined {
-    const e = this.byId.get(id);
+    const e = this.#byId.get(id);
     if (!e) return undefined;
-    const l = this.lanes[e.lane];
+    const l = this.#lanes[e.lane];
     const line = l.lines.get(e.caller)!;
     for (const list of [line.retries, line.fresh]) {
       const i = list.indexOf(e.w);
       if (i >= 0) list.splice(i, 1);
     }
-    this.byId.delete(id);
+    this.#byId.delete(id);
     l.size--;
-    this.tidy(l);
+    this.#tidy(l);
     return e.w;
   }
 
   /** Removes and returns, in queue order, every waiter whose deadline is at or before `now`. */
   takeExpired(now: number): W[] {
-    if (now < this.soonest) return [];
+    if (now < this.#soonest) return [];
     const out: W[] = [];
-    this.soonest = Number.POSITIVE_INFINITY;
+    this.#soonest = Infinity;
     const keep = (list: W[]) =>
       list.filter((w) => {
         if (w.deadline > now) {
-          if (w.deadline < this.soonest) this.soonest = w.deadline;
+          if (w.deadline < this.#soonest) this.#soonest = w.deadline;
           return true;
         }
         out.push(w);
         return false;
       });
     for (const name of LANES) {
-      const l = this.lanes[name];
+      const l = this.#lanes[name];
       for (const line of l.lines.values()) {
         line.retries = keep(line.retries);
         line.fresh = keep(line.fresh);
       }
     }
     for (const w of out) {
-      const e = this.byId.get(w.id)!;
-      this.byId.delete(w.id);
-      this.lanes[e.lane].size--;
+      const e = this.#byId.get(w.id)!;
+      this.#byId.delete(w.id);
+      this.#lanes[e.lane].size--;
     }
-    if (out.length > 0) for (const name of LANES) this.tidy(this.lanes[name]);
+    if (out.length > 0) for (const name of LANES) this.#tidy(this.#lanes[name]);
     return out;
   }
 
   /** The earliest deadline, or a moment a little before it (waking early only costs a pump). */
   earliestDeadline(): number | null {
-    return this.size === 0 ? null : this.soonest;
+    return this.size === 0 ? null : this.#soonest;
   }
 
   /** Empties the queue, returning everyone who was in it (lane by lane, caller by caller). */
   drain(): W[] {
     const all = [...this];
     for (const name of LANES) {
-      this.lanes[name].lines.clear();
-      this.lanes[name].size = 0;
+      this.#lanes[name].lines.clear();
+      this.#lanes[name].size = 0;
     }
-    this.byId.clear();
-    this.tidyAll();
+    this.#byId.clear();
+    this.#tidyAll();
     return all;
   }
 
@@ -193,7 +193,7 @@ export class WaitQueue<W extends Waiter = Waiter> {
   queuedBy(): Map<string, number> {
     const out = new Map<string, number>();
     for (const name of LANES)
-      for (const [caller, line] of this.lanes[name].lines) if (lineSize(line) > 0) out.set(caller, (out.get(caller) ?? 0) + lineSize(line));
+      for (const [caller, line] of this.#lanes[name].lines) if (lineSize(line) > 0) out.set(caller, (out.get(caller) ?? 0) + lineSize(line));
     return out;
   }
 
@@ -202,24 +202,24 @@ export class WaitQueue<W extends Waiter = Waiter> {
    * the grants it gets while every line with work waiting keeps its own (as if it were waiting too).
    */
   standing(caller: string = DEFAULT_CALLER, lane: Lane = "normal"): { ahead: number; share: number } {
-    const l = this.lanes[isLane(lane) ? lane : "normal"];
+    const l = this.#lanes[isLane(lane) ? lane : "normal"];
     const mine = l.lines.get(caller);
     let weights = 0;
-    for (const name of LANES) if (name === l.name || this.lanes[name].size > 0) weights += this.weight(name);
+    for (const name of LANES) if (name === l.name || this.#lanes[name].size > 0) weights += this.#weight(name);
     let others = 0;
     for (const line of l.lines.values()) if (line !== mine && lineSize(line) > 0) others++;
-    return { ahead: mine ? lineSize(mine) : 0, share: this.weight(l.name) / weights / (others + 1) };
+    return { ahead: mine ? lineSize(mine) : 0, share: this.#weight(l.name) / weights / (others + 1) };
   }
 
   *[Symbol.iterator](): IterableIterator<W> {
     for (const name of LANES)
-      for (const line of this.lanes[name].lines.values()) {
+      for (const line of this.#lanes[name].lines.values()) {
         yield* line.retries;
         yield* line.fresh;
       }
   }
 
-  private weight(name: Lane): number {
+  #weight(name: Lane): number {
     const w = this.weights[name];
     return Number.isFinite(w) && w > 0 ? w : DEFAULT_WEIGHTS[name];
   }
@@ -228,21 +228,21 @@ export class WaitQueue<W extends Waiter = Waiter> {
    * The lane, then the line within it, with the smallest start; ties go to the earlier lane, then
    * the earlier arrival.
    */
-  private choose(): Choice<W> | null {
+  #choose(): Choice<W> | null {
     let best: Choice<W> | null = null;
     for (const name of LANES) {
-      const lane = this.lanes[name];
+      const lane = this.#lanes[name];
       if (lane.size === 0) continue;
-      const laneStart = Math.max(this.clock, lane.finish);
+      const laneStart = Math.max(this.#clock, lane.finish);
       if (best && laneStart >= best.laneStart) continue;
       let line: Line<W> | null = null;
-      let lineStart = Number.POSITIVE_INFINITY;
-      let first = Number.POSITIVE_INFINITY;
+      let lineStart = Infinity;
+      let first = Infinity;
       for (const x of lane.lines.values()) {
         const head = x.retries[0] ?? x.fresh[0];
         if (!head) continue;
         const s = Math.max(lane.clock, x.finish);
-        const seq = this.byId.get(head.id)!.seq;
+        const seq = this.#byId.get(head.id)!.seq;
         if (s < lineStart || (s === lineStart && seq < first)) [line, lineStart, first] = [x, s, seq];
       }
       if (line) best = { lane, line, laneStart, lineStart };
@@ -251,17 +251,17 @@ export class WaitQueue<W extends Waiter = Waiter> {
   }
 
   /** Empty lines whose share the lane's clock has passed say nothing more; nor does an empty lane. */
-  private tidy(l: LaneState<W>): void {
+  #tidy(l: LaneState<W>): void {
     if (l.size === 0) {
       l.lines.clear();
       l.clock = 0;
     } else for (const [caller, line] of l.lines) if (lineSize(line) === 0 && line.finish <= l.clock) l.lines.delete(caller);
-    if (this.byId.size === 0) this.tidyAll();
+    if (this.#byId.size === 0) this.#tidyAll();
   }
 
-  private tidyAll(): void {
-    this.clock = 0;
-    for (const name of LANES) this.lanes[name].finish = 0;
-    this.soonest = Number.POSITIVE_INFINITY;
+  #tidyAll(): void {
+    this.#clock = 0;
+    for (const name of LANES) this.#lanes[name].finish = 0;
+    this.#soonest = Infinity;
   }
 }

@@ -132,7 +132,7 @@ function percentiles(b: Bucket): { p50: number | null; p99: number | null } {
 /** Every bucket from the first known one (at most 15 minutes back) to now's, gaps filled. */
 export function series(r: Ring, now: number): Point[] {
   const last = start(now);
-  const first = Math.max(last - SPAN_MS + STEP_MS, r.buckets[0]?.t ?? Number.POSITIVE_INFINITY);
+  const first = Math.max(last - SPAN_MS + STEP_MS, r.buckets[0]?.t ?? Infinity);
   const out: Point[] = [];
   let i = 0;
   let prev: Bucket | null = null;

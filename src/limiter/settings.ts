@@ -11,20 +11,20 @@ import type { Persisted } from "./state";
 /** The vars and the overrides on top of them; `limit` is an action (set the limit now), not a setting. */
 export class Settings {
   overrides: LimiterOverride;
-  private base: LimiterConfig;
+  #base: LimiterConfig;
 
   constructor(base: LimiterConfig, overrides: LimiterOverride = {}) {
-    this.base = base;
+    this.#base = base;
     this.overrides = overrides;
   }
 
   get config(): LimiterConfig {
-    return merged(this.base, this.overrides);
+    return merged(this.#base, this.overrides);
   }
 
   /** Vars may change between deploys. */
   setBase(base: LimiterConfig): void {
-    this.base = base;
+    this.#base = base;
   }
 
   /**
@@ -33,7 +33,7 @@ export class Settings {
    */
   apply(override: LimiterOverride, check: (c: LimiterConfig) => string | null): { error: string } | { limit?: number } {
     const next = { ...this.overrides, ...override };
-    const config = merged(this.base, next);
+    const config = merged(this.#base, next);
     const bad = check(config);
     if (bad) return { error: bad };
     if (override.limit !== undefined && (override.limit < config.minConcurrency || override.limit > config.maxConcurrency))

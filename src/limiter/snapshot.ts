@@ -20,6 +20,7 @@ export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: numb
       inFlight: core.inFlight,
       queued: core.queue.size,
       phase: core.aimd.phase,
+      tickets: core.leases.idle + core.tickets.unseenSlots,
     },
     out: isOut(core.member) ? { until: iso(core.member.until), reason: core.member.reason ?? "" } : null,
     ratePerMin: core.view(core.pace.cost ?? 1, now).perMin ?? null,

@@ -23,6 +23,8 @@ export interface Lease {
   ok?: boolean;
   /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */
   done?: boolean;
+  /** A ticket not used yet (tickets.ts): its slot is held, no request is out on it; when it lapses. */
+  ticket?: number;
 }
 
 export interface Outcome {

@@ -15,36 +15,36 @@ export interface Loaded {
 export class LimiterStore {
   /** Whether anything is kept for this key (see the file's head). */
   proven = false;
-  private storage: DurableObjectStorage;
-  private sql: SqlStorage;
-  private rows: () => [string, string][];
-  private fire: () => void;
-  private now: () => number;
+  #storage: DurableObjectStorage;
+  #sql: SqlStorage;
+  #rows: () => [string, string][];
+  #fire: () => void;
+  #now: () => number;
   /** When the sweep is due (stored alarm or timer), and the timer of a key not yet proven. */
-  private alarmAt: number | null = null;
-  private sweepTimer: ReturnType<typeof setTimeout> | null = null;
+  #alarmAt: number | null = null;
+  #sweepTimer: ReturnType<typeof setTimeout> | null = null;
   /** Lease rows to write (a lease) or delete (null) at the next flush, and the ids already written. */
-  private pending = new Map<string, Lease | null>();
-  private stored = new Set<string>();
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  #pending = new Map<string, Lease | null>();
+  #stored = new Set<string>();
+  #flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** `rows`: the state rows to write at a save, made when it happens; `fire`: the sweep. */
   constructor(storage: DurableObjectStorage, rows: () => [string, string][], fire: () => void, now: () => number) {
-    this.storage = storage;
-    this.sql = storage.sql;
-    this.rows = rows;
-    this.fire = fire;
-    this.now = now;
+    this.#storage = storage;
+    this.#sql = storage.sql;
+    this.#rows = rows;
+    this.#fire = fire;
+    this.#now = now;
   }
 
   /** Reads what was kept; read-only, so a key never proven gets no tables. */
   load(): Loaded {
-    const sql = this.sql;
+    const sql = this.#sql;
     const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('state', 'leases')").one().n === 2;
     if (!tables) return { rows: new Map(), leases: [] };
     const rows = new Map(sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]));
     const leases = sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases").toArray();
-    for (const l of leases) this.stored.add(l.id);
+    for (const l of leases) this.#stored.add(l.id);
     this.proven = rows.has("core");
     return { rows, leases };
   }
@@ -53,38 +53,38 @@ export class LimiterStore {
   prove(): boolean {
     if (this.proven) return false;
     // The sweep pending as a timer becomes a stored alarm.
-    const at = this.alarmAt;
+    const at = this.#alarmAt;
     this.idle();
     this.proven = true;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
     if (at !== null) this.arm(at);
     return true;
   }
 
   /** Per grant: only a sweep later than this lease's expiry (or none) needs moving. O(1). */
   arm(at: number): void {
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    this.alarmAt = at;
+    if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+    this.#alarmAt = at;
     if (this.proven) {
-      void this.storage.setAlarm(at);
+      void this.#storage.setAlarm(at);
       return;
     }
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    this.sweepTimer = setTimeout(this.fire, Math.max(0, at - this.now()));
+    if (this.#sweepTimer) clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = setTimeout(this.#fire, Math.max(0, at - this.#now()));
   }
 
   /** The sweep ran. */
   fired(): void {
-    this.alarmAt = null;
+    this.#alarmAt = null;
   }
 
   /** Nothing is held: a key not yet proven drops its timer (a pending timer keeps its object in memory). */
   idle(): void {
     if (this.proven) return;
-    if (this.sweepTimer) clearTimeout(this.sweepTimer);
-    this.sweepTimer = null;
-    this.alarmAt = null;
+    if (this.#sweepTimer) clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = null;
+    this.#alarmAt = null;
   }
 
   /**
@@ -92,29 +92,34 @@ export class LimiterStore {
    * commit, and most leases live shorter than a flush. A restart loses at most one flush of them.
    */
   journal(id: string, lease: Lease | null): void {
-    if (lease === null && !this.stored.has(id)) this.pending.delete(id);
-    else this.pending.set(id, lease);
+    if (lease === null && !this.#stored.has(id)) this.#pending.delete(id);
+    else this.#pending.set(id, lease);
     this.scheduleFlush();
   }
 
   /** Writes the journal and the state rows now (a proven key only). */
   save(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
     if (!this.proven) return;
-    const sql = this.sql;
-    for (const [id, lease] of this.pending) {
+    const sql = this.#sql;
+    for (const [id, lease] of this.#pending) {
       if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
       else sql.exec("DELETE FROM leases WHERE id = ?", id);
-      if (lease) this.stored.add(id);
-      else this.stored.delete(id);
+      if (lease) this.#stored.add(id);
+      else this.#stored.delete(id);
     }
-    this.pending.clear();
-    for (const [k, v] of this.rows()) sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES (?, ?)", k, v);
+    this.#pending.clear();
+    for (const [k, v] of this.#rows()) this.saveRow(k, v);
+  }
+
+  /** One state row now, in this turn's commit (a proven key only). */
+  saveRow(k: string, v: string): void {
+    if (this.proven) this.#sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES (?, ?)", k, v);
   }
 
   /** A change that can wait for the next flush (at most FLUSH_MS). */
   scheduleFlush(): void {
-    if (this.proven) this.flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
+    if (this.proven) this.#flushTimer ??= setTimeout(() => this.save(), FLUSH_MS);
   }
 }

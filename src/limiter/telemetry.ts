@@ -29,44 +29,44 @@ const SEEN_MAX = 2_048;
 export class Telemetry {
   counters: Counters;
   ring: Ring;
-  private core: LimiterCore;
-  private log: EventLog;
-  private key: () => string;
-  private seen = new Set<string>();
+  #core: LimiterCore;
+  #log: EventLog;
+  #key: () => string;
+  #seen = new Set<string>();
 
   constructor(core: LimiterCore, log: EventLog, key: () => string, saved: { counters?: unknown; samples?: unknown }, now: number) {
-    this.core = core;
-    this.log = log;
-    this.key = key;
+    this.#core = core;
+    this.#log = log;
+    this.#key = key;
     this.counters = saved.counters === undefined ? emptyCounters() : restoreCounters(saved.counters);
     this.ring = saved.samples === undefined ? emptyRing() : restoreRing(saved.samples, now);
   }
 
   levels(): Levels {
-    const w = this.core.quota.requests;
+    const w = this.#core.quota.requests;
     return {
-      inFlight: this.core.inFlight,
-      queued: this.core.queue.size,
-      limit: this.core.aimd.limit,
+      inFlight: this.#core.inFlight,
+      queued: this.#core.queue.size,
+      limit: this.#core.aimd.limit,
       rate: w && w.refillPerMs > 0 ? Math.round(w.refillPerMs * 1_000 * 1_000) / 1_000 : null,
     };
   }
 
-  private windows(): E.Windows {
-    return { requests: this.core.quota.requests?.limit ?? null, tokens: this.core.quota.tokens?.limit ?? null };
+  #windows(): E.Windows {
+    return { requests: this.#core.quota.requests?.limit ?? null, tokens: this.#core.quota.tokens?.limit ?? null };
   }
 
-  private emit(events: E.LimiterEvent[], now: number): void {
-    if (events.length > 0) this.log.emit(this.key(), events, now);
+  #emit(events: E.LimiterEvent[], now: number): void {
+    if (events.length > 0) this.#log.emit(this.#key(), events, now);
   }
 
   /** Runs `apply` (a core call) and reports the limit changes it made, whatever path made them. */
-  private changes(apply: () => void): HistoryEntry[] {
-    const history = this.core.aimd.history;
+  #changes(apply: () => void): HistoryEntry[] {
+    const history = this.#core.aimd.history;
     const last = history.at(-1);
     const lastTo = last?.to;
     apply();
-    const now = this.core.aimd.history;
+    const now = this.#core.aimd.history;
     const from = last === undefined ? 0 : now.indexOf(last) + 1;
     // A growth step close behind one of the same reason extends that entry instead of adding one.
     const merged = last !== undefined && from === now.length && last.to !== lastTo;
@@ -77,28 +77,28 @@ export class Telemetry {
 
   /** Wraps core.settle: counts the attempt once, records it in the ring, and logs what it decided. */
   settle<T>(id: string, o: Outcome, now: number, apply: () => T): T {
-    const before = { gate: this.core.cooldownUntil, windows: this.windows() };
+    const before = { gate: this.#core.cooldownUntil, windows: this.#windows() };
     let result!: T;
-    const added = this.changes(() => (result = apply()));
-    if (this.seen.has(id)) return result;
-    this.seen.add(id);
-    if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.values().next().value as string);
+    const added = this.#changes(() => (result = apply()));
+    if (this.#seen.has(id)) return result;
+    this.#seen.add(id);
+    if (this.#seen.size > SEEN_MAX) this.#seen.delete(this.#seen.values().next().value as string);
     countAttempt(this.counters, o);
     const ended = (o as SettleRequest).ended;
     if (ended) countOperation(this.counters, ended, null);
     const lv = this.levels();
     noteAttempt(this.ring, now, lv, o);
-    const view = { ...o, gateBefore: before.gate, gateAfter: this.core.cooldownUntil, windowsBefore: before.windows, windowsAfter: this.windows(), ...lv };
-    this.emit([...E.settleEvents(view, now), ...added.map((h) => E.limitChanged(h, lv.inFlight))], now);
+    const view = { ...o, gateBefore: before.gate, gateAfter: this.#core.cooldownUntil, windowsBefore: before.windows, windowsAfter: this.#windows(), ...lv };
+    this.#emit([...E.settleEvents(view, now), ...added.map((h) => E.limitChanged(h, lv.inFlight))], now);
     return result;
   }
 
   /** Wraps core.configure (or anything else that may move the limit: the reasons say which). */
   configure<T>(now: number, apply: () => T): T {
     let result!: T;
-    const added = this.changes(() => (result = apply()));
+    const added = this.#changes(() => (result = apply()));
     noteLevels(this.ring, now, this.levels());
-    this.emit(added.map((h) => E.limitChanged(h, this.core.inFlight)), now);
+    this.#emit(added.map((h) => E.limitChanged(h, this.#core.inFlight)), now);
     return result;
   }
 
@@ -106,21 +106,21 @@ export class Telemetry {
     countGrant(this.counters, waitedMs);
     const lv = this.levels();
     noteLevels(this.ring, now, lv);
-    if (this.log.wants("debug")) this.emit([E.slotGranted({ waitedMs, ...lv })], now);
+    if (this.#log.wants("debug")) this.#emit([E.slotGranted({ waitedMs, ...lv })], now);
   }
 
   timedOut(how: "expired" | "refused", waitedMs: number, retryAfterMs: number, now: number): void {
     countQueueTimeout(this.counters);
     const lv = this.levels();
     noteLevels(this.ring, now, lv);
-    this.emit([E.queueTimeout({ how, waitedMs, retryAfterMs, ...lv })], now);
+    this.#emit([E.queueTimeout({ how, waitedMs, retryAfterMs, ...lv })], now);
   }
 
   expired(leases: readonly Lease[], now: number): void {
     if (leases.length === 0) return;
     countLeasesExpired(this.counters, leases.length);
     noteLevels(this.ring, now, this.levels());
-    this.emit(leases.map((l) => E.leaseExpired(l, this.core.inFlight, now)), now);
+    this.#emit(leases.map((l) => E.leaseExpired(l, this.#core.inFlight, now)), now);
   }
 
   /** In-flight or queue changed without a decision (a release, a cancel, a new waiter). */
@@ -129,17 +129,17 @@ export class Telemetry {
   }
 
   restored(leases: number, now: number): void {
-    const a = this.core.aimd;
-    this.emit([E.restored({ limit: a.limit, phase: a.phase, leases, windows: this.windows(), gateUntil: this.core.cooldownUntil, history: a.history.length, samples: this.ring.buckets.length }, now)], now);
+    const a = this.#core.aimd;
+    this.#emit([E.restored({ limit: a.limit, phase: a.phase, leases, windows: this.#windows(), gateUntil: this.#core.cooldownUntil, history: a.history.length, samples: this.ring.buckets.length }, now)], now);
   }
 
   /** `POST .../reset` clears the metrics: counters and samples too (Prometheus reads it as a counter reset). */
   reset(now: number): void {
     this.counters = emptyCounters();
     this.ring = emptyRing();
-    this.seen.clear();
+    this.#seen.clear();
     noteLevels(this.ring, now, this.levels());
-    this.emit([E.resetDone(this.core.aimd.limit)], now);
+    this.#emit([E.resetDone(this.#core.aimd.limit)], now);
   }
 
   series(now: number): Point[] {
@@ -153,10 +153,10 @@ export class Telemetry {
       limit: lv.limit,
       inFlight: lv.inFlight,
       queued: lv.queued,
-      quotas: { requests: q(this.core.quota.requests, now), tokens: q(this.core.quota.tokens, now) },
-      gateSeconds: Math.max(0, this.core.cooldownUntil - now) / 1_000,
+      quotas: { requests: q(this.#core.quota.requests, now), tokens: q(this.#core.quota.tokens, now) },
+      gateSeconds: Math.max(0, this.#core.cooldownUntil - now) / 1_000,
       counters: this.counters,
-      logLinesDropped: this.log.budget.droppedTotal,
+      logLinesDropped: this.#log.budget.droppedTotal,
     };
   }
 }

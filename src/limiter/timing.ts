@@ -62,7 +62,7 @@ export function opening(at: number, busy: number, limit: number, firstLatencyMs:
  * count as they would without it); the first answer itself frees one at once.
  */
 export function openingLimit(o: Opening, now: number, limit: number): number {
-  const steps = o.stepMs > 0 ? stepsSince(o, now) : Number.POSITIVE_INFINITY;
+  const steps = o.stepMs > 0 ? stepsSince(o, now) : Infinity;
   return Math.min(limit, o.from + 1 + steps + Math.max(0, limit - o.limit));
 }
 

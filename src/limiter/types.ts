@@ -72,7 +72,8 @@ export interface LimiterSnapshot extends KeyMeta {
   out?: { until: string; reason: string } | null;
   /** Requests per minute its quota allows, as learned; null while no quota is known. */
   ratePerMin?: number | null;
-  concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady" };
+  /** `tickets`: slots granted ahead to isolates and not used yet (tickets.ts), or held back for them after a restart; beside `inFlight`. */
+  concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;
   quotas: { requests: QuotaView | null; tokens: QuotaView | null };
   metrics: {
@@ -103,6 +104,8 @@ export type Op = { ageMs?: number } & (
   | { t: "release"; id: string; usage?: UsageRecord }
   | { t: "renew"; id: string; cost?: number }
   | { t: "cancel"; id: string }
+  /** A request went upstream on a ticket (tickets.ts): said after, off its path. */
+  | { t: "use"; id: string; cost: number; caller?: string; priority?: Lane }
 );
 
 /** An acquire not answered at once: in a session its answer comes down the stream; after an exchange, `acquire` on the same id waits for it. */
@@ -138,4 +141,10 @@ export interface ExchangeReply {
   /** Waiters in line after the batch, and slots free: with none waiting and room to spare, a Worker may hold its releases a moment for company. */
   queued: number;
   room?: number;
+  /** The key's ticket epoch: an isolate uses no ticket of another (tickets.ts). */
+  epoch?: number;
+  /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens. */
+  tickets?: Tickets;
 }
+
+export type Tickets = { ids: string[]; cost: number; leaseTtlMs: number } & Pacing;

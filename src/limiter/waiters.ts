@@ -40,17 +40,17 @@ export type OnTimeout = (how: "expired" | "refused", waitedMs: number, retryAfte
  * through this.
  */
 export class Waiters {
-  private pending = new Map<string, Pending>();
-  private refusals = new Map<string, AcquireResult>();
+  #pending = new Map<string, Pending>();
+  #refusals = new Map<string, AcquireResult>();
   /** Set during `round`: every answer given meanwhile, by id. */
-  private capture: Map<string, AcquireResult> | null = null;
-  private timer: unknown = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private core: LimiterCore;
-  private now: () => number;
-  private onGrant: (w: Waiter, waitedMs: number) => void;
-  private onTimeout: OnTimeout;
-  private timers: Timers;
+  #capture: Map<string, AcquireResult> | null = null;
+  #timer: unknown = null;
+  #timerAt = Infinity;
+  #core: LimiterCore;
+  #now: () => number;
+  #onGrant: (w: Waiter, waitedMs: number) => void;
+  #onTimeout: OnTimeout;
+  #timers: Timers;
 
   constructor(
     core: LimiterCore,
@@ -59,11 +59,11 @@ export class Waiters {
     onTimeout: OnTimeout = () => {},
     timers: Timers = realTimers,
   ) {
-    this.core = core;
-    this.now = now;
-    this.onGrant = onGrant;
-    this.onTimeout = onTimeout;
-    this.timers = timers;
+    this.#core = core;
+    this.#now = now;
+    this.#onGrant = onGrant;
+    this.#onTimeout = onTimeout;
+    this.#timers = timers;
   }
 
   /**
@@ -83,106 +83,106 @@ export class Waiters {
    */
   round(fn: () => void): Map<string, AcquireResult> {
     const got = new Map<string, AcquireResult>();
-    this.capture = got;
+    this.#capture = got;
     try {
       fn();
       this.pump();
     } finally {
-      this.capture = null;
+      this.#capture = null;
     }
     return got;
   }
 
   /** `acquire` without the pump: the waiter is queued (or answered) and the caller pumps. */
   join(req: WaiterRequest): Promise<AcquireResult> {
-    const now = this.now();
-    if (this.core.lease(req.id)) return this.answeredNow(req.id, this.granted(req.id, 0));
-    const waiting = this.pending.get(req.id);
+    const now = this.#now();
+    if (this.#core.lease(req.id)) return this.#answeredNow(req.id, this.#granted(req.id, 0));
+    const waiting = this.#pending.get(req.id);
     if (waiting) return waiting.promise;
-    const before = this.refusals.get(req.id);
-    if (before) return this.answeredNow(req.id, before);
-    const admission = this.core.enqueue({ ...req, enqueuedAt: now }, now);
+    const before = this.#refusals.get(req.id);
+    if (before) return this.#answeredNow(req.id, before);
+    const admission = this.#core.enqueue({ ...req, enqueuedAt: now }, now);
     if (admission.kind === "rejected") {
-      this.onTimeout("refused", 0, admission.retryAfterMs);
-      const r: AcquireResult = { granted: false, reason: admission.out ? "out" : "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.core.pacing(), ...this.viewFor(req, now) };
-      this.remember(req.id, r);
-      return this.answeredNow(req.id, r);
+      this.#onTimeout("refused", 0, admission.retryAfterMs);
+      const r: AcquireResult = { granted: false, reason: admission.out ? "out" : "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.#core.pacing(), ...this.#viewFor(req, now) };
+      this.#remember(req.id, r);
+      return this.#answeredNow(req.id, r);
     }
     let resolve!: (r: AcquireResult) => void;
     const promise = new Promise<AcquireResult>((r) => (resolve = r));
-    this.pending.set(req.id, { promise, resolve });
+    this.#pending.set(req.id, { promise, resolve });
     return promise;
   }
 
   /** Takes a waiter out of the line; its caller gets queue_timeout with no wait. */
   cancel(id: string): boolean {
-    const w = this.core.cancel(id);
-    this.answer(id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+    const w = this.#core.cancel(id);
+    this.#answer(id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
     return w !== undefined;
   }
 
   /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
   pump(): number {
-    const now = this.now();
-    const { granted, expired, ousted } = this.core.pump(now);
-    for (const w of ousted) this.answer(w.id, { granted: false, reason: "out", retryAfterMs: Math.max(0, this.core.member.until - now), ...this.viewFor(w, now) });
+    const now = this.#now();
+    const { granted, expired, ousted } = this.#core.pump(now);
+    for (const w of ousted) this.#answer(w.id, { granted: false, reason: "out", retryAfterMs: Math.max(0, this.#core.member.until - now), ...this.#viewFor(w, now) });
     for (const w of granted) {
-      this.onGrant(w, now - w.enqueuedAt);
-      this.answer(w.id, { ...this.granted(w.id, now - w.enqueuedAt), ...this.viewFor(w, now) });
+      this.#onGrant(w, now - w.enqueuedAt);
+      this.#answer(w.id, { ...this.#granted(w.id, now - w.enqueuedAt), ...this.#viewFor(w, now) });
     }
     for (const w of expired) {
-      const retryAfterMs = this.core.retryAfter(w.cost, now, w);
-      this.onTimeout("expired", now - w.enqueuedAt, retryAfterMs);
-      this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs, ...this.core.pacing(), ...this.viewFor(w, now) });
+      const retryAfterMs = this.#core.retryAfter(w.cost, now, w);
+      this.#onTimeout("expired", now - w.enqueuedAt, retryAfterMs);
+      this.#answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs, ...this.#core.pacing(), ...this.#viewFor(w, now) });
     }
-    this.arm(this.core.wakeAt(now), now);
+    this.#arm(this.#core.wakeAt(now), now);
     return granted.length;
   }
 
   /** Turns every waiter away and stops the timer (a process that wants to exit). */
   close(): void {
-    if (this.timer !== null) this.timers.clear(this.timer);
-    this.timer = null;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    for (const w of this.core.queue.drain()) this.answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+    if (this.#timer !== null) this.#timers.clear(this.#timer);
+    this.#timer = null;
+    this.#timerAt = Infinity;
+    for (const w of this.#core.queue.drain()) this.#answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
   }
 
   /** A pooled request's answer carries the member's view; nobody else's pays for it. */
-  private viewFor(w: { pooled?: boolean; cost: number }, now: number): { view?: MemberView } {
-    return w.pooled ? { view: this.core.view(w.cost, now) } : {};
+  #viewFor(w: { pooled?: boolean; cost: number }, now: number): { view?: MemberView } {
+    return w.pooled ? { view: this.#core.view(w.cost, now) } : {};
   }
 
-  private granted(id: string, waitedMs: number): AcquireResult {
-    return { granted: true, leaseId: id, waitedMs, leaseTtlMs: this.core.config.leaseTtlMs, ...this.core.pacing() };
+  #granted(id: string, waitedMs: number): AcquireResult {
+    return { granted: true, leaseId: id, waitedMs, leaseTtlMs: this.#core.config.leaseTtlMs, ...this.#core.pacing() };
   }
 
-  private answer(id: string, r: AcquireResult): void {
-    const p = this.pending.get(id);
+  #answer(id: string, r: AcquireResult): void {
+    const p = this.#pending.get(id);
     if (!p) return;
-    this.capture?.set(id, r);
-    if (!r.granted) this.remember(id, r);
+    this.#capture?.set(id, r);
+    if (!r.granted) this.#remember(id, r);
     p.resolve(r);
-    this.pending.delete(id);
+    this.#pending.delete(id);
   }
 
   /** An answer given without queueing, noted for `round`. */
-  private answeredNow(id: string, r: AcquireResult): Promise<AcquireResult> {
-    this.capture?.set(id, r);
+  #answeredNow(id: string, r: AcquireResult): Promise<AcquireResult> {
+    this.#capture?.set(id, r);
     return Promise.resolve(r);
   }
 
-  private remember(id: string, r: AcquireResult): void {
-    this.refusals.set(id, r);
-    if (this.refusals.size > REFUSALS_KEPT) this.refusals.delete(this.refusals.keys().next().value as string);
+  #remember(id: string, r: AcquireResult): void {
+    this.#refusals.set(id, r);
+    if (this.#refusals.size > REFUSALS_KEPT) this.#refusals.delete(this.#refusals.keys().next().value as string);
   }
 
-  private arm(at: number | null, now: number): void {
-    if (at === null || at >= this.timerAt) return;
-    if (this.timer !== null) this.timers.clear(this.timer);
-    this.timerAt = at;
-    this.timer = this.timers.set(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
+  #arm(at: number | null, now: number): void {
+    if (at === null || at >= this.#timerAt) return;
+    if (this.#timer !== null) this.#timers.clear(this.#timer);
+    this.#timerAt = at;
+    this.#timer = this.#timers.set(() => {
+      this.#timer = null;
+      this.#timerAt = Infinity;
       this.pump();
     }, Math.max(0, at - now));
   }

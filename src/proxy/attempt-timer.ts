@@ -15,28 +15,28 @@ export class AttemptTimer {
   readonly signal: AbortSignal;
   /** Set once a limit ran out (not when the caller left). */
   timedOut = false;
-  private ctrl = new AbortController();
-  private caller: AbortSignal;
-  private idleMs: number;
-  private headers: unknown;
-  private setTimer: SetTimer;
-  private clearTimer: ClearTimer;
-  private follow = () => this.ctrl.abort(this.caller.reason);
+  #ctrl = new AbortController();
+  #caller: AbortSignal;
+  #idleMs: number;
+  #headers: unknown;
+  #setTimer: SetTimer;
+  #clearTimer: ClearTimer;
+  #follow = () => this.#ctrl.abort(this.#caller.reason);
 
   constructor(caller: AbortSignal, headersMs: number, idleMs: number, setTimer: SetTimer = setTimeout, clearTimer: ClearTimer = (h) => clearTimeout(h as number)) {
-    this.caller = caller;
-    this.idleMs = idleMs;
-    this.setTimer = setTimer;
-    this.clearTimer = clearTimer;
-    this.signal = this.ctrl.signal;
-    if (caller.aborted) this.follow();
-    else caller.addEventListener("abort", this.follow);
-    this.headers = setTimer(() => this.expire("the provider sent no response headers in time (UPSTREAM_TIMEOUT_MS)"), headersMs);
+    this.#caller = caller;
+    this.#idleMs = idleMs;
+    this.#setTimer = setTimer;
+    this.#clearTimer = clearTimer;
+    this.signal = this.#ctrl.signal;
+    if (caller.aborted) this.#follow();
+    else caller.addEventListener("abort", this.#follow);
+    this.#headers = setTimer(() => this.#expire("the provider sent no response headers in time (UPSTREAM_TIMEOUT_MS)"), headersMs);
   }
 
   /** The headers came: from here on only the idle limit applies, to each read of the body. */
   answered(): void {
-    this.clearTimer(this.headers);
+    this.#clearTimer(this.#headers);
   }
 
   /**
@@ -47,15 +47,15 @@ export class AttemptTimer {
     const reader = body.getReader();
     return new ReadableStream<Uint8Array>({
       pull: async (c) => {
-        const timer = this.setTimer(() => {
-          this.expire("the provider's answer went silent (STREAM_IDLE_MS)");
+        const timer = this.#setTimer(() => {
+          this.#expire("the provider's answer went silent (STREAM_IDLE_MS)");
           reader.cancel(this.signal.reason).catch(() => {});
-        }, this.idleMs);
+        }, this.#idleMs);
         let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
           chunk = await reader.read();
         } finally {
-          this.clearTimer(timer);
+          this.#clearTimer(timer);
         }
         if (this.timedOut) throw this.signal.reason;
         if (chunk.done) c.close();
@@ -67,13 +67,13 @@ export class AttemptTimer {
 
   /** The attempt is over: no timer may fire for it, and the caller's signal lets go of it. */
   stop(): void {
-    this.clearTimer(this.headers);
-    this.caller.removeEventListener("abort", this.follow);
+    this.#clearTimer(this.#headers);
+    this.#caller.removeEventListener("abort", this.#follow);
   }
 
-  private expire(message: string): void {
+  #expire(message: string): void {
     if (this.signal.aborted) return;
     this.timedOut = true;
-    this.ctrl.abort(new UpstreamTimeout(message));
+    this.#ctrl.abort(new UpstreamTimeout(message));
   }
 }

@@ -59,39 +59,56 @@ const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" i
  *   that leaves at once); a session's streams cost the call about a millisecond more, which a
  *   request that waits in line does not notice.
  *
+ * - **A ticket**: while the key has room, its object hands this isolate's channel admissions
+ *   ahead (limiter/tickets.ts). A first attempt that finds one goes upstream with no call: the
+ *   ticket's use and the request's later ops (under the ticket's id) go back on the channel.
+ *
  * A call that fails is tried again on a fresh stub (the object may have restarted); an op neither
  * way can take goes on a call of its own.
  */
 export class LimiterClient implements LimiterCalls {
-  private stub: DurableObjectStub<Limiter>;
-  private id: DurableObjectId;
-  private ns: DurableObjectNamespace<Limiter>;
-  private meta: KeyMeta;
-  private location: DurableObjectLocationHint | undefined;
-  private now: () => number;
-  private waitUntil: (p: Promise<unknown>) => void;
-  private channel: Channel;
-  private carrier: Carrier;
-  private session: Session | null = null;
+  #stub: DurableObjectStub<Limiter>;
+  #id: DurableObjectId;
+  #ns: DurableObjectNamespace<Limiter>;
+  #meta: KeyMeta;
+  #location: DurableObjectLocationHint | undefined;
+  #now: () => number;
+  #waitUntil: (p: Promise<unknown>) => void;
+  #channel: Channel;
+  #carrier: Carrier;
+  #session: Session | null = null;
+  /** Lease ids of this request's attempts that went on a ticket, and the ticket's id at the object. */
+  #ticketOf = new Map<string, string>();
 
   constructor(ns: DurableObjectNamespace<Limiter>, meta: KeyMeta, o: ClientOptions) {
-    this.ns = ns;
-    this.meta = { key: meta.key, provider: meta.provider, model: meta.model };
-    this.now = o.now ?? Date.now;
-    this.id = ns.idFromName(meta.key);
-    this.location = o.location;
-    this.waitUntil = o.waitUntil;
-    this.stub = this.fresh();
-    this.channel = o.channel ?? channelFor(meta);
-    this.carrier = {
-      stub: () => this.stub,
-      fresh: () => (this.stub = this.fresh()),
+    this.#ns = ns;
+    this.#meta = { key: meta.key, provider: meta.provider, model: meta.model };
+    this.#now = o.now ?? Date.now;
+    this.#id = ns.idFromName(meta.key);
+    this.#location = o.location;
+    this.#waitUntil = o.waitUntil;
+    this.#stub = this.#fresh();
+    this.#channel = o.channel ?? channelFor(meta);
+    this.#carrier = {
+      stub: () => this.#stub,
+      fresh: () => (this.#stub = this.#fresh()),
       waitUntil: o.waitUntil,
     };
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
-    const waitMs = () => Math.max(0, deadline - this.now());
+    // A retry goes through the queue (at the head of its line), and a pool's member choice needs
+    // its object's answer: only a request's first attempt at a key of its own takes a ticket.
+    const t = req.retry || req.pooled || this.#session?.open ? null : this.#channel.redeem(req.cost);
+    if (t) {
+      this.#ticketOf.set(req.leaseId, t.id);
+      // Its use waits for company, unless the isolate is down to its last ticket: then it leaves
+      // now and asks for more, before the next request must call.
+      this.#channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.#carrier, this.#channel.runningLow);
+      const { id: _id, ...grant } = t;
+      return { granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant };
+    }
+    const waitMs = () => Math.max(0, deadline - this.#now());
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => {
@@ -100,18 +117,18 @@ export class LimiterClient implements LimiterCalls {
       try {
         const { key: _k, provider: _p, model: _m, ...rest } = req;
         const op = { t: "acquire" as const, req: { ...rest, waitMs: waitMs() } };
-        const r = await Promise.race([this.ask(op, () => this.stub.acquire({ ...req, waitMs: waitMs() }) as Promise<AcquireResult>), timeout]);
+        const r = await Promise.race([this.#ask(op, () => this.#stub.acquire({ ...req, waitMs: waitMs() }) as Promise<AcquireResult>), timeout]);
         // Turned away: this request is done with the key for now (a pooled one tries another member).
-        if (!r.granted) this.end();
+        if (!r.granted) this.#end();
         return r;
       } catch (err) {
-        this.end();
+        this.#end();
         if (err instanceof LimiterUnavailable) throw err;
         const flags = (err ?? {}) as Flags;
         if (flags.overloaded) throw new LimiterUnavailable(1_000, "the limiter is overloaded");
-        if (!flags.retryable || this.now() + RETRY_PAUSE_MS >= deadline) throw new LimiterUnavailable(1_000, "the limiter could not be reached");
+        if (!flags.retryable || this.#now() + RETRY_PAUSE_MS >= deadline) throw new LimiterUnavailable(1_000, "the limiter could not be reached");
         await sleep(RETRY_PAUSE_MS);
-        this.stub = this.fresh();
+        this.#stub = this.#fresh();
       } finally {
         if (timer !== undefined) clearTimeout(timer);
       }
@@ -119,29 +136,31 @@ export class LimiterClient implements LimiterCalls {
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
-    this.tell({ t: "settle", id: leaseId, outcome }, outcome.final && !!outcome.release);
+    this.#tell({ t: "settle", id: this.#idOf(leaseId), outcome }, outcome.final && !!outcome.release);
   }
 
   /** Settles and waits for it: used before a retry, so the shared gate is shut before anyone else goes. */
-  async settleNow(leaseId: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
+  async settleNow(lease: string, outcome: SettleRequest): Promise<SettleAnswer | undefined> {
+    const leaseId = this.#idOf(lease);
     const op: Op = { t: "settle", id: leaseId, outcome };
     try {
-      const r = this.session?.open ? await this.session.ask(op) : await this.channel.call(op, this.carrier);
-      if (outcome.final) this.end();
+      const r = this.#session?.open ? await this.#session.ask(op) : await this.#channel.call(op, this.#carrier);
+      if (outcome.final) this.#end();
       return answer(r);
     } catch {
-      this.end();
-      this.stub = this.fresh();
-      return answer(await this.stub.settle(leaseId, outcome).catch(() => undefined));
+      this.#end();
+      this.#stub = this.#fresh();
+      return answer(await this.#stub.settle(leaseId, outcome).catch(() => undefined));
     }
   }
 
   release(leaseId: string, usage?: UsageRecord): void {
-    this.tell(usage ? { t: "release", id: leaseId, usage } : { t: "release", id: leaseId }, true);
+    const id = this.#idOf(leaseId);
+    this.#tell(usage ? { t: "release", id, usage } : { t: "release", id }, true);
   }
 
   cancel(leaseId: string): void {
-    this.tell({ t: "cancel", id: leaseId }, true, true);
+    this.#tell({ t: "cancel", id: this.#idOf(leaseId) }, true, true);
   }
 
   /**
@@ -150,7 +169,8 @@ export class LimiterClient implements LimiterCalls {
    * written) takes it back, rather than admitting past it while it runs.
    */
   keepAlive(leaseId: string, ttlMs: number, cost?: number): () => void {
-    const timer = setInterval(() => this.tell({ t: "renew", id: leaseId, cost }, false), renewEvery(ttlMs));
+    const id = this.#idOf(leaseId);
+    const timer = setInterval(() => this.#tell({ t: "renew", id, cost }, false), renewEvery(ttlMs));
     return () => clearInterval(timer);
   }
 
@@ -159,19 +179,19 @@ export class LimiterClient implements LimiterCalls {
    * channel, where a `queued` answer is waited for with `wait` (a second call, on the place the
    * first one got: the key turned busy since its last answer).
    */
-  private async ask(op: Op, wait: () => Promise<AcquireResult>): Promise<AcquireResult> {
-    if (this.session?.open) return (await this.session.ask(op)) as AcquireResult;
-    if (!this.channel.busy) {
-      const first = await this.channel.call(op, this.carrier);
+  async #ask(op: Op, wait: () => Promise<AcquireResult>): Promise<AcquireResult> {
+    if (this.#session?.open) return (await this.#session.ask(op)) as AcquireResult;
+    if (!this.#channel.busy) {
+      const first = await this.#channel.call(op, this.#carrier);
       return queued(first) ? wait() : (first as AcquireResult);
     }
     const s = new Session();
-    this.session = s;
-    const reply = await this.stub.session(this.meta, op, s.more);
-    this.channel.note(reply);
+    this.#session = s;
+    const reply = await this.#stub.session(this.#meta, op, s.more);
+    this.#channel.answered(reply, this.#carrier);
     const first = reply.results[0]!;
     const answer = queued(first) ? s.first() : null;
-    s.listen(reply.answers, this.waitUntil);
+    s.listen(reply.answers, this.#waitUntil);
     return (answer ? await answer : first) as AcquireResult;
   }
 
@@ -179,29 +199,34 @@ export class LimiterClient implements LimiterCalls {
    * A fire-and-forget op: on the open session (if it cannot take it, on a call of its own), else
    * on the channel. `last`: the request is done with the key; `urgent`: it leaves at once.
    */
-  private tell(op: Op, last: boolean, urgent = false): void {
-    const s = this.session?.open ? this.session : null;
+  #tell(op: Op, last: boolean, urgent = false): void {
+    const s = this.#session?.open ? this.#session : null;
     if (!s) {
-      if (last) this.end();
-      return this.channel.post(op, this.carrier, urgent);
+      if (last) this.#end();
+      return this.#channel.post(op, this.#carrier, urgent);
     }
     const sent = s.tell(op);
-    if (last) this.end();
-    this.waitUntil(
+    if (last) this.#end();
+    this.#waitUntil(
       sent.then((ok) => {
-        if (!ok) return alone(this.fresh(), op).catch(() => {});
+        if (!ok) return alone(this.#fresh(), op, this.#meta).catch(() => {});
       }),
     );
   }
 
-  private end(): void {
-    this.session?.close();
-    this.session = null;
+  /** The id the object knows an attempt's lease by: its ticket's, if it went on one. */
+  #idOf(leaseId: string): string {
+    return this.#ticketOf.get(leaseId) ?? leaseId;
+  }
+
+  #end(): void {
+    this.#session?.close();
+    this.#session = null;
   }
 
   /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
-  private fresh(): DurableObjectStub<Limiter> {
-    return this.ns.get(this.id, this.location ? { locationHint: this.location } : undefined);
+  #fresh(): DurableObjectStub<Limiter> {
+    return this.#ns.get(this.#id, this.#location ? { locationHint: this.#location } : undefined);
   }
 }
 

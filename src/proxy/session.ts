@@ -14,25 +14,25 @@ export class SessionBroken extends Error {
 export class Session {
   /** What the object reads: the request's ops after the first. */
   readonly more: ReadableStream<Uint8Array>;
-  private writer: WritableStreamDefaultWriter<Uint8Array>;
-  private waiting = new Map<number, { resolve: (r: OpResult) => void; reject: (e: unknown) => void }>();
-  private next = 1;
-  private ended = false;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #waiting = new Map<number, { resolve: (r: OpResult) => void; reject: (e: unknown) => void }>();
+  #next = 1;
+  #ended = false;
 
   constructor() {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     this.more = readable;
-    this.writer = writable.getWriter();
+    this.#writer = writable.getWriter();
   }
 
   /** Whether ops can still go on it. */
   get open(): boolean {
-    return !this.ended;
+    return !this.#ended;
   }
 
   /** The answer to the first op, when it was queued: it comes down the stream as number 0. */
   first(): Promise<OpResult> {
-    return this.expect(0);
+    return this.#expect(0);
   }
 
   /** Reads the object's answers until the session ends; `waitUntil` keeps the request alive for it. */
@@ -41,13 +41,13 @@ export class Session {
       (async () => {
         try {
           for await (const a of lines<SessionAnswer>(answers)) {
-            this.waiting.get(a.n)?.resolve(a.r);
-            this.waiting.delete(a.n);
+            this.#waiting.get(a.n)?.resolve(a.r);
+            this.#waiting.delete(a.n);
           }
         } catch {
           // Broken: below, whatever still waits hears so.
         } finally {
-          this.end(new SessionBroken("the limiter's session ended before it answered"));
+          this.#end(new SessionBroken("the limiter's session ended before it answered"));
         }
       })(),
     );
@@ -55,15 +55,15 @@ export class Session {
 
   /** An op whose answer the request waits for. */
   ask(op: Op): Promise<OpResult> {
-    const n = this.next++;
-    const answer = this.expect(n);
-    this.write({ ...op, n }).catch((err) => this.reject(n, err));
+    const n = this.#next++;
+    const answer = this.#expect(n);
+    this.#write({ ...op, n }).catch((err) => this.#reject(n, err));
     return answer;
   }
 
   /** A fire-and-forget op. Resolves false when the session could not take it: it is then the caller's to send otherwise. */
   tell(op: Op): Promise<boolean> {
-    return this.write(op).then(
+    return this.#write(op).then(
       () => true,
       () => false,
     );
@@ -71,29 +71,29 @@ export class Session {
 
   /** The request is done with this key: the object's reading ends, and so does this session. */
   close(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.writer.close().catch(() => {});
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#writer.close().catch(() => {});
   }
 
-  private write(v: unknown): Promise<void> {
-    if (this.ended) return Promise.reject(new SessionBroken("the session is closed"));
-    return this.writer.write(line(v));
+  #write(v: unknown): Promise<void> {
+    if (this.#ended) return Promise.reject(new SessionBroken("the session is closed"));
+    return this.#writer.write(line(v));
   }
 
-  private expect(n: number): Promise<OpResult> {
-    return new Promise<OpResult>((resolve, reject) => this.waiting.set(n, { resolve, reject }));
+  #expect(n: number): Promise<OpResult> {
+    return new Promise<OpResult>((resolve, reject) => this.#waiting.set(n, { resolve, reject }));
   }
 
-  private reject(n: number, err: unknown): void {
-    this.waiting.get(n)?.reject(err);
-    this.waiting.delete(n);
+  #reject(n: number, err: unknown): void {
+    this.#waiting.get(n)?.reject(err);
+    this.#waiting.delete(n);
   }
 
-  private end(err: Error): void {
-    this.ended = true;
-    this.writer.abort(err).catch(() => {});
-    for (const w of this.waiting.values()) w.reject(err);
-    this.waiting.clear();
+  #end(err: Error): void {
+    this.#ended = true;
+    this.#writer.abort(err).catch(() => {});
+    for (const w of this.#waiting.values()) w.reject(err);
+    this.#waiting.clear();
   }
 }

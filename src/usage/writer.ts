@@ -64,6 +64,16 @@ export class LedgerWriter {
     return true;
   }
 
+  /** The sequence number of the last record kept: records after it are newer than a count saved with it. */
+  get seq(): number {
+    return this.outbox.last;
+  }
+
+  /** The records still held that were kept after `seq` (a count saved before them must add them). */
+  since(seq: number): UsageRecord[] {
+    return this.outbox.since(seq);
+  }
+
   /** When the next write is due (epoch ms; past means now); null: nothing waits. */
   due(): number | null {
     return this.writing ? null : flushDue(this.schedule, this.outbox.size, this.everyMs);

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Limiter } from "../../src/limiter/object";
 import type { KeyMeta, Op, OpResult, SettleRequest } from "../../src/limiter/types";
@@ -116,5 +116,61 @@ describe("Limiter.exchange: a batch of calls from one isolate", () => {
     // Two calls of the probe, then three calls carrying seven operations.
     expect(m.counters.calls).toBe(2 + 3);
     expect(m.counters.ops).toBe(2 + 7);
+  });
+});
+
+describe("Limiter.exchange with tickets (issue 36)", () => {
+  /** Moves the object's clock past a new key's opening. */
+  const later = (stub: DurableObjectStub<Limiter>) => runInDurableObject(stub, (obj: Limiter) => {
+    const t = Date.now() + 10_000;
+    obj.now = () => t;
+  });
+
+  it("answers an isolate's ask with tickets on a kept key with room; a use and a give-back go with a later batch", async () => {
+    const { meta, stub } = await limiter();
+    await later(stub);
+    const r = await stub.exchange(meta, [], { want: 2, cost: 50 });
+    expect(r.tickets).toMatchObject({ cost: 50, leaseTtlMs: 60_000, limit: 16 });
+    expect(r.tickets!.ids).toHaveLength(2);
+    expect(r.epoch).toEqual(expect.any(Number));
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 2 });
+    const [a, b] = r.tickets!.ids as [string, string];
+    await stub.exchange(meta, [{ t: "use", id: a, cost: 40 }, { t: "release", id: b }]);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 1, tickets: 0 });
+    await stub.exchange(meta, [{ t: "settle", id: a, outcome: ok }]);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 0 });
+  });
+
+  it("a restart right after it handed tickets out, before they were written, holds back their share of the slots until they lapse", async () => {
+    const { meta, stub } = await limiter();
+    await later(stub);
+    await stub.configure({ limit: 4 });
+    const r = await stub.exchange(meta, [], { want: 2, cost: 50 });
+    expect(r.tickets!.ids).toHaveLength(2);
+    await evictDurableObject(stub); // within the flush: no lease row for them
+    const s = await stub.state();
+    expect(s.concurrency).toMatchObject({ inFlight: 0, tickets: 2 }); // half of 4 slots held back
+    const again = await stub.exchange(meta, [{ t: "use", id: r.tickets!.ids[0]!, cost: 40 }, acquire("x"), acquire("y"), acquire("z", 0)]);
+    expect(again.epoch).not.toBe(r.epoch); // a new life, a new epoch: the isolate gives back what it held
+    // The used one has its slot; one slot stays held back for the other; two are left for requests.
+    expect(again.results.map((x) => (typeof x === "object" && "granted" in x ? x.granted : x))).toEqual([true, true, true, false]);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 3, tickets: 1 });
+  });
+
+  it("hands out none for a key not yet kept (no 2xx), and changes its epoch on a 429", async () => {
+    const meta: KeyMeta = { key: `openai:fresh-${++n}:0000000000000000`, provider: "openai", model: "m" };
+    const fresh = env.LIMITER.get(env.LIMITER.idFromName(meta.key));
+    await fresh.exchange(meta, [acquire("probe")]);
+    await fresh.exchange(meta, [{ t: "settle", id: "probe", outcome: { ...ok, status: 404, cls: "fatal" } }]);
+    await later(fresh);
+    expect((await fresh.exchange(meta, [], { want: 2, cost: 1 })).tickets).toBeUndefined();
+    const { meta: kept, stub } = await limiter();
+    await later(stub);
+    const r = await stub.exchange(kept, [acquire("a")], { want: 1, cost: 10 });
+    expect(r.tickets?.ids).toHaveLength(1);
+    const refused: SettleRequest = { ...ok, cls: "rate_limit", status: 429, final: false, info: { retryAfterMs: 1_000, requests: null, tokens: null } };
+    const after = await stub.exchange(kept, [{ t: "settle", id: "a", outcome: refused }], { want: 1, cost: 10 });
+    expect(after.epoch).not.toBe(r.epoch);
+    expect(after.tickets).toBeUndefined();
   });
 });

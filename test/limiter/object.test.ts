@@ -142,6 +142,25 @@ describe("Limiter Durable Object", () => {
     expect((await stub.state()).concurrency.inFlight).toBe(0);
   });
 
+  it("writes a kept key's state on its first 2xx, and a later 2xx's with the next flush, not in its own turn", async () => {
+    const { key, stub } = limiter();
+    const ok: SettleRequest = { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 30, attempt: 1, final: true, release: true };
+    const written = () => runInDurableObject(stub, (_: Limiter, state: DurableObjectState) => {
+      const row = state.storage.sql.exec<{ v: string }>("SELECT v FROM state WHERE k = 'core'").toArray()[0];
+      return row ? (JSON.parse(row.v) as { metrics: { totalRequests: number } }).metrics.totalRequests : null;
+    });
+    await stub.acquire(req(key, "a"));
+    await stub.settle("a", ok);
+    expect(await written()).toBe(1); // the proof is written at once
+    await stub.acquire(req(key, "b"));
+    await stub.settle("b", ok);
+    // A reply waits for the writes of its turn: the next request's acquire, which carries this
+    // settle, would wait for a commit of the whole state.
+    expect(await written()).toBe(1);
+    await stub.configure({}); // an operator's change is written at once, and so is what waited
+    expect(await written()).toBe(2);
+  });
+
   it("validates config and reset returns to defaults", async () => {
     const { key, stub } = limiter();
     await stub.acquire(req(key, "a"));

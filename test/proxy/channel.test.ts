@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { type Carrier, Channel, type Stub } from "../../src/proxy/channel";
-import type { ExchangeReply, KeyMeta, Op } from "../../src/limiter/types";
+import type { ExchangeReply, KeyMeta, Op, Tickets } from "../../src/limiter/types";
+import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../../src/limiter/tickets";
+import type { Ask } from "../../src/limiter/tickets";
+import { HeldTickets } from "../../src/proxy/tickets";
 
 const META: KeyMeta = { key: "openai:m:0", provider: "openai", model: "m" };
 const acquire = (id: string): Op => ({ t: "acquire", req: { leaseId: id, cost: 1, retry: false, waitMs: 1_000 } });
@@ -11,16 +14,21 @@ const turn = () => new Promise((r) => setTimeout(r, 0));
 /** A fake object: records each batch; answers acquires granted; `hold` keeps batches out until released. */
 function fakeObject(queued = 0, room = 100) {
   const batches: Op[][] = [];
+  /** What each batch asked for, and what the object answers: its epoch, and tickets for an ask. */
+  const asks: (Ask | undefined)[] = [];
+  const key = { epoch: 1, issued: 0 };
   const alone: string[] = [];
   const held: (() => void)[] = [];
   let hold = false;
   let fail = false;
   const stub: Stub = {
-    exchange: (async (_meta: KeyMeta, ops: Op[]): Promise<ExchangeReply> => {
+    exchange: (async (_meta: KeyMeta, ops: Op[], ask?: Ask): Promise<ExchangeReply> => {
       batches.push(ops);
+      asks.push(ask);
       if (hold) await new Promise<void>((r) => held.push(r));
       if (fail) throw Object.assign(new Error("object reset"), { retryable: true });
-      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 16 } : true)), queued, room };
+      const tickets: Tickets | undefined = ask && { ids: Array.from({ length: ask.want }, () => `~k.${++key.issued}`), cost: ask.cost, leaseTtlMs: 60_000, limit: 16 };
+      return { results: ops.map((o) => (o.t === "acquire" ? { granted: true, leaseId: o.req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 16 } : true)), queued, room, epoch: key.epoch, ...(tickets && { tickets }) };
     }) as never,
     settle: (async (id: string) => void alone.push(`settle ${id}`)) as never,
     release: (async (id: string) => (alone.push(`release ${id}`), true)) as never,
@@ -30,11 +38,13 @@ function fakeObject(queued = 0, room = 100) {
   const kept: Promise<unknown>[] = [];
   const carrier: Carrier = { stub: () => stub, fresh: () => stub, waitUntil: (p) => kept.push(p) };
   return {
-    batches, alone, carrier, kept,
+    batches, alone, carrier, kept, asks, key,
     hold: (on: boolean) => (hold = on),
     fail: (on: boolean) => (fail = on),
     letGo: () => held.splice(0).forEach((r) => r()),
     names: () => batches.map((b) => b.map((o) => `${o.t} ${o.t === "acquire" ? o.req.leaseId : o.id}`)),
+    /** An acquire of `cost`, as the limiter client makes it: a ticket if one is held, else a call. */
+    acquire: async (ch: Channel, id: string, cost = 1) => ch.redeem(cost)?.id ?? (await ch.call({ t: "acquire", req: { leaseId: id, cost, retry: false, waitMs: 1_000 } }, carrier), null),
   };
 }
 
@@ -139,5 +149,111 @@ describe("Channel: one isolate's calls to a key, in batches", () => {
     await expect(ch.call(acquire("z"), obj.carrier)).rejects.toThrow(/object reset/);
     await Promise.all(obj.kept);
     expect(obj.alone.sort()).toEqual(["release x", "settle y"]);
+  });
+});
+
+describe("HeldTickets: one isolate's tickets for one key", () => {
+  const grant = (ids: string[], cost = 100): Tickets => ({ ids, cost, leaseTtlMs: 60_000, limit: 16 });
+
+  it("asks for none for a first request, then about as many as it sent in the last period, less what it holds", () => {
+    const h = new HeldTickets();
+    expect(h.take(10, 0)).toBeNull();
+    expect(h.ask(0)).toBeUndefined();
+    h.take(10, 100);
+    h.take(30, 200);
+    expect(h.ask(200)).toEqual({ want: 2, cost: 30 });
+    h.heard({ epoch: 1, tickets: grant(["~a"]) }, 200);
+    expect(h.ask(200)).toEqual({ want: 1, cost: 30 });
+    // A second later the old requests no longer count.
+    expect(h.ask(200 + TICKET_VALID_MS + 100)).toBeUndefined();
+    for (let i = 0; i < 50; i++) h.take(10, 300);
+    expect(h.ask(300)!.want).toBeLessThanOrEqual(TICKETS_PER_ISOLATE);
+  });
+
+  it("hands a request a ticket of the key's last epoch, within its time, for a request no larger than it", () => {
+    const h = new HeldTickets();
+    h.heard({ epoch: 4, tickets: grant(["~a", "~b"], 100) }, 1_000);
+    expect(h.take(101, 1_100)).toBeNull();
+    expect(h.take(100, 1_100)).toEqual({ id: "~a", leaseTtlMs: 60_000, limit: 16 });
+    expect(h.take(5, 1_000 + TICKET_VALID_MS)).toBeNull(); // its time counts from the batch's send
+    expect(h.expired(1_000 + TICKET_VALID_MS)).toEqual(["~b"]);
+    expect(h.size).toBe(0);
+  });
+
+  it("gives back every ticket of an older epoch once the key's answer says it changed", () => {
+    const h = new HeldTickets();
+    h.heard({ epoch: 4, tickets: grant(["~a", "~b"]) }, 0);
+    expect(h.heard({ epoch: 4 }, 10)).toEqual([]);
+    expect(h.heard({ epoch: 5 }, 20)).toEqual(["~a", "~b"]);
+    expect(h.take(1, 30)).toBeNull();
+  });
+});
+
+describe("Channel with tickets", () => {
+  it("asks for tickets on a key with room, once this isolate has sent it requests lately; a request that finds one makes no call", async () => {
+    const obj = fakeObject(0);
+    const ch = new Channel(META, Date.now, 0);
+    expect(await obj.acquire(ch, "a")).toBeNull();
+    expect(obj.asks).toEqual([undefined]); // a first request asks for none: an idle key behaves as before
+    expect(await obj.acquire(ch, "b")).toBeNull();
+    expect(obj.asks[1]).toEqual({ want: 1, cost: 1 });
+    expect(await obj.acquire(ch, "c")).toBe("~k.1");
+    expect(obj.batches).toHaveLength(2);
+  });
+
+  it("down to half its tickets, a request's use leaves at once and asks for more; not while an ask is out", async () => {
+    const obj = fakeObject(0);
+    const t = manual();
+    const ch = new Channel(META, t.now, 50, t.set);
+    for (const id of ["a", "b"]) await obj.acquire(ch, id);
+    expect(ch.runningLow).toBe(true); // one ticket held, the cap is 8
+    const ticket = ch.redeem(1)!;
+    obj.hold(true);
+    ch.post({ t: "use", id: ticket.id, cost: 1 }, obj.carrier, ch.runningLow);
+    await turn();
+    expect(obj.names().at(-1)).toEqual([`use ${ticket.id}`]); // it did not wait 50 ms for company
+    expect(obj.asks.at(-1)).toMatchObject({ want: expect.any(Number) });
+    expect(ch.runningLow).toBe(false); // its ask is out
+    obj.letGo();
+    await turn();
+    await turn();
+    expect(ch.redeem(1)).not.toBeNull(); // what it brought
+  });
+
+  it("asks for none while the key is busy", async () => {
+    const obj = fakeObject(2, 0);
+    const ch = new Channel(META, Date.now, 0);
+    for (const id of ["a", "b", "c"]) await obj.acquire(ch, id);
+    expect(obj.asks.every((a) => a === undefined)).toBe(true);
+  });
+
+  it("gives back the tickets it holds when the key's epoch changes, with its next batch", async () => {
+    const obj = fakeObject(0);
+    const t = manual();
+    const ch = new Channel(META, t.now, 0, t.set);
+    // a and b call (b brings one ticket), c goes on it, d calls and brings three.
+    for (const id of ["a", "b", "c", "d"]) await obj.acquire(ch, id);
+    expect(obj.key.issued).toBe(4);
+    obj.key.epoch = 2;
+    ch.post(release("x"), obj.carrier, true);
+    await turn();
+    await turn();
+    const last = obj.names().at(-1)!;
+    expect(last.filter((n) => n.startsWith("release ~k."))).toHaveLength(3);
+    // What it holds now (if anything) came with the new epoch.
+    expect(Number(ch.redeem(1)?.id.slice(3) ?? 5)).toBeGreaterThan(4);
+  });
+
+  it("gives back tickets past their time with the next batch, or on their own from the request that brought them", async () => {
+    const obj = fakeObject(0);
+    const t = manual();
+    const ch = new Channel(META, t.now, 0, t.set);
+    for (const id of ["a", "b"]) await obj.acquire(ch, id);
+    expect(obj.key.issued).toBe(1);
+    t.advance(TICKET_VALID_MS);
+    await turn();
+    await turn();
+    expect(obj.names().at(-1)).toEqual(["release ~k.1"]);
+    expect(obj.kept.length).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { LimiterClient, LimiterUnavailable } from "../../src/proxy/limiter-client";
 import type { AcquireResult } from "../../src/limiter/types";
+import { Channel } from "../../src/proxy/channel";
 import { freshChannel, META, withBoth, withExchange } from "../support/exchange";
 
 const GRANT: AcquireResult = { granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000, limit: 16 };
@@ -121,5 +122,46 @@ describe("LimiterClient: the channel while the key has room, a session once its 
     await Promise.allSettled(pending.splice(0));
     client.release("l");
     await vi.waitFor(() => expect(calls).toEqual(["release l"]));
+  });
+});
+
+describe("LimiterClient with a ticket", () => {
+  /** A channel that holds one ticket of the key's current epoch, and a stub that records every batch. */
+  function holding() {
+    const batches: { t: string; id?: string; cost?: number; caller?: string }[][] = [];
+    const stub = { exchange: async (_: unknown, ops: { t: string }[]) => (batches.push(ops as never), { results: ops.map(() => GRANT), queued: 0, room: 8, epoch: 3 }) };
+    // Its background ops wait a moment for company, as an isolate's channel's do.
+    const channel = new Channel(META, Date.now, 30);
+    const carrier = { stub: () => stub as never, fresh: () => stub as never, waitUntil: () => {} };
+    // A full hand: its uses need not hurry to bring more.
+    const ids = Array.from({ length: 8 }, (_, i) => `~t.${i + 1}`);
+    channel.answered({ queued: 0, room: 8, epoch: 3, tickets: { ids, cost: 50, leaseTtlMs: 60_000, limit: 16, ratePerMin: 600 } }, carrier);
+    const pending: Promise<unknown>[] = [];
+    const client = new LimiterClient({ idFromName: () => ({}), get: () => stub } as never, META, { waitUntil: (p) => pending.push(p), channel });
+    return { batches, client, pending };
+  }
+  const ok = { cls: "success", status: 200, info: { retryAfterMs: null, requests: null, tokens: null }, latencyMs: 5, attempt: 1, final: true, release: true } as const;
+
+  it("goes upstream with no call; its use, then its settle and release, go back under the ticket's id", async () => {
+    const { batches, client, pending } = holding();
+    const r = await client.acquire({ ...req, cost: 40, caller: "alice", priority: "high" }, Date.now() + 5_000);
+    expect(r).toEqual({ granted: true, leaseId: "l", waitedMs: 0, leaseTtlMs: 60_000, limit: 16, ratePerMin: 600 });
+    expect(batches).toEqual([]);
+    client.settle("l", ok);
+    await vi.waitFor(() => expect(batches.length).toBe(1));
+    await Promise.all(pending);
+    // One call for both, off the request's path (a release rides its settle: a plain answer's one op).
+    expect(batches).toEqual([[
+      expect.objectContaining({ t: "use", id: "~t.1", cost: 40, caller: "alice", priority: "high" }),
+      expect.objectContaining({ t: "settle", id: "~t.1", outcome: ok }),
+    ]]);
+  });
+
+  it("a retry, a pooled request, or a request larger than the ticket asks the object as before", async () => {
+    for (const o of [{ retry: true }, { pooled: true }, { cost: 51 }]) {
+      const { batches, client } = holding();
+      await client.acquire({ ...req, ...o }, Date.now() + 5_000);
+      expect(batches.flat()[0]).toMatchObject({ t: "acquire", req: { leaseId: "l" } });
+    }
   });
 });

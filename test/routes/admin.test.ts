@@ -119,7 +119,7 @@ describe("admin API", () => {
     const s = (await res.json()) as LimiterSnapshot;
     expect(Object.keys(s).sort()).toEqual(["callers", "concurrency", "config", "cooldownUntil", "history", "key", "lastSeen", "metrics", "model", "out", "provider", "quotas", "ratePerMin"]);
     expect(s).toMatchObject({ key, provider: "openai", model: "gpt-4o-mini", cooldownUntil: null, config: {} });
-    expect(Object.keys(s.concurrency).sort()).toEqual(["inFlight", "limit", "max", "min", "phase", "queued"]);
+    expect(Object.keys(s.concurrency).sort()).toEqual(["inFlight", "limit", "max", "min", "phase", "queued", "tickets"]);
     expect(s.quotas.requests).toMatchObject({ limit: 500, remaining: expect.any(Number) });
     expect(s.quotas.tokens).toBeNull();
     expect(Object.keys(s.metrics).sort()).toEqual(["avgLatencyMs", "completedRequests", "failedRequests", "p50LatencyMs", "p99LatencyMs", "rateLimitHits", "retriedRequests", "totalRequests"]);

@@ -50,6 +50,21 @@ describe("limiter policy in simulation", () => {
     expect(r.limit).toBe(12);
   });
 
+  it("tickets (issue 36): on a key with room, spread over 4 isolates, most first attempts go with no call, and nothing else moves", async () => {
+    const sc = { ...pick("faults 20% 500ms 10s k4"), isolates: 4 };
+    const [on, off] = [await simulate(sc, "gateway"), await simulate({ ...sc, tickets: false }, "gateway")];
+    expect(on.ticketed).toBeGreaterThan(0.5 * on.n);
+    expect(off.ticketed).toBe(0);
+    expect(on.failed).toBe(0);
+    expect(on.upstream429).toBe(off.upstream429);
+    expect(on.makespanMs).toBeLessThanOrEqual(off.makespanMs * 1.01);
+    // A quota-bound key keeps a busy queue: no tickets, the same run to the millisecond.
+    const bound = { ...pick("rpm600 second full 300ms 10s k4"), isolates: 4 };
+    const [b1, b0] = [await simulate(bound, "gateway"), await simulate({ ...bound, tickets: false }, "gateway")];
+    expect(b1.ticketed).toBe(0);
+    expect(b1.makespanMs).toBe(b0.makespanMs);
+  });
+
   it("20% transient faults, 2 min: every request answered, no cut, faster than the direct SDK's retries (which give up on some)", async () => {
     const sc = pick("faults 20% 500ms 2min k4");
     const [gw, direct] = [await simulate(sc, "gateway"), await simulate(sc, "direct")];

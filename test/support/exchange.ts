@@ -24,6 +24,8 @@ async function applyOne(stub: FakeStub, meta: KeyMeta, op: Op): Promise<OpResult
       return Boolean(await stub.renew?.(op.id));
     case "cancel":
       return Boolean(await stub.cancel?.(op.id));
+    case "use":
+      return true;
   }
 }
 

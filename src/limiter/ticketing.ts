@@ -1,0 +1,80 @@
+// What tickets do to a key's state (tickets.ts decides when and how many): issued as leases that
+// hold their slots and reserve their cost in the windows, charged to the windows when a request
+// uses one or it lapses, and released when it comes back. Pure: time is passed in.
+import type { LimiterConfig } from "../config/limits";
+import { type AimdState, noteInFlight } from "./aimd";
+import type { CallerBook } from "./callers";
+import type { Lane } from "./lanes";
+import type { Leases } from "./leases";
+import { noteCost, type PaceState } from "./pace";
+import { available, charge, type QuotaState } from "./quota";
+import { TICKET_LAPSE_MS, TICKET_SHARE, type Ask, type KeyRoom, ticketsFor } from "./tickets";
+import { isTicket, type TicketBook } from "./ticket-book";
+
+/** The parts of a key's state tickets touch (LimiterCore's). */
+export interface Ticketed {
+  readonly config: LimiterConfig;
+  readonly leases: Leases;
+  readonly tickets: TicketBook;
+  readonly callers: CallerBook;
+  aimd: AimdState;
+  quota: QuotaState;
+  pace: PaceState;
+}
+
+/** What each window holds now, for ticketsFor (null: no window known). */
+export function windows(k: Pick<Ticketed, "quota">, now: number): Pick<KeyRoom, "requests" | "tokens"> {
+  return { requests: k.quota.requests && available(k.quota.requests, now), tokens: k.quota.tokens && available(k.quota.tokens, now) };
+}
+
+/**
+ * Issues what ticketsFor allows: each a lease of `ask.cost` that expires (unless a request uses it
+ * and renews it) a lease's time after its lapse, so one used at the last moment outlives its
+ * first renewal. Returns the ids.
+ */
+export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
+  const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy + k.tickets.unseenSlots, idle: k.leases.idle + k.tickets.unseenSlots }, ask);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs));
+  return ids;
+}
+
+/**
+ * A request went upstream on ticket `id` (or, with no `who`, the ticket lapsed): its cost is
+ * charged to the windows now, never earlier than the provider saw it, and its lease is numbered
+ * and dated as a grant's. A ticket already used, lapsed or given back changes nothing (its use can
+ * arrive after the request's settle, which uses it first). Returns whether the key held it.
+ */
+export function use(k: Ticketed, id: string, cost: number, now: number, who?: { caller?: string; lane?: Lane }, at = now): boolean {
+  let lease = k.leases.get(id);
+  // A ticket of the last life, handed out too late to be written: one of the slots held back for them.
+  if (!lease && isTicket(id) && k.tickets.takeUnseen(cost)) lease = k.leases.ticket(id, cost, now + k.config.leaseTtlMs, now);
+  if (lease?.ticket === undefined) return lease !== undefined;
+  const spent = Number.isFinite(cost) && cost >= 0 ? Math.min(cost, lease.cost) : lease.cost;
+  charge(k.quota, spent, now);
+  const caller = who && k.callers.admit(who.caller, who.lane ?? "normal", now, () => false);
+  k.leases.use(id, at, k.config.leaseTtlMs, caller);
+  if (caller !== undefined) k.callers.granted(caller, spent, now);
+  noteCost(k.pace, spent);
+  lease.mark = { ...k.quota.granted };
+  noteInFlight(k.aimd, k.leases.active);
+  return true;
+}
+
+/**
+ * Tickets nothing was heard of in TICKET_LAPSE_MS are counted as used: charged now, their slots
+ * held as if a request had gone at the lapse (until a lease's time after it, or their release).
+ */
+export function lapse(k: Ticketed, now: number): void {
+  for (const [id, at] of k.tickets.due(now)) use(k, id, Number.NaN, now, undefined, at);
+}
+
+/**
+ * After a restart that came while up to `slots` tickets may have been out: until the last of them
+ * has lapsed, what they could hold at most is held back (those slots, and the tickets' share of the
+ * tokens window), so a use of one this life never saw finds its slot and its cost set aside.
+ */
+export function holdBack(k: Ticketed, now: number, slots: number): void {
+  const tokens = windows(k, now).tokens;
+  if (slots > 0) k.tickets.holdBack(slots, tokens === null ? 0 : Math.max(0, tokens * TICKET_SHARE), now + TICKET_LAPSE_MS);
+}

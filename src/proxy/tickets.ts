@@ -1,0 +1,76 @@
+// One isolate's tickets for one key (limiter/tickets.ts): admissions its object granted ahead,
+// used by the requests that arrive here while the key has room, given back when they pass their
+// time or the key's epoch changes. Kept in the isolate's channel to the key (channel.ts).
+import { type Ask, askFor, TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets";
+import type { ExchangeReply, Pacing } from "../limiter/types";
+
+interface Ticket {
+  id: string;
+  cost: number;
+  /** Isolate time after which it is not used (counted from the batch's send, before the issue). */
+  until: number;
+  epoch: number | undefined;
+}
+
+/** What a request going on a ticket needs: its id at the object, and what a grant would have said. */
+export type Redeemed = { id: string; leaseTtlMs: number } & Pacing;
+
+export class HeldTickets {
+  #held: Ticket[] = [];
+  /** The key's epoch as its object last said it. */
+  #epoch: number | undefined;
+  /** When this isolate's last requests for the key came, and what they cost (the sizing of its asks). */
+  #times: number[] = [];
+  #costs: number[] = [];
+  #grant: { leaseTtlMs: number } & Pacing = { leaseTtlMs: 0, limit: 0 };
+
+  get size(): number {
+    return this.#held.length;
+  }
+
+  /**
+   * A request of `cost` asks for a slot: a ticket it may go on (its epoch the key's last, its time
+   * not passed, its cost enough), or null. Counted for the next asks either way.
+   */
+  take(cost: number, now: number): Redeemed | null {
+    this.#times.push(now);
+    this.#costs.push(cost);
+    if (this.#times.length > TICKETS_PER_ISOLATE + 1) this.#times.shift(), this.#costs.shift();
+    const i = this.#held.findIndex((t) => t.epoch === this.#epoch && t.until > now && cost <= t.cost);
+    if (i < 0) return null;
+    const [t] = this.#held.splice(i, 1);
+    return { id: t!.id, ...this.#grant };
+  }
+
+  /** What a batch leaving now asks for: about what this isolate sent in the last ticket period. */
+  ask(now: number): Ask | undefined {
+    const recent = this.#times.filter((t) => now - t < TICKET_VALID_MS).length - 1;
+    const want = askFor(recent, this.#held.length);
+    return want > 0 ? { want, cost: Math.max(...this.#costs) } : undefined;
+  }
+
+  /**
+   * An answer from the key's object: its epoch, and the tickets it brought (`sentAt`: when its
+   * batch left). Returns the ids to give back: those of an older epoch.
+   */
+  heard(reply: Pick<ExchangeReply, "epoch" | "tickets">, sentAt: number): string[] {
+    if (reply.epoch !== undefined) this.#epoch = reply.epoch;
+    const t = reply.tickets;
+    if (t) {
+      this.#grant = { leaseTtlMs: t.leaseTtlMs, limit: t.limit, ...(t.ratePerMin !== undefined && { ratePerMin: t.ratePerMin }) };
+      for (const id of t.ids) this.#held.push({ id, cost: t.cost, until: sentAt + TICKET_VALID_MS, epoch: reply.epoch });
+    }
+    return this.#drop((x) => x.epoch !== this.#epoch);
+  }
+
+  /** The ids of tickets past their time, to give back. */
+  expired(now: number): string[] {
+    return this.#drop((t) => t.until <= now);
+  }
+
+  #drop(gone: (t: Ticket) => boolean): string[] {
+    const out = this.#held.filter(gone);
+    if (out.length > 0) this.#held = this.#held.filter((t) => !gone(t));
+    return out.map((t) => t.id);
+  }
+}
