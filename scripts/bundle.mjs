@@ -17,14 +17,20 @@ import { transformSync } from "esbuild";
  * (scripts/dashboard.mjs): 167 KB with the virtual keys' trust work; 184 KB with provider batches
  * (issue 27); Hono's one-router build (`hono/tiny`, PatternRouter) in place of its default (two
  * routers and a chooser) took 6 KB back; traces (issue 28: spans, their export, the OTEL_* variables)
- * add 9 KB, hence 190 KB; the budgets and virtual keys that nothing escapes (issue 33: what a budget
- * can price, stored objects by id, batches the gateway reads itself, label caps, the body stage)
- * add 12 KB, hence 202 KB. What is left is the gateway's own code, spread over every
- * feature (the limiter object ~44 KB, the request path ~19 KB, the cache ~14 KB, usage ~13 KB): the
- * next lever is moving the objects the request path does not run (cache, keys, budgets, batches)
- * into a Worker of their own, bound by `script_name`.
+ * add 9 KB, hence 190 KB (189,128 bytes at b88fffb). Then, measured at each merge: provider dialects as
+ * rows (issue 32: the rows, the parser and classifier reading them, learned windows) +10.7 KB;
+ * a newcomer's and operator's day one (issue 34: virtual keys as gateway credentials, failure counts,
+ * the unreachable error's cause) +5.0 KB; budgets and virtual keys that nothing escapes (issue 33:
+ * what a budget can price, stored objects by id, batches the gateway reads itself, label caps, the
+ * body stage) +12.2 KB; service tiers (issue 35) +7.7 KB: 224,725 bytes. Tickets (issue 36) add
+ * 4.4 KB more (7.6 KB of their own, 3.2 KB of it won back by `#private` members in the limiter and
+ * its client, which esbuild shortens): 229,115 bytes, hence 230 KB. V8 compiles it in about 6 ms
+ * here. What is left is the gateway's own code, spread over every feature (the limiter ~50 KB, the
+ * request path ~25 KB, observability ~18 KB, usage ~15 KB, the cache ~14 KB, Hono 14 KB): the next
+ * lever is moving the objects the request path does not run (cache, keys, budgets, batches) into a
+ * Worker of their own, bound by `script_name`.
  */
-const BUDGET_BYTES = 202_000;
+const BUDGET_BYTES = 230_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {
