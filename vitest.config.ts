@@ -45,6 +45,7 @@ const FRESH = [
   "test/batches/meter.test.ts", "test/cache/admin.test.ts", "test/keys/store.test.ts", "test/pools/proxy.test.ts",
   "test/routes/metrics-scale.test.ts", "test/routes/metrics.test.ts", "test/routes/otel.test.ts", "test/routes/security.test.ts", "test/routes/tiers.test.ts", "test/routes/usage.test.ts",
   "test/routes/callers.test.ts", "test/routes/dialects.test.ts", "test/routes/admin.test.ts",
+  "test/pools/outs.test.ts",
 ];
 
 export default defineConfig({

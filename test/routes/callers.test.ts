@@ -87,13 +87,17 @@ describe("caller names in the ledger (issue 33)", () => {
       key = (await Promise.all(wave))[0]!.headers.get("x-slotgate-key")!;
     }
     const stub = env.LIMITER.get(env.LIMITER.idFromName(key));
-    await vi.waitFor(() => runInDurableObject(stub, (obj: Limiter) => expect(obj.ledger.pending).toBe(names)));
-    await runInDurableObject(stub, (obj: Limiter) => obj.ledger.flush(obj.now()));
-    const res = await call(`/admin/usage?since=${since}&by=caller`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
-    const rows = ((await res.json()) as { rows: { caller: string | null; requests: number }[] }).rows;
+    // Every answer's record reaches the ledger (the object's own flush may have sent some already).
+    let rows: { caller: string | null; requests: number }[] = [];
+    await vi.waitFor(async () => {
+      await runInDurableObject(stub, (obj: Limiter) => obj.ledger.flush(obj.now()));
+      const res = await call(`/admin/usage?since=${since}&by=caller`, { headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+      // This flood's callers only: the file's other tests count their own in the same minute.
+      rows = ((await res.json()) as { rows: typeof rows }).rows.filter((r) => r.caller === "(overflow)" || r.caller?.startsWith("sprayed-"));
+      expect(rows.reduce((a, r) => a + r.requests, 0)).toBe(names);
+    });
     const callers = new Set(rows.map((r) => r.caller));
     expect(callers.size).toBeLessThanOrEqual(MAX_CALLERS + 1);
     expect(callers.has("(overflow)")).toBe(true);
-    expect(rows.reduce((a, r) => a + r.requests, 0)).toBe(names);
   }, 30_000);
 });
