@@ -111,9 +111,9 @@ function stop(child: ChildProcess): Promise<void> {
 
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const root = opts.root ?? resolve(import.meta.dirname, "../..");
-  const port = opts.port ?? (await freePort());
+  let port = opts.port ?? (await freePort());
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
-  const url = `http://127.0.0.1:${port}`;
+  let url = `http://127.0.0.1:${port}`;
   let log = "";
   const collect = (b: Buffer) => {
     log += b.toString();
@@ -157,11 +157,23 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     if (child) await stop(child);
     rmSync(persist, { recursive: true, force: true });
   };
-  try {
-    child = await launch();
-  } catch (err) {
-    await close();
-    throw err;
+  // A port is picked free and then bound by wrangler: another gateway starting at the same moment
+  // (the e2e files run two at a time) can take it first. Then wrangler exits at once with "Address
+  // already in use", and a new pair of ports is tried; a port the caller chose is kept.
+  for (let tries = 1; ; tries++) {
+    try {
+      child = await launch();
+      break;
+    } catch (err) {
+      const taken = err instanceof Error && err.message.includes("Address already in use");
+      if (!taken || opts.port !== undefined || tries >= 4) {
+        await close();
+        throw err;
+      }
+      port = await freePort();
+      url = `http://127.0.0.1:${port}`;
+      log = "";
+    }
   }
   const kill = () =>
     new Promise<void>((done) => {
