@@ -91,6 +91,8 @@ describe("one caller: the text whole, the AI SDK's usage what the provider count
     if (answer.pieces) expect(answer.pieces.filter(Boolean)).toHaveLength(STREAM_CHUNKS); // streamed, not one lump
     const counted = { input: after.input - before.input, output: after.output - before.output };
     expect(counted.output).toBe(prompt(label).split(" ").length);
+    // openai.chat's streamText asks for `stream_options.include_usage` itself: the gateway must pass
+    // that usage chunk through (it strips only the one it asked for), or the AI SDK's usage is undefined.
     expect({ input: answer.usage.inputTokens, output: answer.usage.outputTokens }).toEqual(counted);
 
     const seen = attemptsOf(stack.standin.stats(), apiKey);
