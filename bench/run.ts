@@ -51,8 +51,8 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
     console.log(`npm run bench -- [--quick] [--k N] [--m N] [--concurrency N] [--only ${ALL.map((s) => s.name).join(",")},real] [--verbose]
   --quick        smoke run: K=2, M=16, concurrency 8, short runs (figures are not meant to meet targets)
   --only real    the real-client matrix (issue 17): every shape through wrangler dev with its real client
-                 (openai SDK, @anthropic-ai/sdk, the promptfoo CLI installed on first use into
-                 ~/.cache/slotgate-bench), the simulator's figure beside each; one shape: --only real-cap.
+                 (openai SDK, @anthropic-ai/sdk, the Vercel AI SDK, the promptfoo CLI installed on first use
+                 into ~/.cache/slotgate-bench), the simulator's figure beside each; one shape: --only real-cap.
                  Fleets are fixed per shape (--k/--m/--concurrency do not apply; --quick shrinks them)
   --only pools   key pools and virtual keys (issue 19): pools-share (600+600 and 900+300 RPM beside one key
                  of 1,200), pools-quota (a member without quota; --pool-seconds N, default 120, quick 20;

@@ -74,7 +74,7 @@ export async function measure(ctx: Ctx, s: RealShape, via: "gateway" | "direct")
     }
     const spec: ClientSpec = {
       baseURL: baseURL(ctx, s, via), apiKey, model: s.client === "anthropic" ? ANTHROPIC_MODEL : MODEL, requests: s.m, concurrency: s.c,
-      maxRetries: via === "direct" ? 2 : 0, maxTokens: s.maxTokens, prompt: PROMPT, sdk: s.client === "anthropic" ? "anthropic" : "openai",
+      maxRetries: via === "direct" ? 2 : 0, maxTokens: s.maxTokens, prompt: PROMPT, sdk: s.client, streamEvery: s.streamEvery,
     };
     // The gateway's own machine time (direct runs have no gateway).
     const machine = () => (via === "gateway" ? ctx.gateway.sched() : {});

@@ -4,7 +4,8 @@
 // of the per-minute limit), starting full, on a credential of its own per run.
 import type { StandinOptions } from "../../test/support/standin/index.ts";
 
-export type Client = "openai" | "anthropic" | "promptfoo";
+/** aisdk: the Vercel AI SDK (`ai` with `@ai-sdk/openai`, its default model: the Responses API). */
+export type Client = "openai" | "anthropic" | "promptfoo" | "aisdk";
 
 /** What the shape is held to (issue 17's targets, the cap's and the faults' as issue 29 tightened them). */
 export type Family = "quota" | "cap" | "faults" | "promptfoo";
@@ -24,6 +25,8 @@ export interface RealShape {
   standin: Partial<StandinOptions>;
   /** Option changes at a time after "go" (a limit moved mid-run). */
   changes?: { atMs: number; set: Partial<StandinOptions> }[];
+  /** Every n-th request of a client is streamed and read to its end (SDK clients). */
+  streamEvery?: number;
   /** Also run the same clients straight at the stand-in with their own retries (SDKs: maxRetries 2), as the baseline. */
   direct?: boolean;
 }
@@ -48,6 +51,12 @@ export const SHAPES: RealShape[] = [
     name: "real-rpm",
     label: "openai SDK, 8 x 30 at 16, 1,200 RPM as a 1 s bucket, 300 ms",
     client: "openai", k: 8, m: 30, c: 16, maxTokens: 16, family: "quota",
+    standin: { rpm: 1_200, burst: SECOND, latencyMs: 300 },
+  },
+  {
+    name: "real-aisdk",
+    label: "Vercel AI SDK (openai(model): Responses), generateText and streamText in turn, 8 x 30 at 16, 1,200 RPM as a 1 s bucket, 300 ms",
+    client: "aisdk", k: 8, m: 30, c: 16, maxTokens: 16, family: "quota", streamEvery: 2,
     standin: { rpm: 1_200, burst: SECOND, latencyMs: 300 },
   },
   {

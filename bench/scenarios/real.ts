@@ -1,6 +1,6 @@
 // The real-client matrix (issue 17): each shape of bench/real/shapes.ts through wrangler dev with
-// its real client (openai SDK, @anthropic-ai/sdk, the promptfoo CLI), the simulator's figure for
-// the same shape beside it. `--only real` runs them all; `--only real-promptfoo` one.
+// its real client (openai SDK, @anthropic-ai/sdk, the Vercel AI SDK, the promptfoo CLI), the
+// simulator's figure for the same shape beside it. `--only real` runs them all; `--only real-promptfoo` one.
 import type { Ctx, Scenario } from "../context.ts";
 import { measure } from "../real/measure.ts";
 import { rows } from "../real/report.ts";

@@ -3,6 +3,7 @@
 // wrangler dev and with the promptfoo CLI, is `npm run bench -- --only real` (`--quick` to smoke it).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ctx } from "../../bench/context.ts";
+import { aiSdkCaller } from "../../bench/aisdk.ts";
 import { measure, type Measured } from "../../bench/real/measure.ts";
 import { disagreement, rows } from "../../bench/real/report.ts";
 import type { RealShape } from "../../bench/real/shapes.ts";
@@ -48,6 +49,19 @@ describe("real-client matrix harness", () => {
     expect(m.ok).toBe(6);
     // After the change the bucket holds one request a second: one caller in a row meets its 429s.
     expect(m.upstream429).toBeGreaterThan(0);
+  });
+
+  it("the AI SDK client tells the status its SDK saw, generated or streamed: 200, or a 429 as 429 with its headers (maxRetries 0)", async () => {
+    const apiKey = "sk-bench-real-aisdk";
+    // Two requests in the bucket, then one a second: the third and fourth are refused.
+    standin.configure({ keyLimits: { [apiKey]: { rpm: 60, burst: { requests: 2 } } } });
+    const ask = aiSdkCaller({ baseURL: `${standin.url}/v1`, apiKey, model: "gpt-4o-mini", maxRetries: 0, maxTokens: 16 });
+    const answers = [await ask("one", false), await ask("two", true), await ask("three", false), await ask("four", true)];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429, 429]);
+    expect(answers.map((a) => a.headers?.get("x-ratelimit-limit-requests"))).toEqual(["60", "60", "60", "60"]);
+    expect(answers[2]!.headers?.get("retry-after")).toMatch(/^\d+$/);
+    const seen = standin.stats().log.filter((a) => a.credential === apiKey);
+    expect(seen.map((a) => [a.path, a.stream, a.status])).toEqual([["/v1/responses", false, 200], ["/v1/responses", true, 200], ["/v1/responses", false, 429], ["/v1/responses", true, 429]]);
   });
 
   const measured = (o: Partial<Measured>): Measured => ({
