@@ -10,15 +10,16 @@ const chat = (s: Awaited<ReturnType<typeof standin>>, key: string) =>
 
 describe("stand-in: keyLimits", () => {
   it("a credential's own limits replace the global ones for it alone, in its buckets and its headers", async () => {
-    const s = await standin({ rpm: 60, burst: { requests: 1 }, keyLimits: { big: { rpm: 900, burst: { requests: 3 } } } });
+    // Slow refills (a request every 5 and 10 s), so a loaded machine cannot refill a bucket between two requests.
+    const s = await standin({ rpm: 6, burst: { requests: 1 }, keyLimits: { big: { rpm: 12, burst: { requests: 3 } } } });
     const big = [];
     for (let i = 0; i < 4; i++) big.push(await chat(s, "big"));
     expect(big.map((r) => r.status)).toEqual([200, 200, 200, 429]);
-    expect(big[0]!.headers.get("x-ratelimit-limit-requests")).toBe("900");
+    expect(big[0]!.headers.get("x-ratelimit-limit-requests")).toBe("12");
     expect(big[0]!.headers.get("x-ratelimit-remaining-requests")).toBe("2");
     const small = [await chat(s, "small"), await chat(s, "small")];
     expect(small.map((r) => r.status)).toEqual([200, 429]);
-    expect(small[0]!.headers.get("x-ratelimit-limit-requests")).toBe("60");
+    expect(small[0]!.headers.get("x-ratelimit-limit-requests")).toBe("6");
   });
 
   it("tokens and the concurrency cap per credential too", async () => {
