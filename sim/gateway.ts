@@ -83,7 +83,7 @@ export class SimLimiter implements LimiterCalls {
       const { id: _id, ...grant } = t;
       return Promise.resolve({ granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant });
     }
-    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled }));
+    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier }));
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {

@@ -4,12 +4,12 @@
 // the pool member that holds it. What it
 // makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
-import { estimateUsd, reserveBudget, unpriced } from "../budget/stage";
+import { reserveBudget, unpriced } from "../budget/stage";
+import { worstCase } from "../budget/worst";
 import type { Env } from "../env";
 import type { VirtualKey } from "../keys/object";
 import type { Pool } from "../pools/config";
 import { memberHash } from "../pools/member";
-import { estimateTokens } from "../policy/estimate";
 import { gatewayError } from "../proxy/errors";
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
@@ -190,7 +190,10 @@ async function readUpload(b: BatchAsk, batchOnly: boolean): Promise<{ usd: numbe
   return usd instanceof Response ? usd : { usd };
 }
 
-/** What requests may cost at batch prices (their prompts and output limits); 403 for a model with no price. */
+/**
+ * The most its requests may cost at batch prices (each request's worst case: budget/worst.ts);
+ * 403 for a model with no price, or a request with no bound.
+ */
 function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
   if (typeof b.vk.budget !== "number") return 0;
   let usd = 0;
@@ -198,8 +201,9 @@ function estimateOf(b: BatchAsk, bodies: unknown[]): number | Response {
     const model = String((body as { model?: unknown } | null)?.model ?? "");
     const price = priceOf(b.prices, b.provider, model);
     if (!price) return unpriced(b.vk.name, model);
-    const bytes = JSON.stringify(body).length;
-    usd += estimateUsd(bytes, estimateTokens(body, bytes), batchPrice(price));
+    const worst = worstCase(body, new TextEncoder().encode(JSON.stringify(body)).byteLength, batchPrice(price), model);
+    if ("why" in worst) return gatewayError("forbidden", `virtual key ${b.vk.name} has a budget, and a request of this batch cannot be bounded: ${worst.why}`);
+    usd += worst.bound.usd;
   }
   return usd;
 }

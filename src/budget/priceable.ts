@@ -3,7 +3,6 @@
 // never sees, so it is refused (budget/stage.ts). Data, a row per API family, read by one function.
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
-import type { Price } from "../usage/prices";
 
 /** What a request is to a budget: free, priced by its answer's tokens, or unpriceable (why). */
 export type Pricing = { kind: "free" } | { kind: "priced" } | { kind: "unpriceable"; why: string };
@@ -11,26 +10,23 @@ export type Pricing = { kind: "free" } | { kind: "priced" } | { kind: "unpriceab
 /**
  * One API family's row. `counts`: its token-count endpoints (free). `toolFees`: server-side tools
  * billed per use, which `usage` tokens do not show (as a tool's `type`, or Gemini's tool key).
- * `perUse`: body fields that bill per use the same way. `longContext`: when a request may fall in
- * a dearer long-context band the table cannot price.
+ * `perUse`: body fields that bill per use the same way. (A long-context band is a price: the
+ * table's `long`, chosen by the prompt's reported size, usage/prices.ts.)
  */
 interface Row {
   counts: RegExp;
   toolFees: RegExp;
   perUse: readonly string[];
-  longContext: (r: Asked) => string | null;
 }
 
-export interface Asked {
+/** What a budget reads of a request to price it. */
+export interface PricingAsk {
   flavour: FlavourName;
   method: string;
   rest: string;
   /** The parsed body (null: not JSON). */
   json: unknown;
-  bytes: number;
-  headers: Headers;
   model: string;
-  price: Price | null;
   /**
    * The service tier it is sent at, where not standard (its body's, its header's, its key's or its
    * lane's: tiers/), and whether PRICES (or its provider's published ratio) prices the model there.
@@ -41,20 +37,12 @@ export interface Asked {
 /** Scopes whose endpoints cost nothing (lists, reads, moderation), or whose cost another stage accounts (a provider batch reserves at creation). */
 const FREE_SCOPES = new Set(["models", "moderations", "files", "batches", "stored"]);
 
-/**
- * Gemini's models whose price doubles past a prompt size (`gemini-2.5-pro` above 200,000 tokens,
- * ai.google.dev/gemini-api/docs/pricing). A token is at least a byte, so a body under the band is
- * under it in tokens too; a larger one might not be.
- */
-const GEMINI_BANDS: Record<string, number> = { "gemini-2.5-pro": 200_000 };
-
 const OPENAI: Row = {
   counts: /\/responses\/input_tokens$/,
   // Web search, file search, code interpreter containers and image generation bill per call or per image (openai.com/api/pricing).
   toolFees: /^(?:web_search|file_search|code_interpreter|image_generation)/,
   // `web_search_options`: chat completions' web search, per call; `background`: the answer comes later, without usage.
   perUse: ["web_search_options", "background"],
-  longContext: () => null,
 };
 
 const ROWS: Record<FlavourName, Row> = {
@@ -65,18 +53,12 @@ const ROWS: Record<FlavourName, Row> = {
     // Web search ($10 per 1,000 searches) and code execution (container hours) bill apart from tokens (docs.claude.com, pricing).
     toolFees: /^(?:web_search_|code_execution_)/,
     perUse: [],
-    // The 1M-token context window (beta `context-1m-...`) prices prompts over 200,000 tokens higher.
-    longContext: (r) => (/context-1m/i.test(r.headers.get("anthropic-beta") ?? "") ? "the long-context beta (anthropic-beta: context-1m) prices prompts over 200,000 tokens higher" : null),
   },
   gemini: {
     counts: /:countTokens$/,
     // Grounding with Google Search or Maps bills per grounded request (ai.google.dev/gemini-api/docs/pricing); code execution is tokens.
     toolFees: /^(?:googleSearch|google_search|googleSearchRetrieval|google_search_retrieval|googleMaps|google_maps|enterpriseWebSearch|enterprise_web_search)$/,
     perUse: [],
-    longContext: (r) => {
-      const band = GEMINI_BANDS[r.model.replace(/^models\//, "")];
-      return band !== undefined && r.bytes > band ? `${r.model} prices prompts over ${band.toLocaleString("en-US")} tokens higher, and this body may be one` : null;
-    },
   },
 };
 
@@ -86,7 +68,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 const toolNames = (t: unknown): string[] => (isObj(t) ? (typeof t.type === "string" ? [t.type] : Object.keys(t)) : []);
 
 /** How a budget sees this request. */
-export function pricing(r: Asked): Pricing {
+export function pricing(r: PricingAsk): Pricing {
   const scope = scopeOf(r.flavour, r.method, r.rest);
   if (scope && FREE_SCOPES.has(scope)) return { kind: "free" };
   const no = (why: string): Pricing => ({ kind: "unpriceable", why });
@@ -101,6 +83,5 @@ export function pricing(r: Asked): Pricing {
   const field = row.perUse.find((f) => body[f] !== undefined && body[f] !== false);
   if (field) return no(`${field} is billed apart from the answer's tokens`);
   if (r.tier && !r.tier.priced) return no(`service tier ${JSON.stringify(r.tier.name)} has no price in PRICES`);
-  const long = row.longContext(r);
-  return long ? no(long) : { kind: "priced" };
+  return { kind: "priced" };
 }

@@ -9,8 +9,8 @@ import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { RetryDecision } from "../policy/backoff";
 import { sleep } from "../sleep";
 import { servedTier } from "../tiers/body";
-import { noteTierTry, tierRetry, worthTrying } from "../tiers/fallback";
-import { atTier, type LineTier, lineTier } from "./tier";
+import { noteTierTry, tierRetry, tiersToTry, worthTrying } from "../tiers/fallback";
+import { atTier, type LineTier, lineTier, standardWhy } from "./tier";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { LocalLimiter } from "./local-limiter";
@@ -66,7 +66,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     if (attempt === 1) deadline = ctx.now() + ctx.gateway.deadlineMs;
 
     // A line that waited on its tier goes at standard once the tier looks shed (as the gateway's attempts).
-    if (tiered && attempt > 1 && tiered.tier !== "standard" && !worthTrying(tiered.outlook, ctx.now())) tiered.tier = "standard";
+    if (tiered && attempt > 1 && tiered.tier !== "standard" && !worthTrying(tiered.outlook, ctx.now())) (tiered.tier = "standard"), (tiered.why ??= "shed");
     const ex = await send(ctx, tiered ? atTier(item, tiered) : item);
     if (ex === null) {
       const d = ctx.abort.aborted ? null : decide(ctx, "transient", attempt, null, deadline);
@@ -86,8 +86,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     const d = cls === "success" ? null : tierDecision(ctx, tiered, cls, decide(ctx, cls, attempt, info.retryAfterMs, deadline), attempt, deadline);
     if (cls === "success" && tiered) {
       if (tiered.tier !== "standard") noteTierTry(tiered.outlook, false);
-      ctx.served.set(item.customId, servedTier(tiered.spec, ex.headers, ex.body) ?? tiered.tier);
-    }
+      const served = servedTier(tiered.spec, ex.headers, ex.body) ?? tiered.tier;
+      ctx.served.set(item.customId, { tier: served, why: standardWhy(ctx.tier, served, tiered.refusals, true, tiered.why) });
+    } else if (cls === "success" && ctx.tier) ctx.served.set(item.customId, { tier: "standard", why: "not_sold" });
     // Settled before any back-off, so a 429's shared gate is shut before anyone else goes.
     // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).
     const next = cls === "rate_limit" && d?.retry ? `${nonce}:${attempt + 1}` : undefined;
@@ -104,8 +105,9 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
 /** A line sent at a tier (tiers/fallback.ts, tierRetry, as the gateway's steps): waited through at the tier, or on at standard. */
 function tierDecision(ctx: SendContext, t: LineTier | null, cls: OutcomeClass, d: RetryDecision, attempt: number, deadline: number): RetryDecision {
   if (!t || t.tier === "standard") return d;
-  const next = tierRetry(t.outlook, cls, d, {
-    refusals: cls === "capacity" ? ++t.refusals : t.refusals, fallback: "standard", attempt,
+  noteTierTry(t.outlook, cls === "capacity");
+  const next = tierRetry(cls, d, {
+    refusals: cls === "capacity" ? ++t.refusals : t.refusals, tries: tiersToTry(t.outlook), fallback: "standard", attempt,
     maxAttempts: ctx.gateway.maxAttempts, now: ctx.now(), started: deadline - ctx.gateway.deadlineMs, deadline,
   });
   if (next.standard) t.tier = "standard";

@@ -18,6 +18,15 @@ export interface Counters {
   retries: number;
 }
 
+/** Why a line of a run that asked a tier went at standard: its model sells none here, the tier refused it, or the tier looked shed. */
+export type StandardWhy = "not_sold" | "refused" | "shed";
+
+/** The tier that served a line, and, in a run that asked another, why it was standard. */
+export interface Served {
+  tier: Tier;
+  why?: StandardWhy;
+}
+
 /** What one item's driver needs from the runner. */
 export interface SendContext {
   fetch: typeof fetch;
@@ -36,7 +45,7 @@ export interface SendContext {
   /** The tier the run's lines go at where their provider sells it (`--mode flex`); absent: none asked. */
   tier?: Tier;
   /** The tier that served each answered line, by custom_id, until its line is recorded (priced at it). */
-  served: Map<string, Tier>;
+  served: Map<string, Served>;
   /** Direct mode: the run's outlook of each provider's and model's tier (tiers/fallback.ts). */
   outlooks: Map<string, Outlook>;
 }

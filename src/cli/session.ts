@@ -105,18 +105,18 @@ export async function openSession(o: BatchOptions): Promise<Session> {
   };
   const limiters = new LocalLimiters(directLimits({ ...DEFAULT_LIMITER }, concurrency, o.limiter), now);
   const drive = (it: Item) => (gatewayBase ? runGateway(ctx, it) : runDirect(ctx, limiters.for(`${it.provider}:${it.model}`), it));
-  const spend = new SpendTally(prices);
+  const spend = new SpendTally(prices, tier);
   const tally: Tally = { succeeded: 0, failed: 0, retryable: 0, interrupted: 0, byReason: {} };
   const writer = new OutputWriter(o.out);
 
   const record = (line: OutputLine | null, item?: Pick<Item, "provider" | "model">, batch = false) => {
     if (line === null) return;
     writer.write(line);
-    const tier = ctx.served.get(line.custom_id);
+    const served = ctx.served.get(line.custom_id);
     ctx.served.delete(line.custom_id);
     if (line.error === null) {
       tally.succeeded += 1;
-      if (item) spend.add(item.provider, item.model, line.response?.body, batch, tier);
+      if (item) spend.add(item.provider, item.model, line.response?.body, batch, served?.tier, served?.why);
     } else if (line.error.code === "interrupted") tally.interrupted += 1;
     else {
       tally.failed += 1;

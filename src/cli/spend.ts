@@ -1,5 +1,6 @@
 // What a batch run's answers report they used, and cost at the price table (PRICES over the built-in one).
 import type { Tier } from "../providers/dialect";
+import type { StandardWhy } from "./exchange";
 import { DIALECTS } from "../providers/dialects";
 import { BUILT_IN } from "../providers/table";
 import { batchPrice, costOf, priceOf, type PriceTable, tierPrice } from "../usage/prices";
@@ -22,19 +23,30 @@ export interface SpendSummary {
   syncCostUsd: number;
   /** Synchronous answers by the service tier that served them (issue 35): how many, and what they cost. */
   tiers: Partial<Record<Tier, { answers: number; costUsd: number }>>;
+  /** The tier the run asked for (`--mode flex`), and why each answer not served at it was not (issue 39); the models that sell none. */
+  asked?: Tier;
+  why: Partial<Record<StandardWhy, number>>;
+  notSold: string[];
 }
 
 export class SpendTally {
-  readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0, batchCostUsd: 0, batchAnswers: 0, syncCostUsd: 0, tiers: {} };
+  readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0, batchCostUsd: 0, batchAnswers: 0, syncCostUsd: 0, tiers: {}, why: {}, notSold: [] };
   private prices: PriceTable;
 
-  constructor(prices: PriceTable) {
+  /** `asked`: the tier the run asked its lines to go at (`--mode flex`). */
+  constructor(prices: PriceTable, asked?: Tier) {
     this.prices = prices;
+    if (asked) this.s.asked = asked;
   }
 
-  /** One answered line: its body's usage at its provider's and model's price (`batch`: the batch price; else the price of the tier that served it). */
-  add(provider: string, model: string, body: unknown, batch = false, tier: Tier = "standard"): void {
+  /**
+   * One answered line: its body's usage at its provider's and model's price (`batch`: the batch
+   * price; else the price of the tier that served it), and why it was not served at the tier asked.
+   */
+  add(provider: string, model: string, body: unknown, batch = false, tier: Tier = "standard", why?: StandardWhy): void {
     if (batch) this.s.batchAnswers += 1;
+    if (why) this.s.why[why] = (this.s.why[why] ?? 0) + 1;
+    if (why === "not_sold" && !this.s.notSold.includes(model) && this.s.notSold.length < NOT_SOLD_NAMED) this.s.notSold.push(model);
     const t = usageIn(body);
     if (!t) {
       this.s.unknownUsage += 1;
@@ -69,8 +81,23 @@ export function spendRows(s: SpendSummary): [string, string][] {
   return [
     ["tokens", `${n(s.inputTokens)} in${s.cachedTokens ? ` (${n(s.cachedTokens)} cached)` : ""}, ${n(s.outputTokens)} out`],
     ["cost", `$${s.costUsd.toFixed(4)}${left.length ? `  (${left.join(", ")})` : ""}`],
-    ...(s.batchAnswers > 0 ? [batchRow(s)] : Object.keys(s.tiers).some((t) => t !== "standard") ? [tierRow(s)] : []),
+    ...(s.batchAnswers > 0 ? [batchRow(s)] : s.asked || Object.keys(s.tiers).some((t) => t !== "standard") ? [tierRow(s)] : []),
+    ...(s.asked && Object.keys(s.why).length > 0 ? [whyRow(s)] : []),
   ];
+}
+
+/** Models named in the summary as selling no tier the run asked; the rest are counted. */
+const NOT_SOLD_NAMED = 5;
+
+/** A run that asked a tier: why its other answers were not served at it. */
+function whyRow(s: SpendSummary): [string, string] {
+  const n = (k: StandardWhy) => s.why[k] ?? 0;
+  const parts = [
+    n("not_sold") && `${n("not_sold")} because ${s.notSold.join(", ")} sell${s.notSold.length === 1 ? "s" : ""} no ${s.asked} here`,
+    n("refused") && `${n("refused")} after ${s.asked} refused them for capacity`,
+    n("shed") && `${n("shed")} while ${s.asked} was shed`,
+  ].filter(Boolean);
+  return ["  not at " + s.asked, parts.join("; ")];
 }
 
 const ratio = (s: SpendSummary) => (s.syncCostUsd > 0 ? ` (${(s.costUsd / s.syncCostUsd).toFixed(2)}x)` : "");

@@ -5,7 +5,7 @@ import { DIALECTS } from "../providers/dialects";
 import { BUILT_IN } from "../providers/table";
 import { offered, withTier } from "../tiers/body";
 import { newOutlook, type Outlook, worthTrying } from "../tiers/fallback";
-import type { SendContext } from "./exchange";
+import type { SendContext, StandardWhy } from "./exchange";
 import type { Item } from "./input";
 
 export interface LineTier {
@@ -18,6 +18,8 @@ export interface LineTier {
   tier: Tier;
   /** The tier's refusals it waited through. */
   refusals: number;
+  /** Why it goes at standard from the start, where it does. */
+  why?: StandardWhy;
 }
 
 /** The line's tier, where the run asks one and the line's provider sells it for its model and endpoint; else null (sent as written). */
@@ -27,8 +29,14 @@ export function lineTier(ctx: SendContext, item: Item): LineTier | null {
   const id = `${item.provider}\n${item.model}\n${ctx.tier}`;
   let outlook = ctx.outlooks.get(id);
   if (!outlook) ctx.outlooks.set(id, (outlook = newOutlook()));
-  const want = offered(spec, ctx.tier, item.model, item.url) && worthTrying(outlook, ctx.now()) ? ctx.tier : "standard";
-  return { spec, dialect: { ...DIALECTS.generic, tiers: spec }, outlook, tier: want, refusals: 0 };
+  const why = !offered(spec, ctx.tier, item.model, item.url) ? "not_sold" : !worthTrying(outlook, ctx.now()) ? "shed" : undefined;
+  return { spec, dialect: { ...DIALECTS.generic, tiers: spec }, outlook, tier: why ? "standard" : ctx.tier, refusals: 0, ...(why && { why }) };
+}
+
+/** Why a line that went at `served` in a run that asked `asked` was not served at it (undefined: it was, or none was asked). */
+export function standardWhy(asked: Tier | undefined, served: Tier, refusals: number, sold: boolean, before?: StandardWhy): StandardWhy | undefined {
+  if (!asked || served === asked) return undefined;
+  return before ?? (!sold ? "not_sold" : refusals > 0 ? "refused" : "shed");
 }
 
 /** The line with its provider's tier field written. */

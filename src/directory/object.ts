@@ -127,8 +127,21 @@ export class Directory extends DurableObject<Env> {
   }
 
   /**
-   * Whether credential `cred` (`provider:hash`) may use `label`: one it used within RETENTION_MS
-   * (seen again now), or a new one while it has fewer than LABELS_PER_CREDENTIAL.
+   * Whether credential `cred` (`provider:hash`) may use `label`: one it used within RETENTION_MS,
+   * or a new one while it has fewer than LABELS_PER_CREDENTIAL. Writes nothing: a label is kept
+   * only once its credential has been answered (admitLabel), so a stranger's keys cost no storage.
+   */
+  async mayUseLabel(cred: string, label: string, now: number): Promise<boolean> {
+    const sql = this.ctx.storage.sql;
+    const cutoff = now - RETENTION_MS;
+    if (sql.exec("SELECT 1 FROM labels WHERE cred = ? AND label = ? AND last_seen >= ?", cred, label, cutoff).toArray().length > 0) return true;
+    return sql.exec<{ n: number }>("SELECT count(*) AS n FROM labels WHERE cred = ? AND last_seen >= ?", cred, cutoff).one().n < LABELS_PER_CREDENTIAL;
+  }
+
+  /**
+   * Keeps `label` for credential `cred` (`provider:hash`), which the provider has answered: one it
+   * used within RETENTION_MS is seen again now, a new one is kept while it has fewer than
+   * LABELS_PER_CREDENTIAL. Whether it was (or is) kept.
    */
   async admitLabel(cred: string, label: string, now: number): Promise<boolean> {
     const sql = this.ctx.storage.sql;

@@ -16,6 +16,7 @@ import type { Admission, Lease, Outcome, Persisted } from "./state";
 import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
 import type { MemberView, Pacing, SettleAnswer } from "./types";
 import { isTicket, TicketBook } from "./ticket-book";
+import { TierOutlooks } from "./tier-outlooks";
 import { holdBack, issue as issueTickets, lapse, use, windows } from "./ticketing";
 import { type Ask, fellBelow, TICKET_LAPSE_MS } from "./tickets";
 import type { Lane } from "./lanes";
@@ -44,6 +45,8 @@ export class LimiterCore implements Learned {
   readonly claims = new Claims();
   /** Tickets out (tickets.ts): slots and quota granted to isolates ahead of their requests. */
   readonly tickets: TicketBook;
+  /** The key's outlook of each service tier it is asked at (tier-outlooks.ts). */
+  readonly tiers = new TierOutlooks();
   /** Changes whenever the tickets out are taken back: an isolate uses none of an older epoch. */
   epoch: number;
   aimd!: AimdState;
@@ -292,6 +295,7 @@ export class LimiterCore implements Learned {
     // A settle means a request went upstream: on a ticket whose use has not arrived yet, too.
     if (this.leases.get(id)?.ticket !== undefined) use(this, id, Number.NaN, now);
     const was = windows(this, now);
+    if (o.tier) this.tiers.note(o.tier, o.cls === "capacity", now);
     const r = this.#outcomes.settle(this, id, o, now);
     if (r.memberMoved) this.#ousting = isOut(this.member);
     // A 429, or a reading below the model, takes back every ticket out.
@@ -311,8 +315,13 @@ export class LimiterCore implements Learned {
     return changed;
   }
 
-  /** After `settle`: when the attempt's retry may come back (outcomes.ts, retryWord). */
+  /**
+   * After `settle`: when the attempt's retry may come back (outcomes.ts, retryWord). A tier's
+   * capacity refusal while the key learns the tier, or once it has the tier shed, comes back at
+   * once (tier-outlooks.ts): its grant then says whether it goes at the tier or at standard.
+   */
   retryWord(o: Outcome, now: number): SettleAnswer {
+    if (o.cls === "capacity" && !o.final && o.tier && this.tiers.againAtOnce(o.tier)) return { retry: "now" };
     return retryWord(this, o, now);
   }
 

@@ -95,7 +95,7 @@ export class LimiterDriver {
         switch (op.t) {
           case "acquire":
             acquires.push([i, op.req.leaseId, this.waiters.join({
-              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled,
+              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled, tier: op.req.tier,
             })]);
             break;
           case "settle": {

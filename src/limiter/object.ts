@@ -202,7 +202,7 @@ export class Limiter extends DurableObject<Env> {
   async acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
     this.#touch(req, now, true);
-    const answer = this.#driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled });
+    const answer = this.#driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#telemetry.moved(now);
     return answer;
   }

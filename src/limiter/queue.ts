@@ -1,3 +1,4 @@
+import type { Tier } from "../providers/dialect";
 import { DEFAULT_CALLER } from "./callers";
 import { DEFAULT_WEIGHTS, isLane, type Lane, LANES, type LaneWeights } from "./lanes";
 
@@ -16,6 +17,8 @@ export interface Waiter {
   lane?: Lane;
   /** A pooled request (see membership.ts). */
   pooled?: boolean;
+  /** The service tier it asks to go at, when not standard: its grant says whether the key's outlook has it shed. */
+  tier?: Tier;
 }
 
 /** One caller's line in one lane: its retries, then its fresh arrivals, each in arrival order. */

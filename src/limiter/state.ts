@@ -1,3 +1,4 @@
+import type { Tier } from "../providers/dialect";
 // The core's own records: a held slot, an attempt's outcome, and what survives a restart.
 import type { LimiterOverride } from "../config/limits";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
@@ -48,6 +49,8 @@ export interface Outcome {
   confirmOnly?: boolean;
   /** A pooled request's answer: while the member is out only the probe's answer counts. */
   pooled?: boolean;
+  /** The service tier it went at, when not standard: the key's outlook of that tier learns from it (tier-outlooks.ts). */
+  tier?: Tier;
 }
 
 export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean };

@@ -2,6 +2,8 @@ import type { LimiterOverride } from "../config/limits";
 import type { CallerView } from "./callers";
 import type { Outcome } from "./core";
 import type { Lane } from "./lanes";
+import type { Shed } from "./tier-outlooks";
+import type { Tier } from "../providers/dialect";
 import type { Ended, UsageRecord } from "../usage/types";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
@@ -26,6 +28,8 @@ export interface AcquireRequest extends KeyMeta {
   priority?: Lane;
   /** Sent for a pool (a virtual key): the member's in/out state applies, and the answer carries its view. */
   pooled?: boolean;
+  /** The service tier the attempt asks to go at, when not standard: the grant says whether the key has it shed. */
+  tier?: Tier;
 }
 
 /** What a pooled request learns of the member it asked, for the Worker's choice of the next member. */
@@ -47,7 +51,7 @@ export interface Pacing {
 }
 
 export type AcquireResult = (
-  | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number } & Pacing)
+  | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number; shed?: Shed } & Pacing)
   | ({ granted: false; reason: "queue_timeout" | "out"; retryAfterMs: number } & Partial<Pacing>)
 ) & { view?: MemberView };
 

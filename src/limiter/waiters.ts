@@ -1,6 +1,8 @@
 import type { LimiterCore } from "./core";
+import type { Tier } from "../providers/dialect";
 import type { Lane } from "./lanes";
 import type { Waiter } from "./queue";
+import type { Shed } from "./tier-outlooks";
 import type { AcquireResult, MemberView } from "./types";
 
 export interface WaiterRequest {
@@ -12,6 +14,7 @@ export interface WaiterRequest {
   caller?: string;
   lane?: Lane;
   pooled?: boolean;
+  tier?: Tier;
 }
 
 type Pending = { promise: Promise<AcquireResult>; resolve: (r: AcquireResult) => void };
@@ -128,7 +131,7 @@ export class Waiters {
     for (const w of ousted) this.#answer(w.id, { granted: false, reason: "out", retryAfterMs: Math.max(0, this.#core.member.until - now), ...this.#viewFor(w, now) });
     for (const w of granted) {
       this.#onGrant(w, now - w.enqueuedAt);
-      this.#answer(w.id, { ...this.#granted(w.id, now - w.enqueuedAt), ...this.#viewFor(w, now) });
+      this.#answer(w.id, { ...this.#granted(w.id, now - w.enqueuedAt), ...this.#viewFor(w, now), ...this.#shedFor(w, now) });
     }
     for (const w of expired) {
       const retryAfterMs = this.#core.retryAfter(w.cost, now, w);
@@ -150,6 +153,12 @@ export class Waiters {
   /** A pooled request's answer carries the member's view; nobody else's pays for it. */
   #viewFor(w: { pooled?: boolean; cost: number }, now: number): { view?: MemberView } {
     return w.pooled ? { view: this.#core.view(w.cost, now) } : {};
+  }
+
+  /** A grant asked at a tier the key's outlook has shed says so (tier-outlooks.ts): its request goes at standard, or gives the refusal back. */
+  #shedFor(w: { tier?: Tier }, now: number): { shed?: Shed } {
+    const shed = w.tier ? this.#core.tiers.shed(w.tier, now) : null;
+    return shed ? { shed } : {};
   }
 
   #granted(id: string, waitedMs: number): AcquireResult {

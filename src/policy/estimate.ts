@@ -1,7 +1,14 @@
+// What a request body asks of a provider, read cheaply on every request: the tokens it will draw
+// from the key's windows (the limiter's estimate), the output it allows, how many answers it asks for.
+
 /** Output tokens assumed when a request names no limit: providers reserve some against TPM too. */
 export const DEFAULT_OUTPUT_TOKENS = 256;
 /** Cost of a body that is not JSON: forwarded untouched, charged a flat guess. */
 export const DEFAULT_COST = 1_000;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const count = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 /**
  * Tokens a request will draw from the provider's TPM: about a token per 4 bytes of body (prompt
@@ -12,13 +19,31 @@ export function estimateTokens(body: unknown, bytes: number): number {
   return Math.ceil(bytes / 4) + Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
 }
 
-/** The output limit a body names (`max_tokens`, `max_completion_tokens`, `max_output_tokens`, Gemini's `maxOutputTokens`), or null. */
+/** Gemini's generation config, as the REST API takes it: `generationConfig` or `generation_config`. */
+const generation = (b: Obj): Obj | undefined => {
+  const g = b.generationConfig ?? b.generation_config;
+  return isObj(g) ? g : undefined;
+};
+
+/**
+ * The output limit a body names, per answer: `max_tokens`, `max_completion_tokens`,
+ * `max_output_tokens`, Gemini's `maxOutputTokens` (or `max_output_tokens`) in its generation
+ * config; null when it names none.
+ */
 export function outputLimit(body: unknown): number | null {
-  if (typeof body !== "object" || body === null) return null;
-  const b = body as Record<string, unknown>;
-  const gen = b.generationConfig as Record<string, unknown> | undefined;
-  const out = [b.max_tokens, b.max_completion_tokens, b.max_output_tokens, gen?.maxOutputTokens].find(
-    (v): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0,
-  );
+  if (!isObj(body)) return null;
+  const gen = generation(body);
+  const out = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens, gen?.maxOutputTokens, gen?.max_output_tokens].find(count);
   return out ?? null;
+}
+
+/**
+ * How many answers one request is billed for: OpenAI's `n` (and a completion's `best_of`, each
+ * generated and billed), Gemini's `candidateCount`. At least 1.
+ */
+export function choicesOf(body: unknown): number {
+  if (!isObj(body)) return 1;
+  const gen = generation(body);
+  const asked = [body.n, body.best_of, gen?.candidateCount, gen?.candidate_count].filter(count).map(Math.ceil);
+  return Math.max(1, ...asked);
 }

@@ -15,6 +15,7 @@ import { gatewayError } from "../proxy/errors";
 import type { KeyMeta } from "../limiter/types";
 import { allowed, scopeOf } from "../providers/endpoints";
 import { batchesGrant } from "../batches/stage";
+import type { Dialect } from "../providers/dialect";
 import type { Provider } from "../providers/table";
 import { type Pool, poolsOf, serves } from "./config";
 import { memberRequest, virtualKeyIn } from "./member";
@@ -90,11 +91,13 @@ export interface RouteInput {
   body: unknown;
   outMs: number;
   limiterFor: (meta: KeyMeta) => LimiterCalls;
+  /** Only members whose dialect passes serve it (a request that may not fall back from its tier: tiers/plan.ts). */
+  serves?: (d: Dialect) => boolean;
 }
 
 /** The pool's members that can serve this request, as targets; a 400 when none can. */
 export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
-  const built = await Promise.all(r.pool.members.map((m) => memberRequest(m, r.rest, r.search, r.headers, r.body)));
+  const built = await Promise.all(r.pool.members.map((m) => (!r.serves || r.serves(DIALECTS[m.provider.dialect]) ? memberRequest(m, r.rest, r.search, r.headers, r.body) : null)));
   const members = r.pool.members.flatMap((m, i) => {
     const req = built[i];
     if (!req) return [];

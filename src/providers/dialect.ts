@@ -133,8 +133,10 @@ export type TierRefusal = RefusalRule & { tier: Tier };
  * standard, never refused.
  */
 export interface TierSpec {
-  /** The body field a request names its tier in. */
+  /** The body field a request names its tier in (the one the gateway writes). */
   field: string;
+  /** Other spellings the provider takes for it (Gemini's REST API takes `serviceTier` too): read, and replaced when the gateway writes. */
+  aliases?: readonly string[];
   /** The value the gateway writes for each tier it may ask for. */
   values: Partial<Record<Tier, string>>;
   /** The routes (after the provider) whose bodies take the field: writing it elsewhere (embeddings) would be refused. */

@@ -63,6 +63,8 @@ export const GROQ_TIERS: TierSpec = {
  */
 export const GEMINI_TIERS: TierSpec = {
   field: "service_tier",
+  // Its JSON takes the proto field's camelCase name too (protobuf's JSON mapping accepts both).
+  aliases: ["serviceTier"],
   values: { flex: "flex", standard: "standard", priority: "priority" },
   routes: /\/models\/[^/:]+:(?:generateContent|streamGenerateContent)$/,
   models: { flex: /^gemini-(?:2\.5|3)/, priority: /^gemini-(?:2\.5|3)/ },

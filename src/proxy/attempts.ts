@@ -10,6 +10,7 @@ import type { LimiterCalls } from "./limiter-client";
 import { stampPacing } from "./pacing";
 import { hideMember } from "./pooled";
 import type { Deps, Plan } from "./run";
+import type { Slot } from "./slot";
 import type { Route, Target } from "./target";
 
 /** What the target's answers mean: its own dialect (a pool member's), else the request's, else every family. */
@@ -94,13 +95,14 @@ export class Attempts {
   }
 
   /**
-   * An attempt's outcome as its settle carries it (a pool's member hears it as pooled); a final
-   * error, the GenAI operation it ended (a success's rides its usage record).
+   * An attempt's outcome as its settle carries it (a pool's member hears it as pooled; the key's
+   * outlook of a tier, the tier it went at); a final error, the GenAI operation it ended (a
+   * success's rides its usage record).
    */
-  outcome(cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, attempt: number, final: boolean): SettleRequest {
+  outcome(slot: Slot, cls: OutcomeClass, status: number, info: RateLimitInfo, latencyMs: number, final: boolean): SettleRequest {
     const o = final && cls !== "success" ? this.plan.operation : undefined;
     return {
-      cls, status, info, latencyMs, attempt, final, release: true, ...(this.route && { pooled: true }),
+      cls, status, info, latencyMs, attempt: slot.attempt, final, release: true, ...(this.route && { pooled: true }), ...(slot.tier !== "standard" && { tier: slot.tier }),
       ...(o && { ended: { op: o.op, model: o.model, ms: this.now() - o.start, error: status ? String(status) : "upstream_unreachable" } }),
     };
   }

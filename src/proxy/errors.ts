@@ -18,7 +18,8 @@ export type GatewayErrorType =
   | "forbidden"
   | "key_store_unavailable"
   | "conflict"
-  | "request_timeout";
+  | "request_timeout"
+  | "tier_unavailable";
 
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
@@ -40,6 +41,7 @@ const STATUS: Record<GatewayErrorType, number> = {
   key_store_unavailable: 503,
   conflict: 409,
   request_timeout: 408,
+  tier_unavailable: 429,
 };
 
 export function gatewayError(type: GatewayErrorType, message: string, headers: Record<string, string> = {}): Response {

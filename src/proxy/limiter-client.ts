@@ -97,9 +97,10 @@ export class LimiterClient implements LimiterCalls {
   }
 
   async acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
-    // A retry goes through the queue (at the head of its line), and a pool's member choice needs
-    // its object's answer: only a request's first attempt at a key of its own takes a ticket.
-    const t = req.retry || req.pooled || this.#session?.open ? null : this.#channel.redeem(req.cost);
+    // A retry goes through the queue (at the head of its line), a pool's member choice needs its
+    // object's answer, and so does a tier the key may have shed: only a request's first attempt at
+    // a key of its own, at standard, takes a ticket.
+    const t = req.retry || req.pooled || req.tier || this.#session?.open ? null : this.#channel.redeem(req.cost);
     if (t) {
       this.#ticketOf.set(req.leaseId, t.id);
       // Its use waits for company, unless the isolate is down to its last ticket: then it leaves

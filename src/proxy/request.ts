@@ -4,7 +4,7 @@ import { estimateTokens } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
 import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
-import { bodyTier } from "../tiers/body";
+import { bodyTier, tierField } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
@@ -51,6 +51,6 @@ export function asksToStream(json: unknown, rest: string, search: string): boole
 /** The tier the body names in its provider's field, and the field as written when it names none the row knows. */
 function bodyTiers(spec: TierSpec | undefined, json: unknown, route: string): { tier: Tier | null; unknownTier: string | null } {
   const tier = bodyTier(spec, json, route);
-  const raw = spec && !tier && spec.routes.test(route) && typeof json === "object" && json !== null ? (json as Record<string, unknown>)[spec.field] : undefined;
+  const raw = spec && !tier && spec.routes.test(route) ? tierField(spec, json) : undefined;
   return { tier, unknownTier: raw === undefined || raw === null ? null : String(raw).slice(0, 32) };
 }

@@ -1,5 +1,6 @@
 // The retry loop: acquire, send, settle, and retry what policy says to retry, until an answer
 // the caller should see. The steps are steps.ts's; the request's record across them, attempts.ts's.
+import type { BudgetHandle } from "../budget/stage";
 import type { GatewayConfig } from "../config/limits";
 import type { KeyMeta } from "../limiter/types";
 import type { Dialect } from "../providers/dialect";
@@ -36,6 +37,8 @@ export interface Plan {
   tags?: Tags;
   /** Reads each answer's usage for the ledger; absent: nothing is counted. */
   meter?: Meter;
+  /** A budget's charges for attempts that were sent and got no answer (budget/stage.ts); absent: no budget. */
+  charges?: Pick<BudgetHandle, "lost" | "again">;
   /** A pool's members (a virtual key): each attempt goes to the one that can start it soonest. */
   route?: Route;
   /** Stops the request while it waits, never mid-attempt (its virtual key was revoked). */

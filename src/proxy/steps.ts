@@ -1,7 +1,6 @@
 // The steps of one attempt, in the order run.ts takes them: pick where it goes, hold a slot there,
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
-import type { AttemptSpan } from "../observe/spans";
 import { refusal } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
@@ -14,29 +13,11 @@ import { noMember, withRetryAfter } from "./pooled";
 import type { SettleAnswer } from "../limiter/types";
 import type { Tier } from "../providers/dialect";
 import { servedTier } from "../tiers/body";
-import { noteTierTry } from "../tiers/fallback";
-import { outlookOf, tierBody } from "../tiers/plan";
-import { attemptTier, stampTier, tierStep } from "./tier-step";
+import { tierBody } from "../tiers/plan";
+import type { Slot } from "./slot";
+import { attemptTier, onShed, stampTier, tierStep } from "./tier-step";
 import type { Target } from "./target";
-import { unreachableMessage, whyUnreachable } from "./unreachable";
-
-/** An attempt under way: its slot, its time limits and its renewals. */
-export interface Slot {
-  at: Target;
-  /** The tier it was sent at, and the limiter its lease is in (a tier with limits of its own has its own). */
-  tier: Tier;
-  limiter: LimiterCalls;
-  leaseId: string;
-  /** Its number among the request's attempts (1-based). */
-  attempt: number;
-  timer: AttemptTimer;
-  /** Stops the lease's renewals and the attempt's timers. */
-  stop: () => void;
-  /** When it was sent. */
-  sent: number;
-  /** Its span, when the request is traced. */
-  span?: AttemptSpan;
-}
+import { type Cause, unreachableMessage, whyUnreachable } from "./unreachable";
 
 /** Where this attempt goes: the request's own key, or the pool member that can start it soonest. */
 export async function pickTarget(s: Attempts): Promise<Target | Response | Again> {
@@ -56,12 +37,13 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   const { plan } = s;
   const leaseId = `${s.requestId}:${++s.asks}`;
   const asked = s.now();
-  const { tier, key, limiter } = attemptTier(s, at);
+  let { tier, key, limiter } = attemptTier(s, at);
   const span = plan.trace?.attempt(at, asked, s.route?.memberOf?.(at));
   const leave = () => limiter.cancel(leaseId);
   s.waiting.addEventListener("abort", leave);
   try {
-    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }) }, plan.deadline);
+    // A tier other than standard is asked of the key's object, which says whether it has it shed.
+    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }), ...(tier !== "standard" && { tier }) }, plan.deadline);
   } catch (err) {
     if (!(err instanceof LimiterUnavailable)) throw err;
     // The object may have granted it after all: never leave that slot to its lease's expiry.
@@ -87,6 +69,12 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
       return AGAIN;
     }
     return s.stamp(s.last ?? gatewayError("queue_timeout", "no slot became free before the request's deadline", { "retry-after": retryAfterSeconds(grant.retryAfterMs) }));
+  }
+  const shed = onShed(s, grant, tier, limiter, at, leaseId);
+  if (shed === "standard") tier = "standard";
+  else if (shed !== null) {
+    span?.close(s.now(), "tier_shed");
+    return shed;
   }
   const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
   const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
@@ -115,12 +103,16 @@ export async function send(s: Attempts, slot: Slot): Promise<Response | Again | 
  * The attempt never got a whole answer: settled as transient, and retried if policy says so after
  * the policy's own jittered backoff. A name that does not resolve or a refused connection fails
  * again at once, so the limiter's "now" for a provider's one-off fault is not taken here.
+ * An attempt that may have reached the provider (its time ran out, its caller left, its answer
+ * broke off) is charged to a budget whole (issue 39): the provider bills the work it did.
  */
 export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody = false): Promise<Response | Again> {
   const { at, limiter, leaseId, attempt, timer } = slot;
   slot.stop();
   const left = s.plan.signal.aborted && !timer.timedOut;
   slot.span?.answered(s.now(), 0, left ? "caller_left" : timer.timedOut ? "timeout" : "upstream_unreachable");
+  const why = whyUnreachable(err, timer.timedOut ? timer.signal.reason : null, midBody);
+  if (left || REACHED.has(why.cause)) s.plan.charges?.lost();
   // The caller left: not the provider's fault, so the slot just goes back.
   if (left) {
     limiter.release(leaseId);
@@ -129,14 +121,17 @@ export async function unreachable(s: Attempts, slot: Slot, err: unknown, midBody
   // A cut answer was counted by its status already.
   if (!midBody) s.plan.upstream?.(at.key.provider, null);
   const d = s.decide("transient", attempt, null);
-  await limiter.settleNow(leaseId, s.outcome("transient", 0, NO_INFO, s.now() - slot.sent, attempt, !d.retry));
-  if (!d.retry) {
-    const why = whyUnreachable(err, timer.timedOut ? timer.signal.reason : null, midBody);
-    return s.stamp(s.last ?? gatewayError("upstream_unreachable", unreachableMessage(why, s.attempts, s.route ? null : at.url.host)));
-  }
+  await limiter.settleNow(leaseId, s.outcome(slot, "transient", 0, NO_INFO, s.now() - slot.sent, !d.retry));
+  if (!d.retry) return s.stamp(s.last ?? gatewayError("upstream_unreachable", unreachableMessage(why, s.attempts, s.route ? null : at.url.host)));
+  // The next attempt may be billed whole too: a budget holds room for it first, or the request ends here.
+  const refused = await s.plan.charges?.again();
+  if (refused) return s.stamp(refused);
   await s.pause(d.delayMs);
   return AGAIN;
 }
+
+/** What an attempt that got no answer may have cost: all but a connection refused or a name or certificate that failed (nothing was sent). */
+const REACHED = new Set<Cause>(["timeout", "broken", "other"]);
 
 /**
  * A success goes back to the caller. A plain answer is read whole first: its settle and its
@@ -148,10 +143,9 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
   const { at, limiter, leaseId, attempt, timer } = slot;
   const d = dialectOf(s, at);
   s.route?.answered(at);
-  if (slot.tier !== "standard") noteTierTry(outlookOf(at.key.key, slot.tier), false);
   const info = parseRateLimitHeaders(res.headers, s.now(), d);
   const streaming = isStreamed(res.headers, plan.stream);
-  const success = s.outcome("success", res.status, info, latency, attempt, true);
+  const success = s.outcome(slot, "success", res.status, info, latency, true);
   const sent = { tier: slot.tier, headers: res.headers };
   // The tier that served, as the answer's headers tell it, else the tier it went at (a plain answer's body may say more: below).
   const served = (tier: Tier | undefined): Tier => tier ?? servedTier(d.tiers, res.headers, null) ?? slot.tier;
@@ -222,7 +216,7 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   // A refused request that will be back here keeps its claim on the refill it waits for.
   const next = cls === "rate_limit" && d.retry && !move ? `${s.requestId}:${s.asks + 1}` : undefined;
   const word = await limiter.settleNow(leaseId, {
-    ...s.outcome(cls, res.status, info, latency, attempt, !d.retry), next,
+    ...s.outcome(slot, cls, res.status, info, latency, !d.retry), next,
     ...(evidence && { out: evidence, outMs: route!.outMs, ...(!out && { confirmOnly: true }) }),
   });
   if (out) route!.out(at, out, s.now());

@@ -8,7 +8,8 @@ import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { batchStage } from "../batches/stage";
 import { pricing } from "../budget/priceable";
-import { budgetStage, CUT_OUTPUT_TOKENS, estimateUsd } from "../budget/stage";
+import { budgetStage } from "../budget/stage";
+import { worstCase } from "../budget/worst";
 import { cacheStage } from "../cache/stage";
 import type { Env } from "../env";
 import { countUpstream } from "../directory/upstream";
@@ -16,7 +17,6 @@ import { gateStage } from "../keys/gate";
 import { watchKey } from "../keys/lookup";
 import type { KeyMeta } from "../limiter/types";
 import { operationOf } from "../observe/genai";
-import { outputLimit } from "../policy/estimate";
 import { type RequestSpan, requestSpan } from "../observe/spans";
 import { logGatewayError } from "../observe/worker-log";
 import { admit, type Found } from "../pools/admit";
@@ -26,16 +26,18 @@ import { type Who, whoIsAsking } from "../proxy/caller";
 import { gatewayError } from "../proxy/errors";
 import { parseJson, upstreamHeaders } from "../proxy/forward";
 import { readBody } from "../proxy/held";
-import { labelStage } from "../proxy/labels";
+import { keepLabel, labelStage } from "../proxy/labels";
 import { LimiterClient } from "../proxy/limiter-client";
 import { describe } from "../proxy/request";
 import { run } from "../proxy/run";
 import { type Settings, settingsOf } from "../proxy/settings";
 import { storedStage } from "../stored/stage";
 import { Meter, type UsageRecord } from "../usage/meter";
-import { priceOf, tierPrice } from "../usage/prices";
+import { dearest, priceOf, tierPrice } from "../usage/prices";
+import type { Dialect } from "../providers/dialect";
+import { offered } from "../tiers/body";
 import { chooseTier, type TierAsk, tierAsk } from "../tiers/choose";
-import { tierAt } from "../tiers/plan";
+import { planTier } from "../tiers/plan";
 
 export const proxy = new Hono<{ Bindings: Env }>();
 
@@ -100,7 +102,10 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   const dialect = DIALECTS[a.provider.dialect];
   // The tier it goes at: its body's field, else its header, its virtual key's, its lane's (TIERS).
   const chosen = chooseTier({ body: read.tier, header: ask.tier, key: pooled?.vk.tier, lane: who.priority, lanes: s.tiers });
-  const tier = chosen ? { asked: chosen.tier, by: chosen.by, fallback: ask.fallback, model, route: read.route } : undefined;
+  // Decided once (tiers/plan.ts), against every dialect that may serve it: a pool's members', else the route's.
+  const planned = chosen ? planTier(chosen, ask.fallback, model, read.route, pooled ? pooled.pool.members.map((m) => DIALECTS[m.provider.dialect]) : [dialect]) : null;
+  if (typeof planned === "string") return gatewayError("invalid_request", planned);
+  const tier = planned?.plan;
   span?.described(model, key.key, who, pooled && { pool: pooled.pool.name, vk: pooled.vk.name });
   const meta = { key: key.key, provider: a.provider.name, model: key.model };
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
@@ -117,24 +122,27 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (stored instanceof Response) return stored;
   // A pool's members, each with its own URL, credential and limiter.
   const route = pooled
-    ? await poolRoute({ pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor })
+    ? await poolRoute({
+        pool: batch?.pool ?? stored?.pool ?? pooled.pool, vk: pooled.vk, rest: a.rest, search: a.incoming.search, headers, body, outMs: s.gw.poolOutMs, limiterFor,
+        // A request that may not fall back goes only to members that sell its tier.
+        ...(tier?.fallback === "none" && { serves: (d: Dialect) => offered(d.tiers, tier.asked, model, tier.route) }),
+      })
     : undefined;
   if (route instanceof Response) return route;
-  // A virtual key with a budget reserves the estimate, at the price of the tier it is sent at first,
-  // before anything is sent; the meter settles it at the tier that served.
+  // A virtual key with a budget reserves the most the request can cost (budget/worst.ts), at the
+  // dearest tier it may be served at, before anything is sent; the meter settles it at the tier that served.
   const listed = pooled?.vk.budget ? priceOf(s.prices, a.provider.name, model) : null;
-  const at = tier ? tierAt(tier, dialect, tier.asked) : "standard";
-  const price = listed && tierPrice(listed, at, dialect.tiers?.ratio[at]);
+  const atTiers = listed ? (planned?.servedAt ?? ["standard"]).map((t) => ({ t, p: tierPrice(listed, t, dialect.tiers?.ratio[t]) })) : [];
+  const noPrice = atTiers.find((x) => x.p === null)?.t ?? null;
+  const price = listed && !noPrice ? dearest(atTiers.map((x) => x.p!)) : null;
   // Parsed again only for a budgeted key (null: not JSON).
   let json: unknown;
   const jsonOf = () => (json === undefined ? (json = parseJson(bytes)) : json);
+  const unknownTier = read.unknownTier ?? noPrice;
   const budget = await budgetStage(c.env, pooled?.vk, {
-    model, price, estimate: () => estimateUsd(bytes.byteLength, cost, price),
-    pricing: () => pricing({
-      flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), bytes: bytes.byteLength, headers: req.headers, model, price: listed,
-      ...(read.unknownTier !== null ? { tier: { name: read.unknownTier, priced: false } } : at !== "standard" && { tier: { name: at, priced: !listed || price !== null } }),
-    }),
-    limits: () => ({ input: Math.ceil(bytes.byteLength / 4), output: outputLimit(jsonOf()) ?? CUT_OUTPUT_TOKENS }),
+    model, price, rest: a.rest,
+    pricing: () => pricing({ flavour: a.provider.flavour, method: a.method, rest: a.rest, json: jsonOf(), model, ...(unknownTier !== null && { tier: { name: unknownTier, priced: false } }) }),
+    worst: () => worstCase(jsonOf(), bytes.byteLength, price!, model),
   }, waitUntil);
   if (budget instanceof Response) return budget;
   const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
@@ -191,6 +199,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
             tags: { caller: who.caller, virtualKey: pooled?.vk.name, pool: pooled?.pool.name },
             // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
             meter: batch ? undefined : meter,
+            charges: budget ?? undefined,
             operation: op ? { op, model, start } : undefined,
             trace: span,
             tier,
@@ -211,5 +220,7 @@ async function send(c: Context<{ Bindings: Env }>, s: Settings, a: Asked, { who,
   if (watch?.revoked.aborted && res.status === 499) return gatewayError("unauthorized", "this virtual key was revoked");
   if (batch) res = await batch.finish(res, route?.served);
   if (stored) res = stored.finish(res, route?.served);
+  // An answer proves the credential: only now is its label kept.
+  if (a.label !== null && res.status >= 200 && res.status < 300) waitUntil(keepLabel(c.env.DIRECTORY, a.provider.name, key.credentialHash, a.label, Date.now()).catch(() => {}));
   return logGatewayError(c.env, key.key, res);
 }

@@ -25,10 +25,17 @@ export function tierNamed(spec: TierSpec, raw: unknown): Tier | null {
   return Object.hasOwn(spec.names, name) ? spec.names[name]! : null;
 }
 
+/** The row's field as the body spells it (its own name, else an alias); undefined when absent. */
+export function tierField(spec: TierSpec, json: unknown): unknown {
+  if (!isObj(json)) return undefined;
+  for (const f of [spec.field, ...(spec.aliases ?? [])]) if (json[f] !== undefined) return json[f];
+  return undefined;
+}
+
 /** The tier the caller's own body names in the row's field, on a route that takes it; null: none (or one we do not know). */
 export function bodyTier(spec: TierSpec | undefined, json: unknown, route: string): Tier | null {
-  if (!spec || !isObj(json) || !spec.routes.test(route)) return null;
-  return tierNamed(spec, json[spec.field]);
+  if (!spec || !spec.routes.test(route)) return null;
+  return tierNamed(spec, tierField(spec, json));
 }
 
 const enc = new TextEncoder();
@@ -48,7 +55,8 @@ export function withTier(bytes: Uint8Array, spec: TierSpec, tier: Tier): Uint8Ar
   }
   if (!isObj(json)) return bytes;
   const value = spec.values[tier];
-  const { [spec.field]: _old, ...rest } = json;
+  const rest = { ...json };
+  for (const f of [spec.field, ...(spec.aliases ?? [])]) delete rest[f];
   return enc.encode(JSON.stringify(value === undefined ? rest : { ...rest, [spec.field]: value }));
 }
 

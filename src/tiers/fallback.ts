@@ -36,14 +36,16 @@ export interface AfterRefusal {
 /**
  * After a tier's capacity refusal: again at the tier (after the retry policy's wait) while the
  * tries, the attempts (one kept for standard) and the tier's share of the time allow; else at
- * standard now, or, with fallback `none`, the refusal back once the retry policy gives up.
+ * standard now. With fallback `none` there is no standard to keep time or an attempt for: again
+ * while the tries, attempts and deadline allow, then the refusal back (never another tier).
  */
 export function afterRefusal(a: AfterRefusal): TierStep {
   const { retry } = a;
-  if (a.fallback === "none") return retry.retry ? { go: "again", delayMs: retry.delayMs } : { go: "stop" };
-  const tierUntil = a.started + (a.deadline - a.started) * TIER_TIME_SHARE;
-  const again = retry.retry && a.refusals < a.tries && a.attempt < a.maxAttempts - 1 && a.now + retry.delayMs <= tierUntil;
+  const none = a.fallback === "none";
+  const tierUntil = none ? a.deadline : a.started + (a.deadline - a.started) * TIER_TIME_SHARE;
+  const again = retry.retry && a.refusals < a.tries && a.attempt < a.maxAttempts - (none ? 0 : 1) && a.now + retry.delayMs <= tierUntil;
   if (again) return { go: "again", delayMs: retry.delayMs };
+  if (none) return { go: "stop" };
   return a.attempt < a.maxAttempts && a.now < a.deadline ? { go: "standard" } : { go: "stop" };
 }
 
@@ -53,6 +55,8 @@ export interface Outlook {
   share: number;
   /** Attempts seen (up to a point: only whether it is past MIN_SEEN matters). */
   seen: number;
+  /** Refusals in a row since the tier last served (up to a point). */
+  run?: number;
   /** While the tier looks shed: when the next request may probe it. */
   probeAt: number;
 }
@@ -60,20 +64,28 @@ export interface Outlook {
 /** Each attempt's weight in the moving share: a tier that refuses everything looks shed after nine, one shedding 30% practically never. */
 const WEIGHT = 0.25;
 /** Attempts seen before the share is believed. */
-const MIN_SEEN = 8;
+export const MIN_SEEN = 8;
 /** A share above this: the tier is shed, requests go at standard at once, but for a probe every PROBE_MS. */
 export const SHED_SHARE = 0.9;
 export const PROBE_MS = 1_000;
+/**
+ * Refusals in a row that shed the tier before the share says so: a key's concurrent requests all
+ * refused at once (a tier shed whole) need not wait out a second round each. At 30% shed, six in a
+ * row come once in 1,400 runs, and a tier wrongly shed is probed again within PROBE_MS.
+ */
+export const SHED_RUN = 6;
 
-export const newOutlook = (): Outlook => ({ share: 0, seen: 0, probeAt: 0 });
+export const newOutlook = (): Outlook => ({ share: 0, seen: 0, probeAt: 0, run: 0 });
 
 /** One attempt at the tier: refused for capacity, or not. */
 export function noteTierTry(o: Outlook, refused: boolean): void {
   o.share += WEIGHT * ((refused ? 1 : 0) - o.share);
   if (o.seen < MIN_SEEN) o.seen += 1;
+  o.run = refused ? Math.min(SHED_RUN, (o.run ?? 0) + 1) : 0;
 }
 
-const shed = (o: Outlook) => o.seen >= MIN_SEEN && o.share >= SHED_SHARE;
+/** Whether the tier looks shed: most recent attempts refused, or the last SHED_RUN in a row. */
+export const shed = (o: Outlook) => (o.seen >= MIN_SEEN && o.share >= SHED_SHARE) || (o.run ?? 0) >= SHED_RUN;
 
 /** Whether a request should try the tier now (a tier that sheds everything is probed, not tried by all); a probe takes its turn. */
 export function worthTrying(o: Outlook, now: number): boolean {
@@ -87,15 +99,14 @@ export function worthTrying(o: Outlook, now: number): boolean {
 export const tiersToTry = (o: Outlook): number => (shed(o) ? 1 : TIER_TRIES);
 
 /**
- * An attempt at a tier other than standard was answered: the outlook learns whether the tier
- * refused it; a capacity refusal is waited through at the tier (afterRefusal) or the request goes
- * at standard now (`standard`). Anything else keeps the retry policy's word. `a.refusals` counts
- * this refusal when it is one.
+ * An attempt at a tier other than standard was answered: a capacity refusal is waited through at
+ * the tier (afterRefusal) or the request goes at standard now (`standard`). Anything else keeps
+ * the retry policy's word. `a.refusals` counts this refusal when it is one; `a.tries`, how many
+ * the outlook allows (tiersToTry: the gateway's key learns it in its object, limiter/tier-outlooks.ts).
  */
-export function tierRetry(o: Outlook, cls: OutcomeClass, retry: RetryDecision, a: Omit<AfterRefusal, "tries" | "retry">): { retry: RetryDecision; standard?: true } {
-  noteTierTry(o, cls === "capacity");
+export function tierRetry(cls: OutcomeClass, retry: RetryDecision, a: Omit<AfterRefusal, "retry">): { retry: RetryDecision; standard?: true } {
   if (cls !== "capacity") return { retry };
-  const step = afterRefusal({ ...a, tries: tiersToTry(o), retry });
+  const step = afterRefusal({ ...a, retry });
   if (step.go === "again") return { retry: { retry: true, delayMs: step.delayMs } };
   if (step.go === "stop") return { retry: retry.retry ? { retry: false, reason: "attempts_exhausted" } : retry };
   return { retry: { retry: true, delayMs: 0 }, standard: true };

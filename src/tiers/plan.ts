@@ -1,15 +1,14 @@
 /**
- * @module A request's tier across its attempts (proxy/run.ts's Plan.tier): the tier policy chose,
- * the body each target's dialect is sent at each tier (the caller's own where it named the tier),
- * the limit key a tier with limits of its own goes to, and this isolate's outlook of each key's
- * tiers (tiers/fallback.ts). The attempts' steps (proxy/steps.ts) read it.
+ * @module A request's tier across its attempts (proxy/run.ts's Plan.tier), decided once when it
+ * arrives: the tier policy chose, whether it may fall back, the tiers it may be served at (what a
+ * budget reserves at), the body each target's dialect is sent at each tier (the caller's own where
+ * it named the tier), and the limit key a tier with limits of its own goes to. Whether a key has a
+ * tier shed is its object's word (limiter/tier-outlooks.ts). The attempts' steps read it.
  */
-import { remember } from "../bounded";
 import type { KeyMeta } from "../limiter/types";
 import type { Dialect, Tier } from "../providers/dialect";
 import type { ChosenBy, Fallback } from "./choose";
 import { offered, withTier } from "./body";
-import { newOutlook, type Outlook } from "./fallback";
 
 export interface TierPlan {
   /** The tier policy chose, and who chose it (a body's own field is sent as the caller wrote it). */
@@ -19,6 +18,23 @@ export interface TierPlan {
   /** The model the request names and its route (after the provider): what a row offers a tier for. */
   model: string;
   route: string;
+}
+
+/**
+ * The plan for a tier policy chose, against the dialects that may serve it (a pool's members'):
+ * with fallback `none`, one must offer it for this model and route (else the reason it cannot go,
+ * a 400: it would go at another tier). `servedAt`: every tier an answer may come at, the dearest
+ * of which a budget reserves at.
+ */
+export function planTier(chosen: { tier: Tier; by: ChosenBy }, fallback: Fallback, model: string, route: string, dialects: readonly (Dialect | undefined)[]): { plan: TierPlan; servedAt: Tier[] } | string {
+  const plan: TierPlan = { asked: chosen.tier, by: chosen.by, fallback, model, route };
+  if (chosen.tier === "standard") return { plan, servedAt: ["standard"] };
+  const offeredBy = dialects.filter((d) => offered(d?.tiers, chosen.tier, model, route)).length;
+  if (fallback === "none") {
+    if (offeredBy === 0) return `model ${JSON.stringify(model.slice(0, 128))} is not offered at the ${chosen.tier} tier here, and x-slotgate-tier-fallback: none keeps it from any other`;
+    return { plan, servedAt: [chosen.tier] };
+  }
+  return { plan, servedAt: offeredBy > 0 ? [chosen.tier, "standard"] : ["standard"] };
 }
 
 /** The tier a dialect is sent at for `want`: `want` where it offers it for this model and route, else standard. */
@@ -41,16 +57,4 @@ export function tierBody(t: TierPlan, bodies: Map<string, Uint8Array>, base: Uin
 export function tierMeta(meta: KeyMeta, tier: Tier): KeyMeta {
   const i = meta.key.lastIndexOf(":");
   return { ...meta, key: `${meta.key.slice(0, i)}@${tier}${meta.key.slice(i)}`, model: `${meta.model}@${tier}` };
-}
-
-/** Keys whose tiers this isolate keeps an outlook of; past it the oldest goes (a new one starts hopeful). */
-const OUTLOOKS_KEPT = 1_024;
-const outlooks = new Map<string, Outlook>();
-
-/** This isolate's outlook of a key's tier. */
-export function outlookOf(key: string, tier: Tier): Outlook {
-  const id = `${key}\n${tier}`;
-  let o = outlooks.get(id);
-  if (!o) remember(outlooks, id, (o = newOutlook()), OUTLOOKS_KEPT);
-  return o;
 }

@@ -5,16 +5,28 @@ import type { Tier } from "../providers/dialect";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
-export interface Price {
+export interface Rates {
   input: number;
   output: number;
   cached?: number;
   cacheWrite?: number;
+}
+
+/**
+ * A model's price, and what bounds what one request may cost (a budget reserves that: issue 39).
+ * `long`: the dearer rates every token of a request is billed at once its prompt passes `above`
+ * tokens (Gemini 2.5 Pro, Claude's 1M-token context). `maxOutput`: the most one answer (one
+ * choice) may generate; `context`: the most the model reads, prompt and all.
+ */
+export interface Price extends Rates {
+  long?: Rates & { above: number };
+  maxOutput?: number;
+  context?: number;
   /** Provider batches' price (OpenAI, Anthropic and Gemini bill them apart); default half of each rate. */
-  batch?: Price;
+  batch?: Rates;
   /** The flex and priority tiers' prices (issue 35); default from the provider's published ratio (providers/tiers.ts). */
-  flex?: Price;
-  priority?: Price;
+  flex?: Rates;
+  priority?: Rates;
 }
 
 /** When the built-in figures were last compared with the providers' public price pages. */
@@ -40,16 +52,62 @@ const TABLE =
   "deepseek:deepseek-chat .27 1.1 .07;deepseek:deepseek-reasoner .55 2.19 .14;" +
   "xai:grok-4 3 15 .75;xai:grok-3 3 15 .75;xai:grok-3-mini .3 .5 .075";
 
+/**
+ * `provider:model context maxOutput`: what the model reads at most (prompt and answer) and the most
+ * one answer may generate, from each provider's model pages (platform.openai.com/docs/models,
+ * docs.claude.com "Models overview" with the 1M-token context beta and Claude 3.7's 128K-output
+ * beta, ai.google.dev/gemini-api/docs/models, console.groq.com/docs/models, docs.mistral.ai
+ * "Models", api-docs.deepseek.com "Models & Pricing", docs.x.ai "Models"), read with PRICES_CHECKED.
+ * Where a page gives no output limit of its own, the context is the bound.
+ */
+const WINDOWS =
+  "openai:gpt-5 400000 128000;openai:gpt-5-mini 400000 128000;openai:gpt-5-nano 400000 128000;" +
+  "openai:gpt-4.1 1047576 32768;openai:gpt-4.1-mini 1047576 32768;openai:gpt-4.1-nano 1047576 32768;" +
+  "openai:gpt-4o 128000 16384;openai:gpt-4o-mini 128000 16384;openai:o3 200000 100000;openai:o4-mini 200000 100000;" +
+  "openai:o3-mini 200000 100000;openai:o1 200000 100000;openai:text-embedding-3-small 8191 0;openai:text-embedding-3-large 8191 0;" +
+  "anthropic:claude-sonnet-4-5 1000000 64000;anthropic:claude-haiku-4-5 200000 64000;anthropic:claude-opus-4-1 200000 32000;anthropic:claude-opus-4 200000 32000;anthropic:claude-opus-4-0 200000 32000;" +
+  "anthropic:claude-sonnet-4 1000000 64000;anthropic:claude-sonnet-4-0 1000000 64000;anthropic:claude-3-7-sonnet 200000 128000;" +
+  "anthropic:claude-3-5-sonnet 200000 8192;anthropic:claude-3-5-haiku 200000 8192;anthropic:claude-3-haiku 200000 4096;" +
+  "gemini:gemini-2.5-pro 1048576 65536;gemini:gemini-2.5-flash 1048576 65536;gemini:gemini-2.5-flash-lite 1048576 65536;" +
+  "gemini:gemini-2.0-flash 1048576 8192;gemini:gemini-2.0-flash-lite 1048576 8192;" +
+  "groq:llama-3.3-70b-versatile 131072 32768;groq:llama-3.1-8b-instant 131072 131072;" +
+  "mistral:mistral-large 131072 131072;mistral:mistral-medium 131072 131072;mistral:mistral-small 131072 131072;" +
+  "deepseek:deepseek-chat 128000 8192;deepseek:deepseek-reasoner 128000 65536;" +
+  "xai:grok-4 256000 256000;xai:grok-3 131072 131072;xai:grok-3-mini 131072 131072";
+
+/**
+ * Long-context bands, `provider:model above input output cached cacheWrite`: every token of a
+ * request whose prompt passes `above` is billed at these (ai.google.dev/gemini-api/docs/pricing:
+ * Gemini 2.5 Pro over 200K; docs.claude.com "Pricing", long context: Sonnet 4 and 4.5 over 200K
+ * input tokens with the 1M-token context beta).
+ */
+const BANDS =
+  "gemini:gemini-2.5-pro 200000 2.5 15 .625;anthropic:claude-sonnet-4-5 200000 6 22.5 .6 7.5;" +
+  "anthropic:claude-sonnet-4 200000 6 22.5 .6 7.5;anthropic:claude-sonnet-4-0 200000 6 22.5 .6 7.5";
+
 export type PriceTable = Map<string, Price>;
+
+/** `input output cached? cacheWrite?` as rates. */
+function rates(input?: string, output?: string, cached?: string, cacheWrite?: string): Rates {
+  const r: Rates = { input: Number(input), output: Number(output) };
+  if (cached !== undefined) r.cached = Number(cached);
+  if (cacheWrite !== undefined) r.cacheWrite = Number(cacheWrite);
+  return r;
+}
 
 function builtIn(): PriceTable {
   const t: PriceTable = new Map();
   for (const row of TABLE.split(";")) {
-    const [name, input, output, cached, cacheWrite] = row.split(" ");
-    const p: Price = { input: Number(input), output: Number(output) };
-    if (cached !== undefined) p.cached = Number(cached);
-    if (cacheWrite !== undefined) p.cacheWrite = Number(cacheWrite);
-    t.set(name!, p);
+    const [name, ...r] = row.split(" ");
+    t.set(name!, rates(...r));
+  }
+  for (const row of WINDOWS.split(";")) {
+    const [name, context, maxOutput] = row.split(" ");
+    Object.assign(t.get(name!)!, { context: Number(context), maxOutput: Number(maxOutput) });
+  }
+  for (const row of BANDS.split(";")) {
+    const [name, above, ...r] = row.split(" ");
+    t.get(name!)!.long = { above: Number(above), ...rates(...r) };
   }
   return t;
 }
@@ -59,10 +117,16 @@ let parsed: { raw: unknown; table: PriceTable } | null = null;
 
 const FIELDS = ["input", "output", "cached", "cacheWrite"] as const;
 
+const HELP =
+  "needs input and output (USD per million tokens, >= 0), optionally cached, cacheWrite; batch, flex and priority (the same fields); " +
+  "long ({above, input, output, ...}: the rates past a prompt of `above` tokens); maxOutput and context (whole tokens)";
+
 /**
  * The table with PRICES over it: a JSON object (or a string holding one) of `provider:model` or
- * `model` to `{ input, output, cached?, cacheWrite? }` (USD per million tokens). A malformed one is
- * a ConfigError naming PRICES, never a guess.
+ * `model` to `{ input, output, cached?, cacheWrite? }` (USD per million tokens), with optional
+ * `batch`, `flex`, `priority` and `long` rates and the model's `maxOutput` and `context`. A name
+ * the built-in table knows keeps its `maxOutput` and `context` unless PRICES gives them (they are
+ * the model's, not its price). A malformed one is a ConfigError naming PRICES, never a guess.
  */
 export function priceTable(raw: unknown): PriceTable {
   if (raw === undefined || raw === "" || raw === "{}") return BUILT_IN;
@@ -78,9 +142,8 @@ export function priceTable(raw: unknown): PriceTable {
   if (typeof json !== "object" || json === null || Array.isArray(json)) throw new ConfigError("PRICES must be a JSON object of model to price");
   const table = new Map(BUILT_IN);
   for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
-    const p = readPrice(v);
-    if (!p || !NESTED.every((k) => nested(p, k, (v as Record<string, unknown>)[k])))
-      throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] needs input and output (USD per million tokens, >= 0), optionally cached, cacheWrite, and batch, flex and priority (the same fields)`);
+    const p = readPrice(v, BUILT_IN.get(name));
+    if (!p) throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] ${HELP}`);
     table.set(name, p);
   }
   parsed = { raw, table };
@@ -90,35 +153,69 @@ export function priceTable(raw: unknown): PriceTable {
 /** The prices a price may carry of its own: a provider batch's and the tiers'. */
 const NESTED = ["batch", "flex", "priority"] as const;
 
-/** Sets `p[k]` from PRICES when given; false when given and not a price. */
-function nested(p: Price, k: (typeof NESTED)[number], v: unknown): boolean {
-  if (v === undefined) return true;
-  const q = readPrice(v);
-  if (q) p[k] = q;
-  return q !== null;
+const isRate = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x >= 0;
+const isCount = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+
+/** One object of rates, or null when it is not one. */
+function readRates(v: unknown): Rates | null {
+  const o = v as Record<string, unknown>;
+  if (typeof v !== "object" || v === null || FIELDS.some((f) => o[f] !== undefined && !isRate(o[f]))) return null;
+  if (o.input === undefined || o.output === undefined) return null;
+  const r: Rates = { input: o.input as number, output: o.output as number };
+  if (o.cached !== undefined) r.cached = o.cached as number;
+  if (o.cacheWrite !== undefined) r.cacheWrite = o.cacheWrite as number;
+  return r;
 }
 
-/** One price object of PRICES, or null when it is not one. */
-function readPrice(v: unknown): Price | null {
+/** One price of PRICES (over the built-in `base` of that name), or null when it is not one. */
+function readPrice(v: unknown, base?: Price): Price | null {
+  const p: Price | null = readRates(v);
+  if (!p) return null;
   const o = v as Record<string, unknown>;
-  if (typeof v !== "object" || v === null || FIELDS.some((f) => o[f] !== undefined && !(typeof o[f] === "number" && Number.isFinite(o[f]) && (o[f] as number) >= 0))) return null;
-  if (o.input === undefined || o.output === undefined) return null;
-  const p: Price = { input: o.input as number, output: o.output as number };
-  if (o.cached !== undefined) p.cached = o.cached as number;
-  if (o.cacheWrite !== undefined) p.cacheWrite = o.cacheWrite as number;
+  for (const k of NESTED) {
+    if (o[k] === undefined) continue;
+    const q = readRates(o[k]);
+    if (!q) return null;
+    p[k] = q;
+  }
+  if (o.long !== undefined) {
+    const long = readRates(o.long);
+    const above = (o.long as { above?: unknown }).above;
+    if (!long || !isCount(above)) return null;
+    p.long = { above: above as number, ...long };
+  }
+  for (const k of ["maxOutput", "context"] as const) {
+    if (o[k] !== undefined && !isCount(o[k])) return null;
+    const n = (o[k] as number | undefined) ?? base?.[k];
+    if (n !== undefined) p[k] = n;
+  }
   return p;
 }
 
 /** What a provider batch's answer costs: the price's own `batch`, else half of each rate. */
 export function batchPrice(p: Price): Price {
-  return p.batch ?? scaled(p, 0.5);
+  return p.batch ? withBounds(p.batch, p) : scaled(p, 0.5);
 }
 
-/** `p` with every rate times `k`. */
+function scaleRates(r: Rates, k: number): Rates {
+  const q: Rates = { input: r.input * k, output: r.output * k };
+  if (r.cached !== undefined) q.cached = r.cached * k;
+  if (r.cacheWrite !== undefined) q.cacheWrite = r.cacheWrite * k;
+  return q;
+}
+
+/** `p` with every rate (its long-context band's too) times `k`. */
 function scaled(p: Price, k: number): Price {
-  const q: Price = { input: p.input * k, output: p.output * k };
-  if (p.cached !== undefined) q.cached = p.cached * k;
-  if (p.cacheWrite !== undefined) q.cacheWrite = p.cacheWrite * k;
+  const q: Price = withBounds(scaleRates(p, k), p);
+  if (p.long) q.long = { above: p.long.above, ...scaleRates(p.long, k) };
+  return q;
+}
+
+/** Rates of a tier or a batch, with the model's own bounds (what one answer may be). */
+function withBounds(r: Rates, p: Price): Price {
+  const q: Price = { ...r };
+  if (p.maxOutput !== undefined) q.maxOutput = p.maxOutput;
+  if (p.context !== undefined) q.context = p.context;
   return q;
 }
 
@@ -130,7 +227,7 @@ function scaled(p: Price, k: number): Price {
 export function tierPrice(p: Price, tier: Tier, ratio?: number | "batch"): Price | null {
   if (tier === "standard") return p;
   const own = p[tier];
-  if (own) return own;
+  if (own) return withBounds(own, p);
   if (ratio === undefined) return null;
   return ratio === "batch" ? batchPrice(p) : scaled(p, ratio);
 }
@@ -147,8 +244,41 @@ export function priceOf(table: PriceTable, provider: string, model: string): Pri
   return null;
 }
 
-/** USD for `t` at `p`. Cached and cache-write tokens are parts of the input, priced at their own rates. */
+/**
+ * A price at least as dear as each of `prices` in every rate (the same model at the tiers a
+ * request may be served at): what a budget reserves at when it cannot know which will serve.
+ */
+export function dearest(prices: readonly Price[]): Price {
+  const [first, ...rest] = prices;
+  let p: Price = { ...first! };
+  for (const q of rest) p = higher(p, q);
+  return p;
+}
+
+const max = (a: number | undefined, b: number | undefined, fa: number, fb: number) => Math.max(a ?? fa, b ?? fb);
+
+function higherRates(a: Rates, b: Rates): Rates {
+  const r: Rates = { input: Math.max(a.input, b.input), output: Math.max(a.output, b.output) };
+  if (a.cached !== undefined || b.cached !== undefined) r.cached = max(a.cached, b.cached, a.input, b.input);
+  if (a.cacheWrite !== undefined || b.cacheWrite !== undefined) r.cacheWrite = max(a.cacheWrite, b.cacheWrite, a.input, b.input);
+  return r;
+}
+
+function higher(a: Price, b: Price): Price {
+  const p: Price = { ...a, ...higherRates(a, b) };
+  if (a.long || b.long) p.long = { above: Math.min(a.long?.above ?? Infinity, b.long?.above ?? Infinity), ...higherRates(a.long ?? a, b.long ?? b) };
+  return p;
+}
+
+/** The rates a request whose prompt is `input` tokens is billed at: its model's long-context band's past its threshold. */
+export const ratesFor = (p: Price, input: number): Rates => (p.long && input > p.long.above ? p.long : p);
+
+/**
+ * USD for `t` at `p`. Cached and cache-write tokens are parts of the input, priced at their own
+ * rates; a prompt past the model's long-context band bills every token at the band's rates.
+ */
 export function costOf(t: Tokens, p: Price): number {
+  const r = ratesFor(p, t.input);
   const plain = Math.max(0, t.input - t.cached - t.cacheWrite);
-  return (plain * p.input + t.cached * (p.cached ?? p.input) + t.cacheWrite * (p.cacheWrite ?? p.input) + t.output * p.output) / 1e6;
+  return (plain * r.input + t.cached * (r.cached ?? r.input) + t.cacheWrite * (r.cacheWrite ?? r.input) + t.output * r.output) / 1e6;
 }

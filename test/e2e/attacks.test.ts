@@ -121,11 +121,13 @@ describe("attack 4: bypass its caps and fill storage", () => {
 
 describe("attack 5: spend without a budget", () => {
   it("an unpriced model is refused on a budgeted key, and so is a request that may cost more than is left", async () => {
-    const holder = openaiVia(stack, (await mint("team", { budget: 0.01 })).key);
+    const holder = openaiVia(stack, (await mint("team", { budget: 0.005 })).key);
     expect((await status(ask(holder, "unpriced", { model: "gpt-4.1-nano-unpriced" }))).status).toBe(403);
-    // gpt-4o-mini output is $0.60 per million: 100,000 tokens may cost $0.06, past the $0.01 budget.
+    // gpt-4o-mini output is $0.60 per million: 100,000 tokens (bounded by its 16,384 maximum) may cost $0.0098, past the $0.005 budget.
     const big = await status(ask(holder, "expensive", { max_tokens: 100_000 }));
     expect(big.status).toBe(402);
+    // So may a request that names no output limit at all: its model's maximum.
+    expect((await status(ask(holder, "unbounded", { max_tokens: undefined }))).status).toBe(402);
     expect(stack.standin.stats().attempts).toBe(0);
     expect((await ask(holder, "cheap")).choices).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateTokens } from "../../src/policy/estimate";
+import { choicesOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateTokens, outputLimit } from "../../src/policy/estimate";
 
 describe("estimateTokens", () => {
   it("charges a token per 4 body bytes plus the output limit the request names", () => {
@@ -19,5 +19,27 @@ describe("estimateTokens", () => {
   it("charges a flat guess for a body that is not JSON, and 1 for an empty one", () => {
     expect(estimateTokens(null, 5_000)).toBe(DEFAULT_COST);
     expect(estimateTokens(null, 0)).toBe(1);
+  });
+});
+
+describe("what a body asks for (issue 39)", () => {
+  it("reads Gemini's generation config in either spelling, and its output field in either case", () => {
+    expect(outputLimit({ generationConfig: { maxOutputTokens: 7 } })).toBe(7);
+    expect(outputLimit({ generation_config: { max_output_tokens: 9 } })).toBe(9);
+    expect(outputLimit({ generationConfig: { max_output_tokens: 11 } })).toBe(11);
+    expect(outputLimit({ contents: [] })).toBeNull();
+    expect(estimateTokens({ generation_config: { max_output_tokens: 9 } }, 4)).toBe(10);
+  });
+
+  it("counts the answers one request is billed for: OpenAI's n and best_of, Gemini's candidateCount", () => {
+    expect(choicesOf({})).toBe(1);
+    expect(choicesOf(null)).toBe(1);
+    expect(choicesOf({ n: 4 })).toBe(4);
+    expect(choicesOf({ n: 2, best_of: 5 })).toBe(5);
+    expect(choicesOf({ generationConfig: { candidateCount: 3 } })).toBe(3);
+    expect(choicesOf({ generation_config: { candidate_count: 2 } })).toBe(2);
+    expect(choicesOf({ n: 0 })).toBe(1);
+    expect(choicesOf({ n: "8", best_of: -2 })).toBe(1);
+    expect(choicesOf({ n: 2.5 })).toBe(3);
   });
 });

@@ -58,6 +58,28 @@ describe("labels (issue 33)", () => {
   });
 });
 
+describe("labels cost strangers nothing (issue 39)", () => {
+  const rowsOf = (cred: string) =>
+    runInDurableObject(env.DIRECTORY.get(env.DIRECTORY.idFromName("directory")), (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM labels WHERE cred LIKE ?", cred).one().n);
+
+  it("a loop over random credentials, each with labels, stores no label: only a credential the provider answered keeps its own", async () => {
+    const { calls } = mockUpstream((req) => (req.headers.get("authorization") === "Bearer sk-labels-real" ? json(CHAT) : json({ error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }, 401)));
+    const before = await rowsOf("openai:%");
+    for (let i = 0; i < 20; i++) {
+      const stranger = `sk-stranger-${i}-${Math.random().toString(36).slice(2)}`;
+      for (let j = 0; j < 5; j++) expect((await chat({ key: stranger, headers: { "x-slotgate-limit-key": `l-${j}` } })).status).toBe(401);
+    }
+    expect(calls).toHaveLength(100);
+    expect(await rowsOf("openai:%")).toBe(before);
+    // A real key's label is kept once its answer came.
+    const real = await chat({ key: "sk-labels-real", headers: { "x-slotgate-limit-key": "mine" } });
+    expect(real.status).toBe(200);
+    const hash = real.headers.get("x-slotgate-key")!.split(":")[2]!;
+    await vi.waitFor(async () => expect(await rowsOf(`openai:${hash}`)).toBe(1));
+    expect(await rowsOf("openai:%")).toBe(before + 1);
+  });
+});
+
 describe("gateway tokens", () => {
   it("without a listed x-slotgate-token: 401 and nothing goes upstream", async () => {
     const { calls } = mockUpstream(() => json(CHAT));

@@ -129,6 +129,45 @@ describe("a flex refusal is the tier's, not the key's", () => {
     expect(calls.slice(-4).map((c) => sentTier(c.body))).toEqual(["default", "default", "default", "default"]);
   });
 
+  it("with fallback none a request is never sent at another tier: once the key has the tier shed, it gets the refusal back at once with the probe's wait (issue 39)", async () => {
+    const { calls } = mockUpstream(async (req) => (sentTier(await req.text()) === "flex" ? refused() : answered("default")));
+    const h = { authorization: "Bearer sk-tier-none-shed-1", "x-slotgate-tier": "flex", "x-slotgate-tier-fallback": "none" };
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await post("/openai/v1/chat/completions", h, chatBody("gpt-5-mini"))).status);
+    expect(statuses.every((s) => s === 429)).toBe(true);
+    // Nothing ever went at standard.
+    expect(calls.every((c) => sentTier(c.body) === "flex")).toBe(true);
+    const before = calls.length;
+    // The key has it shed now: the next one is answered without a call (or is the tier's one probe a second).
+    const t0 = Date.now();
+    const shed = await post("/openai/v1/chat/completions", h, chatBody("gpt-5-mini"));
+    expect(shed.status).toBe(429);
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Number(shed.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    const again = await post("/openai/v1/chat/completions", h, chatBody("gpt-5-mini"));
+    expect(again.status).toBe(429);
+    expect(again.headers.get("x-slotgate-error")).toBe("tier_unavailable");
+    expect(calls.length - before).toBeLessThanOrEqual(1);
+    expect(calls.every((c) => sentTier(c.body) === "flex")).toBe(true);
+    // One that may fall back goes at standard at once.
+    const std = await post("/openai/v1/chat/completions", { ...h, "x-slotgate-tier-fallback": "standard" }, chatBody("gpt-5-mini"));
+    expect(std.headers.get("x-slotgate-tier")).toBe("standard");
+  });
+
+  it("with fallback none, a model or pool without the tier is refused (400) and nothing is sent; one that may fall back goes at standard", async () => {
+    const { calls } = mockUpstream(() => answered("default"));
+    const none = { authorization: "Bearer sk-tier-none-model-1", "x-slotgate-tier": "flex", "x-slotgate-tier-fallback": "none" };
+    const res = await post("/openai/v1/chat/completions", none, chatBody("gpt-4o-mini"));
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/not offered at the flex tier here, and x-slotgate-tier-fallback: none/);
+    // A pool whose only member (Azure) sells no flex.
+    const vk = await mint("mixed");
+    const pooled = await call(vk.key, { model: "gpt-4o-mini", headers: { "x-slotgate-tier": "flex", "x-slotgate-tier-fallback": "none" } });
+    expect(pooled.status).toBe(400);
+    expect(calls).toHaveLength(0);
+    expect((await call(vk.key, { model: "gpt-4o-mini", headers: { "x-slotgate-tier": "flex" } })).status).toBe(200);
+  });
+
   it("Groq's flex counts in a limit key of its own (ten times the on-demand limits); its fallback in the key's own", async () => {
     const capacity = { error: { message: "Flex tier capacity exceeded", type: "internal_server_error", code: "capacity_exceeded" } };
     const { calls } = mockUpstream((_req, n) => (n === 1 ? json(capacity, 498) : json({ ...CHAT, service_tier: "on_demand" })));
@@ -161,19 +200,26 @@ describe("priced by the tier that served", () => {
     expect(of("standard").costUsd).toBeCloseTo(standard, 12);
   });
 
-  it("a budget reserves at the tier asked for and settles at the tier served; a tier with no price is refused to a budgeted key", async () => {
-    const { calls } = mockUpstream(() => answered("default"));
+  it("a budget reserves at the dearest tier a request may be served at (issue 39): flex that may fall back, at standard; flex that may not, at flex", async () => {
+    const { calls } = mockUpstream(async (req) => answered(sentTier(await req.text()) ?? "default"));
     // max_tokens 1,000 of gpt-5-mini: about $0.002 at standard, $0.001 at flex.
     const big = chatBody("gpt-5-mini", { max_tokens: 1000 });
     const vk = await mint("duo", { budget: 0.0015 });
     const std = await call(vk.key, { body: big });
     expect(std.status).toBe(402);
-    const flex = await call(vk.key, { body: big, headers: { "x-slotgate-tier": "flex" } });
+    // At flex with fallback to standard it may be served (and charged) at standard: reserved there, and refused.
+    const fallback = await call(vk.key, { body: big, headers: { "x-slotgate-tier": "flex" } });
+    expect(fallback.status).toBe(402);
+    expect(await fallback.text()).toMatch(/with max_completion_tokens at most \d/);
+    expect(calls).toHaveLength(0);
+    // With fallback none it is never served at another tier: reserved (and charged) at flex.
+    const flex = await call(vk.key, { body: big, headers: { "x-slotgate-tier": "flex", "x-slotgate-tier-fallback": "none" } });
     expect(flex.status).toBe(200);
-    expect(flex.headers.get("x-slotgate-tier")).toBe("standard");
+    expect(flex.headers.get("x-slotgate-tier")).toBe("flex");
+    expect(sentTier(calls[0]!.body)).toBe("flex");
     const spend = async () => ((await (await admin("/admin/virtual-keys")).json()) as { virtualKeys: { name: string; spend: { usd: number; reservedUsd: number } }[] }).virtualKeys.find((k) => k.name === vk.name)!.spend;
     await vi.waitFor(async () => expect((await spend()).reservedUsd).toBe(0));
-    expect((await spend()).usd).toBeCloseTo((1000 * 0.25 + 100 * 2) / 1e6, 12);
+    expect((await spend()).usd).toBeCloseTo((1000 * 0.25 + 100 * 2) / 2e6, 12);
 
     const claude = await mint("claude", { budget: 1 });
     const priority = await call(claude.key, {
@@ -182,5 +228,20 @@ describe("priced by the tier that served", () => {
     expect(priority.status).toBe(403);
     expect(await priority.text()).toMatch(/has no price/);
     expect(calls).toHaveLength(1);
+  });
+
+  it("Gemini's camelCase serviceTier is the caller's own tier: reserved at it, sent as written (issue 39)", async () => {
+    const { calls } = mockUpstream(() => json({ candidates: [], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 1_000 } }, 200, { "x-gemini-service-tier": "priority" }));
+    // gemini-2.5-flash, 1,000 output tokens: $0.0025 at standard, $0.005 at priority (2x).
+    const vk = await mint("gem", { budget: 0.004 });
+    const body = { contents: [{ parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 1_000 }, serviceTier: "priority" };
+    const res = await post("/gemini/v1beta/models/gemini-2.5-flash:generateContent", { "x-goog-api-key": vk.key }, body);
+    expect(res.status).toBe(402);
+    expect(calls).toHaveLength(0);
+    const fits = await mint("gem", { budget: 0.01 });
+    const ok = await post("/gemini/v1beta/models/gemini-2.5-flash:generateContent", { "x-goog-api-key": fits.key }, body);
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(calls[0]!.body)).toEqual(body);
+    expect(ok.headers.get("x-slotgate-tier")).toBe("priority");
   });
 });

@@ -155,9 +155,17 @@ describe("after a tier's capacity refusal", () => {
     expect(afterRefusal({ ...base, now: 120_000 })).toEqual({ go: "stop" });
   });
 
-  it("with fallback none, only the retry policy decides: the refusal comes back when it gives up", () => {
-    expect(afterRefusal({ ...base, fallback: "none", refusals: 9 })).toEqual({ go: "again", delayMs: 500 });
-    expect(afterRefusal({ ...base, fallback: "none", retry: { retry: false, reason: "attempts_exhausted" } })).toEqual({ go: "stop" });
+  it("with fallback none, it waits through as many refusals as with standard, over its whole time, then the refusal comes back: never another tier (issue 39)", () => {
+    const none = { ...base, fallback: "none" as const };
+    expect(afterRefusal(none)).toEqual({ go: "again", delayMs: 500 });
+    // No attempt or time is kept for standard: its last attempt and the second half of its time are the tier's.
+    expect(afterRefusal({ ...none, attempt: 7 })).toEqual({ go: "again", delayMs: 500 });
+    expect(afterRefusal({ ...none, now: 59_600 })).toEqual({ go: "again", delayMs: 500 });
+    // Past its tries (not 8 attempts and 45 s of refusals), its attempts, its deadline, or when the retry policy gives up: the refusal back.
+    expect(afterRefusal({ ...none, refusals: TIER_TRIES })).toEqual({ go: "stop" });
+    expect(afterRefusal({ ...none, attempt: 8 })).toEqual({ go: "stop" });
+    expect(afterRefusal({ ...none, now: 119_600 })).toEqual({ go: "stop" });
+    expect(afterRefusal({ ...none, retry: { retry: false, reason: "attempts_exhausted" } })).toEqual({ go: "stop" });
   });
 
   it("a tier that sheds everything is probed once a second, not tried by every request, and is tried again once it answers", () => {

@@ -66,6 +66,23 @@ describe("batch --mode flex", () => {
     expect(summary.spend.tiers.flex!.answers).toBe(st.tiers.flex.answers);
     expect(summary.spend.tiers.flex!.costUsd).toBeCloseTo(st.tiers.flex.usd, 12);
     expect(formatSummary(summary)).toMatch(/of which\s+\$\d+\.\d{4} at flex \(\d+\), \$\d+\.\d{4} at standard \(\d+\); the same job at standard: \$\d+\.\d{4} \(0\.5\dx\)/);
+    // Why the others were not at flex (issue 39): the two gpt-4o-mini lines, and the flex lines the tier refused.
+    const why = summary.spend.why;
+    expect(why.not_sold).toBe(2);
+    expect(summary.spend.notSold).toEqual(["gpt-4o-mini"]);
+    expect((why.refused ?? 0) + (why.shed ?? 0)).toBe(st.tiers.standard.answers - 2);
+    expect(formatSummary(summary)).toMatch(/not at flex\s+2 because gpt-4o-mini sells no flex here/);
+  });
+
+  test("a model that sells no flex: the summary says every line went at standard, and why (issue 39)", async () => {
+    const s = await standin({ latencyMs: 5, rpm: 0, tpm: 0, prices: PRICES });
+    const dir = tempDir();
+    const out = join(dir, "results.jsonl");
+    const summary = await runBatch({ input: writeInput(dir, [chatLine("mini-1"), chatLine("mini-2"), chatLine("mini-3")]), out, baseUrl: s.url, mode: "flex" });
+    expect(summary.succeeded).toBe(3);
+    const text = formatSummary(summary);
+    expect(text).toMatch(/of which\s+\$\d+\.\d{4} at standard \(3\)/);
+    expect(text).toMatch(/not at flex\s+3 because gpt-4o-mini sells no flex here/);
   });
 
   test("flex fully shed: every line at standard, at once after the tier looks shed", async () => {
@@ -77,6 +94,8 @@ describe("batch --mode flex", () => {
     expect(s.stats().tiers.standard.answers).toBe(62);
     // Nine refusals in a row make the tier look shed; then a probe a second, not a try per line.
     expect(s.stats().tiers.flex.shed).toBeLessThan(30);
+    expect((summary.spend.why.refused ?? 0) + (summary.spend.why.shed ?? 0) + (summary.spend.why.not_sold ?? 0)).toBe(62);
+    expect(formatSummary(summary)).toMatch(/after flex refused them for capacity/);
   });
 
   test("--mode flex takes no batch flags; --mode auto with a deadline within a day runs at flex", async () => {
