@@ -141,16 +141,16 @@ it("the request path's stages, and whole requests", async () => {
   const e = env as unknown as Env;
   const s = settingsOf(e) as Settings;
   const one = request();
-  const asked = askedOf(one, s, Date.now());
+  const asked = askedOf(one, new URL(one.url), s, Date.now());
   if (asked instanceof Response) throw new Error("asked");
   const upstream = new Headers(UPSTREAM);
   const rows: [string, number][] = [
     ["new Request (the runtime's, for scale)", await us(RUNS, () => request())],
     ["settings: the vars, parsed once per isolate", await us(RUNS, () => settingsOf(e))],
-    ["asked: provider, upstream URL, limit headers", await us(RUNS, () => askedOf(one, s, 0))],
+    ["asked: provider, upstream URL, limit headers", await us(RUNS, () => askedOf(one, new URL(one.url), s, 0))],
     ["caller: x-slotgate-caller, priority", await us(RUNS, () => whoIsAsking(asked.headers, undefined))],
     ["virtual key? the credential headers", await us(RUNS, () => virtualKeyIn(asked.headers, asked.incoming))],
-    ["described: JSON, the key's hash, cost, stream", await us(RUNS, () => describe(asked.provider, asked.headers, asked.incoming, asked.rest, BYTES, null))],
+    ["described: JSON, the key's hash, cost, stream", await us(RUNS, () => describe(asked.provider, asked.headers, asked.incoming, asked.rest, BYTES, JSON.parse(new TextDecoder().decode(BYTES)), null))],
     ["upstream headers", await us(RUNS, () => upstreamHeaders(asked.headers))],
     ["meter", await us(RUNS, () => new Meter({ provider: "openai", model: "gpt-4o-mini", prices: s.prices, strip: false }))],
     ["cache plan (off)", await us(RUNS, () => cachePlan((h) => asked.headers.get(h), true, s.cache))],

@@ -28,7 +28,9 @@ export interface BatchAsk {
   method: string;
   rest: string;
   search: URLSearchParams;
+  /** The body's bytes (an upload's form), and its JSON: the request's one parse (null when it is not JSON). */
   body: Uint8Array;
+  json: () => unknown;
   headers: Headers;
   prices: PriceTable;
   /** `<gateway origin>/<provider>`: where Anthropic's results_url should send the caller back to. */
@@ -76,7 +78,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
     if (read instanceof Response) return read;
     upload = read;
   } else if (op.k === "create") {
-    const asked = parse(b.body) as { input_file_id?: unknown; requests?: { params?: unknown }[] } | null;
+    const asked = b.json() as { input_file_id?: unknown; requests?: { params?: unknown }[] } | null;
     if (b.flavour === "openai") {
       const file = typeof asked?.input_file_id === "string" ? await book.find(asked.input_file_id) : null;
       if (own && file?.kind !== "file") return forbid(`did not upload the input file ${String(asked?.input_file_id).slice(0, 100)}`);

@@ -1,6 +1,5 @@
 import { isInference } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
-import { parseJson } from "../proxy/forward";
 import { gatewayError } from "../proxy/errors";
 import { isolateHeld } from "../proxy/held";
 import type { CacheConfig } from "./config";
@@ -18,10 +17,21 @@ export interface CacheBindings {
   shards: DurableObjectNamespace<CacheShard>;
 }
 
-/** One request as the cache sees it: read and resolved, before it goes near the key's limiter. */
-export interface CacheRequest {
+/** What the cache works with, the same for every request of an isolate but its `waitUntil`. */
+export interface CacheContext {
   bindings: CacheBindings;
   config: CacheConfig;
+  /** BODY_BUDGET_BYTES: the copy of an answer being stored counts against the isolate's budget of held bytes. */
+  bodyBudgetBytes: number;
+  /** STATS_FLUSH_MS when set: how long the isolate gathers its counts before one call sends them (default TALLY_FLUSH_MS). */
+  statsMs?: number;
+  now: () => number;
+  waitUntil: (p: Promise<unknown>) => void;
+}
+
+/** One request as the cache sees it: read and resolved, before it goes near the key's limiter. */
+export interface CacheRequest {
+  ctx: CacheContext;
   method: string;
   headers: Headers;
   provider: string;
@@ -33,18 +43,13 @@ export interface CacheRequest {
   search: string;
   /** Whose entries these are: the credential's hash, or a virtual key (its pool where it shares: pools/stage.ts cacheTenant). */
   tenant: string;
-  /** The body as sent; its JSON is parsed again only where the cache is in play (nothing parsed waits in the queue). */
+  /** The body as sent, and its JSON (the request's own parse, read only where the cache is in play). */
   body: Uint8Array;
+  json: () => unknown;
   /** The rate-limit key, named on answers its limiter never saw. */
   limitKey: string;
   /** The request's own deadline: a leader's waiters wait for it until then plus a stream's grace; a waiter waits at most until its own. */
   deadline: number;
-  /** BODY_BUDGET_BYTES: the copy of an answer being stored counts against the isolate's budget of held bytes. */
-  bodyBudgetBytes: number;
-  /** STATS_FLUSH_MS when set: how long the isolate gathers its counts before one call sends them (default TALLY_FLUSH_MS). */
-  statsMs?: number;
-  now: () => number;
-  waitUntil: (p: Promise<unknown>) => void;
 }
 
 /** A leader's answer may still be streaming at its deadline; its waiters give it this much longer. */
@@ -58,7 +63,7 @@ type Fwd = "miss" | "request" | "stale";
  * Identical misses share one upstream call through the key's shard.
  */
 export async function cacheStage(r: CacheRequest, forward: () => Promise<Response>): Promise<Response> {
-  const plan = cachePlan((n) => r.headers.get(n), isInference(r.flavour, r.method, r.rest), r.config);
+  const plan = cachePlan((n) => r.headers.get(n), isInference(r.flavour, r.method, r.rest), r.ctx.config);
   if (typeof plan === "string") return gatewayError("invalid_request", plan);
   if (!plan.use) {
     // Every answer marked bypass is counted as one (the counts ride the isolate's one call a second, tally.ts).
@@ -68,16 +73,16 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
 
   const key = await cacheKey({
     provider: r.provider, method: r.method, path: `${r.rest}${r.search}`, tenant: r.tenant, namespace: plan.namespace, sample: plan.sample,
-    headers: semanticHeaders((n) => r.headers.get(n)), body: r.body, json: parseJson(r.body),
+    headers: semanticHeaders((n) => r.headers.get(n)), body: r.body, json: r.json(),
   });
-  const shard = shardStub(r.bindings.shards, shardOf(key));
-  const store = new CacheStore(r.bindings.bucket);
+  const shard = shardStub(r.ctx.bindings.shards, shardOf(key));
+  const store = new CacheStore(r.ctx.bindings.bucket);
   const count = (result: CacheResult) => tally(r, plan.namespace, result);
   const go = (fwd: Fwd, flight: string | null) => forwardAndStore(r, plan, key, shard, store, forward, fwd, flight);
 
   let fwd: Fwd = plan.read ? "miss" : "request";
   if (plan.read) {
-    const got = await read(store, plan, key, r.now());
+    const got = await read(store, plan, key, r.ctx.now());
     if ("hit" in got) {
       count("hit");
       return replay(r, got.hit, "hit", "miss");
@@ -99,7 +104,7 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
     // A waiter stops at its own deadline, without the grace: a collapsed answer starts only once the
     // leader's has ended, so waiting longer would start this caller's answer past its deadline.
     const until = { lead: r.deadline + STREAM_GRACE_MS, wait: r.deadline };
-    claim = await shard.claim(key, plan.maxAgeS === null ? null : r.now() - plan.maxAgeS * 1_000, until);
+    claim = await shard.claim(key, plan.maxAgeS === null ? null : r.ctx.now() - plan.maxAgeS * 1_000, until);
   } catch {
     claim = null; // the shard is unreachable: answer as if alone
   }
@@ -108,7 +113,7 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
     return go(fwd, claim.flight);
   }
   if (claim && (claim.role === "fresh" || claim.landing === "stored")) {
-    const got = await read(store, plan, key, r.now());
+    const got = await read(store, plan, key, r.ctx.now());
     if ("hit" in got) {
       const result = claim.role === "fresh" ? "hit" : "collapsed";
       count(result);
@@ -124,11 +129,11 @@ export async function cacheStage(r: CacheRequest, forward: () => Promise<Respons
 const tallies = new WeakMap<DurableObjectNamespace<CacheShard>, Tally>();
 
 function tally(r: CacheRequest, namespace: string, result: CacheResult): void {
-  const ns = r.bindings.shards;
+  const ns = r.ctx.bindings.shards;
   let t = tallies.get(ns);
   if (!t) tallies.set(ns, (t = new Tally((c) => shardStub(ns, Math.floor(Math.random() * SHARDS)).count(c), timerWait)));
-  const flush = t.add(namespace, result, r.statsMs);
-  if (flush) r.waitUntil(flush);
+  const flush = t.add(namespace, result, r.ctx.statsMs);
+  if (flush) r.ctx.waitUntil(flush);
 }
 
 /** A usable entry, or whether there was one too old for the request's max-age. A store that fails reads as a miss. */
@@ -147,7 +152,7 @@ async function read(store: CacheStore, plan: Use, key: string, now: number): Pro
 
 function replay(r: CacheRequest, hit: Stored, result: "hit" | "collapsed", fwd: Fwd): Response {
   const headers = new Headers(hit.meta.headers);
-  headers.set("age", String(ageSeconds(hit.meta, r.now())));
+  headers.set("age", String(ageSeconds(hit.meta, r.ctx.now())));
   headers.set("x-slotgate-key", r.limitKey);
   headers.set("x-slotgate-attempts", "0");
   headers.set("x-slotgate-queue-ms", "0");
@@ -163,13 +168,13 @@ async function forwardAndStore(
   try {
     res = await forward();
   } catch (err) {
-    if (flight) r.waitUntil(shard.land(key, flight, null).catch(() => {}));
+    if (flight) r.ctx.waitUntil(shard.land(key, flight, null).catch(() => {}));
     throw err;
   }
   const declared = Number(res.headers.get("content-length") ?? Number.NaN);
-  const storable = res.status >= 200 && res.status < 300 && !(declared > r.config.maxBytes) && !res.headers.has("x-slotgate-error");
+  const storable = res.status >= 200 && res.status < 300 && !(declared > r.ctx.config.maxBytes) && !res.headers.has("x-slotgate-error");
   if (!storable) {
-    if (flight) r.waitUntil(shard.land(key, flight, null).catch(() => {}));
+    if (flight) r.ctx.waitUntil(shard.land(key, flight, null).catch(() => {}));
     return mark(res, "miss", cacheStatus({ fwd }));
   }
   let ended!: (copy: Uint8Array | null) => void;
@@ -177,11 +182,11 @@ async function forwardAndStore(
   const type = res.headers.get("content-type");
   const headers = storableHeaders(res.headers);
   // The copy is held in the isolate's budget from its first byte until it is in R2 (or dropped).
-  const held = isolateHeld.growing(r.bodyBudgetBytes);
-  r.waitUntil(copied.then(async (copy) => {
+  const held = isolateHeld.growing(r.ctx.bodyBudgetBytes);
+  r.ctx.waitUntil(copied.then(async (copy) => {
     let entry: Landed | null = null;
     if (copy && complete(copy, type)) {
-      const storedAt = r.now();
+      const storedAt = r.ctx.now();
       const expiresAt = storedAt + plan.ttlS * 1_000;
       try {
         await store.put(plan.namespace, key, copy, { storedAt, expiresAt, status: res.status, headers });
@@ -193,7 +198,7 @@ async function forwardAndStore(
     held.release();
     if (flight || entry) await shard.land(key, flight, entry).catch(() => {});
   }));
-  const out = new Response(capture(res.body, r.config.maxBytes, held, ended), res);
+  const out = new Response(capture(res.body, r.ctx.config.maxBytes, held, ended), res);
   return mark(out, "miss", cacheStatus({ fwd, stored: true }));
 }
 

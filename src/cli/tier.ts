@@ -41,5 +41,5 @@ export function standardWhy(asked: Tier | undefined, served: Tier, refusals: num
 
 /** The line with its provider's tier field written. */
 export function atTier(item: Item, t: LineTier): Item {
-  return { ...item, payload: new TextDecoder().decode(withTier(new TextEncoder().encode(item.payload), t.spec, t.tier)) };
+  return { ...item, payload: new TextDecoder().decode(withTier(item.body, new TextEncoder().encode(item.payload), t.spec, t.tier)) };
 }

@@ -27,9 +27,9 @@ const IN: Admission = { kind: "in" };
  * format, which carries no check, still needs a token, so random strings of its shape cannot reach
  * the store. Forged, unknown, revoked or absent: the same 401.
  */
-export async function admit(env: Env, req: Request): Promise<Admission> {
+export async function admit(env: Env, req: Request, url: URL = new URL(req.url)): Promise<Admission> {
   if (await gatewayTokenOk(env.GATEWAY_TOKENS, req.headers.get("x-slotgate-token"))) return IN;
-  const presented = virtualKeyIn(req.headers, new URL(req.url));
+  const presented = virtualKeyIn(req.headers, url);
   if (presented !== null && readKey(presented).format === "tagged") {
     try {
       const found = await resolveKey(env, presented);

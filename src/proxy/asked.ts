@@ -43,8 +43,7 @@ function decodable(path: string): boolean {
 }
 
 /** The request as asked, or the error that refuses it (404 `unknown_provider`, 400 `invalid_request`). */
-export function askedOf(req: Request, s: Settings, now: number): Asked | Response {
-  const incoming = new URL(req.url);
+export function askedOf(req: Request, incoming: URL, s: Settings, now: number): Asked | Response {
   const { name, rest } = splitPath(incoming.pathname);
   const provider = Object.hasOwn(s.table, name) ? s.table[name] : undefined;
   if (!provider) return gatewayError("unknown_provider", `no provider named ${JSON.stringify(name.slice(0, 64))}`);

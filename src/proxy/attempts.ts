@@ -9,7 +9,7 @@ import { sleep } from "../sleep";
 import type { LimiterCalls } from "./limiter-client";
 import { stampPacing } from "./pacing";
 import { hideMember } from "./pooled";
-import type { Deps, Plan } from "./run";
+import type { Deps, Plan } from "./plan";
 import type { Slot } from "./slot";
 import type { Route, Target } from "./target";
 

@@ -1,5 +1,5 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
-// the answer will stream. The parsed body is dropped here, so only the bytes wait in the queue.
+// the answer will stream, read from the body's JSON (parsed once, by the request's record: call.ts).
 import { estimateTokens } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
@@ -8,7 +8,6 @@ import { bodyTier, tierField } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
-import { parseJson } from "./forward";
 
 export interface Described {
   key: KeyParts;
@@ -29,9 +28,8 @@ export interface Described {
   route: string;
 }
 
-/** What a body (read by the body stage, proxy/held.ts) asks: its key, cost, model and what goes upstream. */
-export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, label: string | null): Promise<Described> {
-  const json = parseJson(bytes);
+/** What a body (read by the body stage, proxy/held.ts; `json` its JSON, null: none) asks: its key, cost, model and what goes upstream. */
+export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, json: unknown, label: string | null): Promise<Described> {
   const key = await limitKey(p, headers, url, rest, json, label);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;

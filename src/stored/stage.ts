@@ -9,11 +9,10 @@ import type { VirtualKey } from "../keys/object";
 import type { Pool } from "../pools/config";
 import { isInference } from "../providers/endpoints";
 import { gatewayError } from "../proxy/errors";
-import { parseJson } from "../proxy/forward";
 import { type Ref, refsIn } from "./refs";
 
-/** What the stage reads of a request: the batch stage's, without its files' and answers' parts. */
-export type StoredAsk = Pick<BatchAsk, "env" | "vk" | "pool" | "provider" | "flavour" | "method" | "rest" | "body" | "waitUntil">;
+/** What the stage reads of a request: the batch stage's, without its files' and answers' parts, and its body's JSON (the request's one parse: null when it is not JSON). */
+export type StoredAsk = Pick<BatchAsk, "env" | "vk" | "pool" | "provider" | "flavour" | "method" | "rest" | "json" | "waitUntil">;
 
 export interface StoredPlan {
   /** The pool, or only the member that holds what the request names. */
@@ -34,7 +33,7 @@ const reachesAnyway = (vk: VirtualKey, r: Ref) => vk.scopes.includes("all") || (
 /** null: nothing stored is named or made. A Response: refused (403, nothing sent). Else the plan. */
 export async function storedStage(s: StoredAsk): Promise<StoredPlan | Response | null> {
   if (s.method.toUpperCase() !== "POST" || !isInference(s.flavour, s.method, s.rest)) return null;
-  const json = parseJson(s.body);
+  const json = s.json();
   const refs = refsIn(json);
   const makes = MAKES_RESPONSE.test(s.rest) && (json as { store?: unknown } | null)?.store !== false;
   if (!refs.length && !makes) return null;

@@ -42,17 +42,11 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /**
- * `bytes` with the row's field set to the tier's value, or removed for a tier the row has no value
- * for (standard where the provider has no word for it: its default). A body that is not a JSON
- * object goes as it came.
+ * The body (`json`, parsed from `bytes`) with the row's field set to the tier's value, or removed
+ * for a tier the row has no value for (standard where the provider has no word for it: its
+ * default). A body that is not a JSON object goes as it came.
  */
-export function withTier(bytes: Uint8Array, spec: TierSpec, tier: Tier): Uint8Array {
-  let json: unknown;
-  try {
-    json = JSON.parse(dec.decode(bytes));
-  } catch {
-    return bytes;
-  }
+export function withTier(json: unknown, bytes: Uint8Array, spec: TierSpec, tier: Tier): Uint8Array {
   if (!isObj(json)) return bytes;
   const value = spec.values[tier];
   const rest = { ...json };

@@ -18,6 +18,8 @@ export interface TierPlan {
   /** The model the request names and its route (after the provider): what a row offers a tier for. */
   model: string;
   route: string;
+  /** The body's JSON (the request's one parse), whose field is written for a tier its own body did not name. */
+  json: unknown;
 }
 
 /**
@@ -26,8 +28,8 @@ export interface TierPlan {
  * a 400: it would go at another tier). `servedAt`: every tier an answer may come at, the dearest
  * of which a budget reserves at.
  */
-export function planTier(chosen: { tier: Tier; by: ChosenBy }, fallback: Fallback, model: string, route: string, dialects: readonly (Dialect | undefined)[]): { plan: TierPlan; servedAt: Tier[] } | string {
-  const plan: TierPlan = { asked: chosen.tier, by: chosen.by, fallback, model, route };
+export function planTier(chosen: { tier: Tier; by: ChosenBy }, fallback: Fallback, model: string, route: string, dialects: readonly (Dialect | undefined)[], json: unknown): { plan: TierPlan; servedAt: Tier[] } | string {
+  const plan: TierPlan = { asked: chosen.tier, by: chosen.by, fallback, model, route, json };
   if (chosen.tier === "standard") return { plan, servedAt: ["standard"] };
   const offeredBy = dialects.filter((d) => offered(d?.tiers, chosen.tier, model, route)).length;
   if (fallback === "none") {
@@ -49,7 +51,7 @@ export function tierBody(t: TierPlan, bodies: Map<string, Uint8Array>, base: Uin
   if (!spec || !spec.routes.test(t.route) || (t.by === "body" && tier === t.asked)) return base;
   const id = `${d.name}\n${tier}`;
   let bytes = bodies.get(id);
-  if (!bytes) bodies.set(id, (bytes = withTier(base, spec, tier)));
+  if (!bytes) bodies.set(id, (bytes = withTier(t.json, base, spec, tier)));
   return bytes;
 }
 

@@ -98,7 +98,8 @@ describe("provoked outs", () => {
 });
 
 describe("the operator's view of the members (issue 33)", () => {
-  it("shows an out member as out however many newer keys others have made", async () => {
+  // Some hundreds of Directory reports, one by one: seconds on a loaded machine.
+  it("shows an out member as out however many newer keys others have made", { timeout: 30_000 }, async () => {
     const { calls } = provider((model, member) => (model === "poison-a" && member === "a" ? json(QUOTA, 429) : null));
     const vk = await mint("duo");
     // Both members have served, so each has a key listed.

@@ -95,21 +95,30 @@ describe("a tier by policy", () => {
   });
 
   it("writes the row's field where the row takes it, keeps the caller's own body, and touches nothing else", () => {
-    const plan = (by: TierPlan["by"], asked: Tier = "flex"): TierPlan => ({ asked, by, fallback: "standard", model: "gpt-5-mini", route: CHAT });
-    const base = enc({ model: "gpt-5-mini", messages: [], service_tier: "flex" });
+    // The plan carries the body's JSON (the request's one parse); the bytes are what goes when nothing is written.
+    const plan = (by: TierPlan["by"], json: unknown, asked: Tier = "flex"): TierPlan => ({ asked, by, fallback: "standard", model: "gpt-5-mini", route: CHAT, json });
+    const own = { model: "gpt-5-mini", messages: [], service_tier: "flex" };
+    const base = enc(own);
     const bodies = new Map<string, Uint8Array>();
-    expect(tierBody(plan("body"), bodies, base, DIALECTS.openai, "flex")).toBe(base);
-    expect(dec(tierBody(plan("body"), bodies, base, DIALECTS.openai, "standard")).service_tier).toBe("default");
-    expect(dec(tierBody(plan("header"), new Map(), enc({ model: "x" }), DIALECTS.groq, "flex"))).toEqual({ model: "x", service_tier: "flex" });
-    expect(dec(tierBody({ ...plan("header", "priority"), route: "/v1/messages" }, new Map(), enc({ model: "x" }), DIALECTS.anthropic, "priority"))).toEqual({ model: "x", service_tier: "auto" });
+    expect(tierBody(plan("body", own), bodies, base, DIALECTS.openai, "flex")).toBe(base);
+    expect(dec(tierBody(plan("body", own), bodies, base, DIALECTS.openai, "standard")).service_tier).toBe("default");
+    expect(dec(tierBody(plan("header", { model: "x" }), new Map(), enc({ model: "x" }), DIALECTS.groq, "flex"))).toEqual({ model: "x", service_tier: "flex" });
+    expect(dec(tierBody({ ...plan("header", { model: "x" }, "priority"), route: "/v1/messages" }, new Map(), enc({ model: "x" }), DIALECTS.anthropic, "priority"))).toEqual({ model: "x", service_tier: "auto" });
     // A route that takes no tier (embeddings), and a provider with none, get the body as it came.
-    const embed = enc({ model: "gpt-5-mini", input: "hi" });
-    expect(tierBody({ ...plan("header"), route: "/v1/embeddings" }, new Map(), embed, DIALECTS.openai, "standard")).toBe(embed);
-    expect(tierBody(plan("header"), new Map(), embed, DIALECTS.mistral, "standard")).toBe(embed);
+    const input = { model: "gpt-5-mini", input: "hi" };
+    const embed = enc(input);
+    expect(tierBody({ ...plan("header", input), route: "/v1/embeddings" }, new Map(), embed, DIALECTS.openai, "standard")).toBe(embed);
+    expect(tierBody(plan("header", input), new Map(), embed, DIALECTS.mistral, "standard")).toBe(embed);
     // A tier the row has no word for is no field at all; a body that is not JSON goes as it came.
-    expect(dec(withTier(enc({ service_tier: "flex", a: 1 }), { ...DIALECTS.groq.tiers!, values: {} }, "standard"))).toEqual({ a: 1 });
+    const shed = { service_tier: "flex", a: 1 };
+    expect(dec(withTier(shed, enc(shed), { ...DIALECTS.groq.tiers!, values: {} }, "standard"))).toEqual({ a: 1 });
     const text = new TextEncoder().encode("not json");
-    expect(withTier(text, DIALECTS.openai.tiers!, "flex")).toBe(text);
+    expect(withTier(null, text, DIALECTS.openai.tiers!, "flex")).toBe(text);
+    // Gemini's camelCase spelling is read, and replaced by the field the gateway writes (issue 39).
+    const camel = { contents: [], serviceTier: "priority" };
+    const gemini = DIALECTS.gemini.tiers!;
+    expect(bodyTier(gemini, camel, "/v1beta/models/gemini-2.5-flash:generateContent")).toBe("priority");
+    expect(dec(withTier(camel, enc(camel), gemini, "flex"))).toEqual({ contents: [], service_tier: "flex" });
   });
 
   it("a tier with limits of its own has a limit key of its own, in the same credential's scope", () => {
