@@ -62,7 +62,7 @@ export class LimiterCore implements Learned {
   /** A new key's opening after its first answer (timing.ts), until a refusal. */
   #opening: Opening | null = null;
 
-  /** `origin`: this instance's own ticket epoch and id prefix (the object's are random, so a restart changes them). */
+  /** `origin`: this instance's first ticket epoch (epoch.ts: above the last life's) and its own id prefix (random: a restart changes it). */
   constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS, origin = { epoch: 0, prefix: "" }) {
     this.tickets = new TicketBook(this.leases, origin.prefix);
     this.epoch = origin.epoch;
@@ -320,6 +320,7 @@ export class LimiterCore implements Learned {
     // A ticket given back unused: its slot and its reservation go (leases.ts), and nothing is charged.
     dropProbe(this.member, id);
     const lease = this.leases.release(id);
+    if (lease && isTicket(id)) this.tickets.end(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
     if (lease?.caller !== undefined) this.callers.released(lease.caller, now);
     return lease !== undefined;
@@ -343,10 +344,12 @@ export class LimiterCore implements Learned {
 
   /**
    * A lease held before a restart: its Worker may still be streaming, and will renew or release it.
-   * A ticket is restored as a ticket, its lapse counted from now: an isolate may still use it.
+   * A ticket its row says was not used is restored as a ticket, its lapse counted from now: an
+   * isolate may still use it, and its use (or lapse) is its one charge. A used one is a request
+   * out, charged already (its row and the windows are written together): held as a lease.
    */
-  restoreLease(id: string, cost: number, expiresAt: number, now: number): void {
-    if (isTicket(id)) this.leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
+  restoreLease(id: string, cost: number, expiresAt: number, now: number, unused = true): void {
+    if (isTicket(id) && unused) this.leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
     else this.leases.hold(id, cost, expiresAt);
   }
 
@@ -367,12 +370,12 @@ export class LimiterCore implements Learned {
 
   /** A request went upstream on ticket `id` (ticketing.ts). Returns whether the key held it. */
   useTicket(id: string, cost: number, now: number, caller?: string, lane?: Lane): boolean {
-    return use(this, id, cost, now, { caller, lane });
+    return use(this, id, cost, now, { who: { caller, lane } });
   }
 
-  /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch. */
+  /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch (epoch.ts: it only grows). */
   retake(): void {
-    this.epoch = (this.epoch + 1) % 2 ** 31;
+    this.epoch += 1;
   }
 
   /** The lease granted under `id`, if it is held. */

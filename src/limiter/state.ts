@@ -25,6 +25,8 @@ export interface Lease {
   done?: boolean;
   /** A ticket not used yet (tickets.ts): its slot is held, no request is out on it; when it lapses. */
   ticket?: number;
+  /** A ticket's epoch at its issue (in memory only): a use after the epoch moved was of a ticket taken back. */
+  epoch?: number;
 }
 
 export interface Outcome {
