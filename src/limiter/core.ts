@@ -10,6 +10,7 @@ import type { Metrics } from "./metrics";
 import { Outcomes, retryWord } from "./outcomes";
 import { noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { charge, fitsAt, paceRate, type QuotaState, tight } from "./quota";
+import { neverFits, type TooLarge } from "./too-large";
 import { type Waiter, WaitQueue } from "./queue";
 import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -156,6 +157,8 @@ export class LimiterCore implements Learned {
    * the gate or a quota will stay shut past its deadline.
    */
   enqueue(w: Waiter, now: number): Admission {
+    const tooLarge = neverFits(this.quota, w.cost, now);
+    if (tooLarge) return { kind: "rejected", retryAfterMs: 0, tooLarge };
     if (w.pooled) {
       const may = admitPooled(this.member, w.id, now);
       if (!may.go) return { kind: "rejected", retryAfterMs: may.retryAfterMs, out: true };
@@ -174,7 +177,7 @@ export class LimiterCore implements Learned {
    * their deadline (or whose deadline the send gate outlasts). The head the queue chooses holds
    * the line when it does not fit its quota, so large requests never starve.
    */
-  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[] } {
+  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[]; tooLarge: [Waiter, TooLarge][] } {
     lapse(this, now);
     // A member just gone out of its pool sends its pooled waiters to the other members.
     const ousted = this.#ousting ? [...this.queue].filter((w) => w.pooled && w.id !== this.member.probe) : [];
@@ -194,11 +197,18 @@ export class LimiterCore implements Learned {
       this.#grant(w.id, w.cost, now, w.caller);
       granted.push(w);
     };
+    // A head that a limit told since it queued says can never fit is turned away, not waited for.
+    const tooLarge: [Waiter, TooLarge][] = [];
+    const turnAway = (w: Waiter) => {
+      const why = neverFits(this.quota, w.cost, now);
+      if (why) tooLarge.push([this.cancel(w.id)!, why]);
+      return why !== null;
+    };
     // Retries holding a claim go first, each when the refill it claimed is there. They are taken
     // out of fair order: the fair share charged their first attempt already.
     for (const c of this.claims.inOrder()) {
       const w = this.queue.has(c.id) ? this.queue.peekId(c.id) : undefined;
-      if (!w) continue;
+      if (!w || turnAway(w)) continue;
       if (this.#openAt(c.tokens, now, c.requests, false, true) > now) break;
       if (this.busy >= this.limitAt(now) && !this.#paced(now)) break;
       this.queue.remove(c.id);
@@ -206,6 +216,7 @@ export class LimiterCore implements Learned {
       go(w);
     }
     for (let head = this.queue.peek(); head; head = this.queue.peek()) {
+      if (!this.claims.has(head.id) && turnAway(head)) continue;
       if (this.claims.has(head.id) || this.#headOpenAt(head.cost, now) > now) break;
       if (this.busy >= this.limitAt(now) && !this.#paced(now)) break;
       this.queue.shift();
@@ -214,7 +225,7 @@ export class LimiterCore implements Learned {
     // Someone waits: under contention every request goes through the queue, so the tickets out
     // are taken back (an isolate that hears of it gives its own back; the rest come back or lapse).
     if (this.queue.size > 0) this.retake();
-    return { granted, expired, ousted };
+    return { granted, expired, ousted, tooLarge };
   }
 
   /** When a head of `cost` may go: after the gate, and after what every open claim needs. */

@@ -6,6 +6,7 @@ import type { Metrics } from "./metrics";
 import type { PaceState } from "./pace";
 import type { OutState } from "./membership";
 import type { Granted, QuotaState } from "./quota";
+import type { TooLarge } from "./too-large";
 
 export interface Lease {
   id: string;
@@ -52,7 +53,8 @@ export interface Outcome {
   pooled?: boolean;
 }
 
-export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean };
+/** Queued, or turned away: past the deadline (`retryAfterMs`), out of its pool (`out`), or never to fit the key (`tooLarge`, too-large.ts). */
+export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean; tooLarge?: TooLarge };
 
 /** What survives a restart: everything learned, nothing about who is waiting. */
 export interface Persisted {

@@ -3,6 +3,7 @@ import type { CallerView } from "./callers";
 import type { Outcome } from "./core";
 import type { Lane } from "./lanes";
 import type { Ended, UsageRecord } from "../usage/types";
+import type { TooLarge } from "./too-large";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -46,9 +47,14 @@ export interface Pacing {
   ratePerMin?: number;
 }
 
+/**
+ * A grant, or a refusal: `queue_timeout` (no slot before the deadline), `out` (a pool member out),
+ * `too_large` (its cost is above a limit the provider told and refuses larger requests against:
+ * it could never go; `tooLarge` says which, too-large.ts).
+ */
 export type AcquireResult = (
   | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number } & Pacing)
-  | ({ granted: false; reason: "queue_timeout" | "out"; retryAfterMs: number } & Partial<Pacing>)
+  | ({ granted: false; reason: "queue_timeout" | "out" | "too_large"; retryAfterMs: number; tooLarge?: TooLarge } & Partial<Pacing>)
 ) & { view?: MemberView };
 
 export interface SettleRequest extends Outcome {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { LimiterCore, renewEvery } from "../../src/limiter/core";
 import { available } from "../../src/limiter/quota";
 import { TICKET_LAPSE_MS } from "../../src/limiter/tickets";
-import { cfg, open, reading } from "../support/ticketed-core";
+import { cfg, open, reading } from "../support/opened-core";
 
 /** The restore grace the object gives a restored lease: one renewal interval and 5 s. */
 const GRACE = renewEvery(cfg.leaseTtlMs) + 5_000;

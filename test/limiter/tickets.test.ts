@@ -4,7 +4,7 @@ import { available } from "../../src/limiter/quota";
 import { Leases } from "../../src/limiter/leases";
 import { isTicket, TicketBook } from "../../src/limiter/ticket-book";
 import { askFor, fellBelow, type KeyRoom, TICKET_LAPSE_MS, TICKET_SHARE, TICKETS_PER_ISOLATE, ticketsFor } from "../../src/limiter/tickets";
-import { cfg, NONE, open, out, reading, w } from "../support/ticketed-core";
+import { cfg, NONE, open, out, reading, w } from "../support/opened-core";
 
 const room = (o: Partial<KeyRoom> = {}): KeyRoom => ({
   queued: 0, claims: 0, gateOpen: true, opening: false, limit: 16, busy: 0, idle: 0, requests: null, tokens: null, reserved: { requests: 0, tokens: 0 }, ...o,

@@ -1,4 +1,4 @@
-// A key's LimiterCore past its opening, and the outcomes, waiters and readings the ticket tests feed it.
+// A key's LimiterCore past its opening, and the outcomes, waiters and readings the core tests feed it.
 import { DEFAULT_LIMITER } from "../../src/config/limits";
 import { LimiterCore, type Outcome } from "../../src/limiter/core";
 import type { Waiter } from "../../src/limiter/queue";
