@@ -12,21 +12,12 @@ import { AGAIN, type Again, type Attempts } from "./attempts";
 import { gatewayError } from "./errors";
 import type { Target } from "./target";
 
-/** A window's period in words. */
-function per(ms: number): string {
-  const named: Record<number, string> = { 1_000: "second", 60_000: "minute", 3_600_000: "hour", 86_400_000: "day" };
-  return named[ms] ?? `${Math.round(ms / 1_000)} seconds`;
-}
-
-const fewer = "ask for fewer tokens (a smaller max_tokens, or a shorter prompt), or split the request";
-
-/** The gateway's answer: what the request is estimated at, and the limit it passes (a pool's members are not told apart). */
+/** The gateway's answer: the request's estimate and the limit it passes (a pool's members are not told apart). */
 export function tooLargeError(cost: number, why: TooLarge | undefined, pool?: string): Response {
-  const est = `the request's estimated ${Math.ceil(cost)} tokens`;
-  const message = pool !== undefined || !why
-    ? `${est} are more than any member of pool ${pool ?? ""} takes in one request (its provider refuses a request over its limit, however long it waits): ${fewer}`
-    : `${est} are more than the key's limit of ${why.limit} tokens per ${per(why.periodMs)}, as its provider tells it; the provider refuses a request over it, however long it waits: ${fewer}`;
-  return gatewayError("request_too_large", message);
+  const over = pool !== undefined || !why
+    ? `more than any member of pool ${pool ?? ""} takes in one request`
+    : `more than the key's limit of ${why.limit} tokens per ${why.periodMs === 60_000 ? "minute" : `${why.periodMs / 1_000} s`}, which its provider refuses a request over however long it waits`;
+  return gatewayError("request_too_large", `the request's estimated ${Math.ceil(cost)} tokens are ${over}: ask for fewer (a smaller max_tokens, a shorter prompt)`);
 }
 
 /**

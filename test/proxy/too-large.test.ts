@@ -59,7 +59,7 @@ describe("a request too large for its own key", () => {
     const { error } = (await res.json()) as { error: { type: string; message: string } };
     expect(error.type).toBe("request_too_large");
     expect(error.message).toMatch(/estimated 1000040 tokens are more than the key's limit of 200000 tokens per minute/);
-    expect(error.message).toMatch(/smaller max_tokens/);
+    expect(error.message).toMatch(/a smaller max_tokens/);
     expect(fetch).not.toHaveBeenCalled();
   });
 
