@@ -59,6 +59,8 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
       return stoppedLine(item, attempt > 1, last);
     }
     if (!grant.granted) {
+      // Larger than a limit its provider refuses larger requests against: it would never go.
+      if (grant.reason === "too_large") return failLine(item, "request_too_large", `the line's estimated ${cost} tokens are more than the key's limit of ${grant.tooLarge?.limit} tokens a window`, last);
       await sleep(grant.retryAfterMs, ctx.stop);
       continue;
     }

@@ -10,6 +10,7 @@ import type { Metrics } from "./metrics";
 import { Outcomes, retryWord } from "./outcomes";
 import { noteCost, noteHold, paceDueAt, paceNeed, type PaceState } from "./pace";
 import { charge, fitsAt, paceRate, type QuotaState, tight } from "./quota";
+import { neverFits, type TooLarge } from "./too-large";
 import { type Waiter, WaitQueue } from "./queue";
 import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
@@ -65,7 +66,7 @@ export class LimiterCore implements Learned {
   /** A new key's opening after its first answer (timing.ts), until a refusal. */
   #opening: Opening | null = null;
 
-  /** `origin`: this instance's own ticket epoch and id prefix (the object's are random, so a restart changes them). */
+  /** `origin`: this instance's first ticket epoch (epoch.ts: above the last life's) and its own id prefix (random: a restart changes it). */
   constructor(base: LimiterConfig, saved?: Persisted, weights: LaneWeights = DEFAULT_WEIGHTS, origin = { epoch: 0, prefix: "" }) {
     this.tickets = new TicketBook(this.leases, origin.prefix);
     this.epoch = origin.epoch;
@@ -159,6 +160,8 @@ export class LimiterCore implements Learned {
    * the gate or a quota will stay shut past its deadline.
    */
   enqueue(w: Waiter, now: number): Admission {
+    const tooLarge = neverFits(this.quota, w.cost, now);
+    if (tooLarge) return { kind: "rejected", retryAfterMs: 0, tooLarge };
     if (w.pooled) {
       const may = admitPooled(this.member, w.id, now);
       if (!may.go) return { kind: "rejected", retryAfterMs: may.retryAfterMs, out: true };
@@ -177,7 +180,7 @@ export class LimiterCore implements Learned {
    * their deadline (or whose deadline the send gate outlasts). The head the queue chooses holds
    * the line when it does not fit its quota, so large requests never starve.
    */
-  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[] } {
+  pump(now: number): { granted: Waiter[]; expired: Waiter[]; ousted: Waiter[]; tooLarge: [Waiter, TooLarge][] } {
     lapse(this, now);
     // A member just gone out of its pool sends its pooled waiters to the other members.
     const ousted = this.#ousting ? [...this.queue].filter((w) => w.pooled && w.id !== this.member.probe) : [];
@@ -197,11 +200,18 @@ export class LimiterCore implements Learned {
       this.#grant(w.id, w.cost, now, w.caller);
       granted.push(w);
     };
+    // A head that a limit told since it queued says can never fit is turned away, not waited for.
+    const tooLarge: [Waiter, TooLarge][] = [];
+    const turnAway = (w: Waiter) => {
+      const why = neverFits(this.quota, w.cost, now);
+      if (why) tooLarge.push([this.cancel(w.id)!, why]);
+      return why !== null;
+    };
     // Retries holding a claim go first, each when the refill it claimed is there. They are taken
     // out of fair order: the fair share charged their first attempt already.
     for (const c of this.claims.inOrder()) {
       const w = this.queue.has(c.id) ? this.queue.peekId(c.id) : undefined;
-      if (!w) continue;
+      if (!w || turnAway(w)) continue;
       if (this.#openAt(c.tokens, now, c.requests, false, true) > now) break;
       if (this.busy >= this.limitAt(now) && !this.#paced(now)) break;
       this.queue.remove(c.id);
@@ -209,6 +219,7 @@ export class LimiterCore implements Learned {
       go(w);
     }
     for (let head = this.queue.peek(); head; head = this.queue.peek()) {
+      if (!this.claims.has(head.id) && turnAway(head)) continue;
       if (this.claims.has(head.id) || this.#headOpenAt(head.cost, now) > now) break;
       if (this.busy >= this.limitAt(now) && !this.#paced(now)) break;
       this.queue.shift();
@@ -217,7 +228,7 @@ export class LimiterCore implements Learned {
     // Someone waits: under contention every request goes through the queue, so the tickets out
     // are taken back (an isolate that hears of it gives its own back; the rest come back or lapse).
     if (this.queue.size > 0) this.retake();
-    return { granted, expired, ousted };
+    return { granted, expired, ousted, tooLarge };
   }
 
   /** When a head of `cost` may go: after the gate, and after what every open claim needs. */
@@ -329,6 +340,7 @@ export class LimiterCore implements Learned {
     // A ticket given back unused: its slot and its reservation go (leases.ts), and nothing is charged.
     dropProbe(this.member, id);
     const lease = this.leases.release(id);
+    if (lease && isTicket(id)) this.tickets.end(id);
     if (lease?.ok && lease.grantedAt !== undefined) noteHold(this.pace, now - lease.grantedAt);
     if (lease?.caller !== undefined) this.callers.released(lease.caller, now);
     return lease !== undefined;
@@ -352,10 +364,12 @@ export class LimiterCore implements Learned {
 
   /**
    * A lease held before a restart: its Worker may still be streaming, and will renew or release it.
-   * A ticket is restored as a ticket, its lapse counted from now: an isolate may still use it.
+   * A ticket its row says was not used is restored as a ticket, its lapse counted from now: an
+   * isolate may still use it, and its use (or lapse) is its one charge. A used one is a request
+   * out, charged already (its row and the windows are written together): held as a lease.
    */
-  restoreLease(id: string, cost: number, expiresAt: number, now: number): void {
-    if (isTicket(id)) this.leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
+  restoreLease(id: string, cost: number, expiresAt: number, now: number, unused = true): void {
+    if (isTicket(id) && unused) this.leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
     else this.leases.hold(id, cost, expiresAt);
   }
 
@@ -376,12 +390,12 @@ export class LimiterCore implements Learned {
 
   /** A request went upstream on ticket `id` (ticketing.ts). Returns whether the key held it. */
   useTicket(id: string, cost: number, now: number, caller?: string, lane?: Lane): boolean {
-    return use(this, id, cost, now, { caller, lane });
+    return use(this, id, cost, now, { who: { caller, lane } });
   }
 
-  /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch. */
+  /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch (epoch.ts: it only grows). */
   retake(): void {
-    this.epoch = (this.epoch + 1) % 2 ** 31;
+    this.epoch += 1;
   }
 
   /** The lease granted under `id`, if it is held. */

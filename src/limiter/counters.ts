@@ -9,7 +9,7 @@ import type { ChangeReason } from "./aimd";
  * settle, grant, queue time-out, limit change and lease expiry, and persists them with the rest.
  */
 
-export const OUTCOME_CLASSES: readonly OutcomeClass[] = ["success", "rate_limit", "capacity", "hard_quota", "transient", "fatal"];
+export const OUTCOME_CLASSES: readonly OutcomeClass[] = ["success", "rate_limit", "capacity", "hard_quota", "transient", "too_large", "fatal"];
 export const RETRY_CLASSES = ["rate_limit", "capacity", "transient"] as const;
 export const CHANGE_REASONS: readonly ChangeReason[] = ["slow_start", "steady_up", "pace", "rate_limit", "quota", "manual"];
 /** Gateway errors a limiter sees itself; the Worker's own (limiter_unavailable, ...) are logged there. */

@@ -14,6 +14,8 @@ export class Leases {
   /** Tickets not yet used: slots held with no request out on them, and their costs. */
   idle = 0;
   idleCost = 0;
+  /** Tickets used (or lapsed) since `takeUsed` last looked: their rows must say so (a restart counts them once). */
+  #used: string[] = [];
 
   get size(): number {
     return this.#byId.size;
@@ -77,14 +79,26 @@ export class Leases {
     return at;
   }
 
-  /** A request used the ticket `id` (or it lapsed): numbered and dated from now, as a grant is. */
-  use(id: string, now: number, ttlMs: number, caller?: string): Lease | undefined {
+  /**
+   * A request used the ticket `id` (or it lapsed): numbered and dated from now, as a grant is. A
+   * request's use lives a lease's time from then (never less than a renewal gave it); a lapse
+   * (`extend` false) keeps the expiry it has, so a ticket restored after a restart, whose holder
+   * may be gone, ends within the restore grace as a restored lease does.
+   */
+  use(id: string, now: number, ttlMs: number, caller?: string, extend = true): Lease | undefined {
     const lease = this.#byId.get(id);
     if (lease?.ticket === undefined) return lease;
     this.#unticket(lease);
-    // It lives a lease's time from its use, and never less than a renewal already gave it.
-    Object.assign(lease, { seq: ++this.#grants, grantedAt: now, expiresAt: Math.max(lease.expiresAt, now + ttlMs), caller, inFlight: this.busy - this.idle });
+    this.#used.push(id);
+    Object.assign(lease, { seq: ++this.#grants, grantedAt: now, expiresAt: extend ? Math.max(lease.expiresAt, now + ttlMs) : lease.expiresAt, caller, inFlight: this.busy - this.idle });
     return lease;
+  }
+
+  /** The tickets used or lapsed since the last look, still held. */
+  takeUsed(): Lease[] {
+    const out = this.#used.flatMap((id) => this.#byId.get(id) ?? []);
+    this.#used = [];
+    return out;
   }
 
   /** A lease this instance did not grant (restored after a restart, or taken back on renewal): held, unnumbered. */

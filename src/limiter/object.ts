@@ -15,6 +15,7 @@ import { LimiterDriver } from "./driver";
 import { line, lines } from "./lines";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, OpResult, SessionAnswer, SessionOp, SessionReply, SettleAnswer, SettleRequest } from "./types";
 import { type Ask, TICKET_LAPSE_MS, ticketsAtMost } from "./tickets";
+import { firstEpoch } from "./epoch";
 import type { UsageRecord } from "../usage/types";
 import { DEFAULT_CALLER } from "./callers";
 import { flushMs, LedgerWriter } from "../usage/writer";
@@ -50,6 +51,8 @@ export class Limiter extends DurableObject<Env> {
   #driver: LimiterDriver;
   /** Until when tickets may be out, and how many at most, as last written (a restart before then holds back that many). */
   #ticketsMark: [number, number] = [0, 0];
+  /** This life's first ticket epoch (epoch.ts). */
+  #epoch: number;
   /** When the Directory was last told about this key (in this instance's life). */
   #reportedAt = -Infinity;
   /**
@@ -64,14 +67,17 @@ export class Limiter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS));
-    this.#store = new LimiterStore(ctx.storage, () => this.#rows(), () => void this.alarm(), () => this.now());
+    this.#store = new LimiterStore(ctx.storage, () => this.#rows(), () => this.core.leases.takeUsed(), () => void this.alarm(), () => this.now());
     const { rows, leases } = this.#store.load();
     const saved = rows.get("core");
     this.#meta = rows.has("meta") ? (JSON.parse(rows.get("meta")!) as KeyMeta) : null;
     this.#lastSeen = rows.has("lastSeen") ? Number(rows.get("lastSeen")) : null;
-    // A restart changes the ticket epoch and ids: an isolate gives back what it held of the last life.
-    const [epoch, prefix] = crypto.getRandomValues(new Uint32Array(2));
-    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch: epoch! >>> 1, prefix: prefix!.toString(36) });
+    // A restart changes the ticket ids, and starts the epoch above the last life's (epoch.ts), written
+    // before any answer leaves: an isolate gives back what it held of the last life.
+    const [random, prefix] = crypto.getRandomValues(new Uint32Array(2));
+    this.#epoch = firstEpoch(rows.has("epoch") ? Number(rows.get("epoch")) : null, random! / 2 ** 32);
+    this.#store.saveRow("epoch", String(this.#epoch));
+    this.core = new LimiterCore(limiterConfigFromEnv(env), saved ? (JSON.parse(saved) as Persisted) : undefined, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch: this.#epoch, prefix: prefix!.toString(36) });
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const row = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
     this.#telemetry = new Telemetry(this.core, log, () => this.#meta?.key ?? "", { counters: row("counters"), samples: row("samples") }, this.now());
@@ -124,7 +130,7 @@ export class Limiter extends DurableObject<Env> {
     // lives until its holder's next renewal would have come, not a whole TTL.
     const now = this.now();
     const grace = renewEvery(this.core.config.leaseTtlMs) + RESTORE_MARGIN_MS;
-    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace), now);
+    for (const l of leases) this.core.restoreLease(l.id, l.cost, Math.min(l.expires, now + grace), now, l.unused !== false);
     if (rows.has("tickets")) this.#ticketsMark = JSON.parse(rows.get("tickets")!) as [number, number];
     if (now < this.#ticketsMark[0]) this.core.holdBack(now, this.#ticketsMark[1]);
     if (saved) this.#telemetry.restored(leases.length, now);
@@ -361,6 +367,7 @@ export class Limiter extends DurableObject<Env> {
   #prove(now: number): void {
     if (!this.#store.prove()) return;
     this.#report(now);
+    this.#store.saveRow("epoch", String(this.#epoch));
     this.#store.save();
   }
 

@@ -31,6 +31,8 @@ export interface QuotaWindow {
   source?: "headers" | "refusals";
   /** A window told without limit and reset: its refill as observed between readings (units per ms). */
   learnedPerMs?: number;
+  /** The provider refuses outright one request above `limit` (its dialect's window says so; too-large.ts). */
+  refusesLarger?: boolean;
   /**
    * A reading a refill is measured from (its date, remaining and the grant count it was true at):
    * kept until a later reading is far enough from it to say something, then replaced by that one.
@@ -192,6 +194,7 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   return {
     limit, remaining, observedAt: now, refillPerMs, capacity, readAt: at, lows, highs, periodMs, source: "headers",
     ...(learnedPerMs !== undefined && { learnedPerMs }),
+    ...(r.refusesLarger && { refusesLarger: true }),
     ...(ref && { ref }),
   };
 }

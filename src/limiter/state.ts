@@ -7,6 +7,7 @@ import type { Metrics } from "./metrics";
 import type { PaceState } from "./pace";
 import type { OutState } from "./membership";
 import type { Granted, QuotaState } from "./quota";
+import type { TooLarge } from "./too-large";
 
 export interface Lease {
   id: string;
@@ -26,6 +27,8 @@ export interface Lease {
   done?: boolean;
   /** A ticket not used yet (tickets.ts): its slot is held, no request is out on it; when it lapses. */
   ticket?: number;
+  /** A ticket's epoch at its issue (in memory only): a use after the epoch moved was of a ticket taken back. */
+  epoch?: number;
 }
 
 export interface Outcome {
@@ -53,7 +56,8 @@ export interface Outcome {
   tier?: Tier;
 }
 
-export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean };
+/** Queued, or turned away: past the deadline (`retryAfterMs`), out of its pool (`out`), or never to fit the key (`tooLarge`, too-large.ts). */
+export type Admission = { kind: "queued" } | { kind: "rejected"; retryAfterMs: number; out?: boolean; tooLarge?: TooLarge };
 
 /** What survives a restart: everything learned, nothing about who is waiting. */
 export interface Persisted {

@@ -6,10 +6,18 @@ import type { Lease } from "./state";
 /** Metrics-only changes are written at most this often; learned limits and gates at once. */
 const FLUSH_MS = 1_000;
 
+/** A lease row. `unused`: a ticket no request has used yet (null in a row written before the column). */
+export interface LeaseRow {
+  id: string;
+  cost: number;
+  expires: number;
+  unused: boolean | null;
+}
+
 export interface Loaded {
-  /** The state rows (`core`, `meta`, `counters`, `samples`, `lastSeen`), as stored. */
+  /** The state rows (`core`, `meta`, `counters`, `samples`, `lastSeen`, `epoch`, `tickets`), as stored. */
   rows: Map<string, string>;
-  leases: { id: string; cost: number; expires: number }[];
+  leases: LeaseRow[];
 }
 
 export class LimiterStore {
@@ -18,6 +26,7 @@ export class LimiterStore {
   #storage: DurableObjectStorage;
   #sql: SqlStorage;
   #rows: () => [string, string][];
+  #used: () => Lease[];
   #fire: () => void;
   #now: () => number;
   /** When the sweep is due (stored alarm or timer), and the timer of a key not yet proven. */
@@ -28,11 +37,15 @@ export class LimiterStore {
   #stored = new Set<string>();
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
 
-  /** `rows`: the state rows to write at a save, made when it happens; `fire`: the sweep. */
-  constructor(storage: DurableObjectStorage, rows: () => [string, string][], fire: () => void, now: () => number) {
+  /**
+   * `rows`: the state rows to write at a save, made when it happens; `used`: the tickets used since
+   * the last save (their rows say so in the same commit as the windows that charged them); `fire`: the sweep.
+   */
+  constructor(storage: DurableObjectStorage, rows: () => [string, string][], used: () => Lease[], fire: () => void, now: () => number) {
     this.#storage = storage;
     this.#sql = storage.sql;
     this.#rows = rows;
+    this.#used = used;
     this.#fire = fire;
     this.#now = now;
   }
@@ -43,10 +56,18 @@ export class LimiterStore {
     const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('state', 'leases')").one().n === 2;
     if (!tables) return { rows: new Map(), leases: [] };
     const rows = new Map(sql.exec<{ k: string; v: string }>("SELECT k, v FROM state").toArray().map((r) => [r.k, r.v]));
-    const leases = sql.exec<{ id: string; cost: number; expires: number }>("SELECT id, cost, expires FROM leases").toArray();
+    this.#addUnused();
+    const leases = sql.exec<{ id: string; cost: number; expires: number; unused: number | null }>("SELECT id, cost, expires, unused FROM leases").toArray()
+      .map((l) => ({ ...l, unused: l.unused === null ? null : l.unused === 1 }));
     for (const l of leases) this.#stored.add(l.id);
     this.proven = rows.has("core");
     return { rows, leases };
+  }
+
+  /** The `unused` column, added to a table made before it (its rows read null: as a ticket, as they were restored then). */
+  #addUnused(): void {
+    const has = this.#sql.exec<{ n: number }>("SELECT count(*) AS n FROM pragma_table_info('leases') WHERE name = 'unused'").one().n > 0;
+    if (!has) this.#sql.exec("ALTER TABLE leases ADD COLUMN unused INTEGER");
   }
 
   /** From now on this key is kept. Returns whether it was not already. */
@@ -57,7 +78,7 @@ export class LimiterStore {
     this.idle();
     this.proven = true;
     this.#sql.exec("CREATE TABLE IF NOT EXISTS state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
-    this.#sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL, unused INTEGER)");
     if (at !== null) this.arm(at);
     return true;
   }
@@ -103,8 +124,10 @@ export class LimiterStore {
     this.#flushTimer = null;
     if (!this.proven) return;
     const sql = this.#sql;
+    // A ticket used since its row was written is written again: a restart counts it once.
+    for (const lease of this.#used()) if (this.#stored.has(lease.id) && !this.#pending.has(lease.id)) this.#pending.set(lease.id, lease);
     for (const [id, lease] of this.#pending) {
-      if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires) VALUES (?, ?, ?)", id, lease.cost, lease.expiresAt);
+      if (lease) sql.exec("INSERT OR REPLACE INTO leases (id, cost, expires, unused) VALUES (?, ?, ?, ?)", id, lease.cost, lease.expiresAt, lease.ticket !== undefined ? 1 : 0);
       else sql.exec("DELETE FROM leases WHERE id = ?", id);
       if (lease) this.#stored.add(id);
       else this.#stored.delete(id);

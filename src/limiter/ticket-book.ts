@@ -4,6 +4,8 @@ import { TICKET_LAPSE_MS } from "./tickets";
 /** Ticket ids start with this; the Worker's lease ids never do (`<request id>:<attempt>`). */
 const MARK = "~";
 export const isTicket = (id: string) => id.startsWith(MARK);
+/** Tickets remembered as ended (given back, or used and released): a use said again after is not a new request. */
+const ENDED_KEPT = 2_048;
 
 /**
  * The tickets a key's object has out (tickets.ts): each is a lease (leases.ts) that holds its slot
@@ -18,6 +20,7 @@ export class TicketBook {
   #n = 0;
   /** After a restart: slots and tokens held back for tickets of the last life this one never saw, until when. */
   #unseen = { slots: 0, tokens: 0, until: 0 };
+  #ended = new Set<string>();
 
   /** `prefix`: this instance's own, so its ids never meet a restored one. */
   constructor(leases: Leases, prefix: string) {
@@ -40,11 +43,22 @@ export class TicketBook {
     return { requests: this.#leases.idle + this.#unseen.slots, tokens: this.#leases.idleCost + this.#unseen.tokens };
   }
 
-  /** A new ticket of `cost`, its lease held until `expiresAt`; returns its id. */
-  issue(cost: number, now: number, expiresAt: number): string {
+  /** A new ticket of `cost` at the key's `epoch`, its lease held until `expiresAt`; returns its id. */
+  issue(cost: number, now: number, expiresAt: number, epoch: number): string {
     const id = `${MARK}${this.#prefix}.${++this.#n}`;
-    this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
+    this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS).epoch = epoch;
     return id;
+  }
+
+  /** A ticket's lease left (given back, or its request released). */
+  end(id: string): void {
+    this.#ended.add(id);
+    if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value as string);
+  }
+
+  /** Whether `id` is a ticket that came and went in this life. */
+  ended(id: string): boolean {
+    return this.#ended.has(id);
   }
 
   /**

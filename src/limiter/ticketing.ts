@@ -20,6 +20,8 @@ export interface Ticketed {
   aimd: AimdState;
   quota: QuotaState;
   pace: PaceState;
+  /** The key's ticket epoch now (epoch.ts). */
+  readonly epoch: number;
 }
 
 /** What each window holds now, for ticketsFor (null: no window known). */
@@ -28,45 +30,62 @@ export function windows(k: Pick<Ticketed, "quota">, now: number): Pick<KeyRoom, 
 }
 
 /**
- * Issues what ticketsFor allows: each a lease of `ask.cost` that expires (unless a request uses it
- * and renews it) a lease's time after its lapse, so one used at the last moment outlives its
- * first renewal. Returns the ids.
+ * Issues what ticketsFor allows: each a lease of `ask.cost` at the key's epoch that expires (unless
+ * a request uses it and renews it) a lease's time after its lapse, so one used at the last moment
+ * outlives its first renewal. Returns the ids.
  */
 export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
   const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy + k.tickets.unseenSlots, idle: k.leases.idle + k.tickets.unseenSlots }, ask);
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs));
+  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs, k.epoch));
   return ids;
 }
 
+/** How a ticket is reached: a request's use (who sent it), or its lapse (when it came); else its settle or a renewal came first. */
+export interface Reached {
+  who?: { caller?: string; lane?: Lane };
+  lapsedAt?: number;
+}
+
 /**
- * A request went upstream on ticket `id` (or, with no `who`, the ticket lapsed): its cost is
- * charged to the windows now, never earlier than the provider saw it, and its lease is numbered
- * and dated as a grant's. A ticket already used, lapsed or given back changes nothing (its use can
- * arrive after the request's settle, which uses it first). Returns whether the key held it.
+ * A request went upstream on ticket `id` (or the ticket lapsed, or its settle or renewal came
+ * first): its cost is charged to the windows now, never earlier than the provider saw it, and its
+ * lease is numbered and dated as a grant's. A ticket already used or lapsed changes nothing (its
+ * use can arrive after the request's settle, which uses it first), nor does one given back or
+ * released (a use said again). Returns whether the key held it as a ticket of its current epoch:
+ * false for one of an older epoch (the key took it back, and the isolate had not heard yet, or
+ * should have given it back) and for one this life never held, each of which is still a request
+ * out: held and charged as a grant made now, never twice.
  */
-export function use(k: Ticketed, id: string, cost: number, now: number, who?: { caller?: string; lane?: Lane }, at = now): boolean {
+export function use(k: Ticketed, id: string, cost: number, now: number, how: Reached = {}): boolean {
   let lease = k.leases.get(id);
-  // A ticket of the last life, handed out too late to be written: one of the slots held back for them.
-  if (!lease && isTicket(id) && k.tickets.takeUnseen(cost)) lease = k.leases.ticket(id, cost, now + k.config.leaseTtlMs, now);
+  let held = lease !== undefined;
+  if (!lease && isTicket(id) && !k.tickets.ended(id)) {
+    // A ticket of the last life, handed out too late to be written: one of the slots held back for
+    // them; with none left, a request's use is a request out all the same.
+    if (k.tickets.takeUnseen(cost)) held = true;
+    if (held || how.who) lease = k.leases.ticket(id, Number.isFinite(cost) && cost >= 0 ? cost : 0, now + k.config.leaseTtlMs, now);
+  }
   if (lease?.ticket === undefined) return lease !== undefined;
+  const current = held && (lease.epoch === undefined || lease.epoch === k.epoch);
   const spent = Number.isFinite(cost) && cost >= 0 ? Math.min(cost, lease.cost) : lease.cost;
   charge(k.quota, spent, now);
-  const caller = who && k.callers.admit(who.caller, who.lane ?? "normal", now, () => false);
-  k.leases.use(id, at, k.config.leaseTtlMs, caller);
+  const caller = how.who && k.callers.admit(how.who.caller, how.who.lane ?? "normal", now, () => false);
+  k.leases.use(id, how.lapsedAt ?? now, k.config.leaseTtlMs, caller, how.lapsedAt === undefined);
   if (caller !== undefined) k.callers.granted(caller, spent, now);
   noteCost(k.pace, spent);
   lease.mark = { ...k.quota.granted };
   noteInFlight(k.aimd, k.leases.active);
-  return true;
+  return current;
 }
 
 /**
  * Tickets nothing was heard of in TICKET_LAPSE_MS are counted as used: charged now, their slots
- * held as if a request had gone at the lapse (until a lease's time after it, or their release).
+ * held as if a request had gone at the lapse, until their lease ends (a lease's time after the
+ * lapse for a ticket issued in this life; the restore grace for one restored), or their release.
  */
 export function lapse(k: Ticketed, now: number): void {
-  for (const [id, at] of k.tickets.due(now)) use(k, id, Number.NaN, now, undefined, at);
+  for (const [id, at] of k.tickets.due(now)) use(k, id, Number.NaN, now, { lapsedAt: at });
 }
 
 /**

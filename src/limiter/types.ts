@@ -5,6 +5,7 @@ import type { Lane } from "./lanes";
 import type { Shed } from "./tier-outlooks";
 import type { Tier } from "../providers/dialect";
 import type { Ended, UsageRecord } from "../usage/types";
+import type { TooLarge } from "./too-large";
 
 /** Who the limiter is for; stored on first use so admin views can name it. */
 export interface KeyMeta {
@@ -50,9 +51,14 @@ export interface Pacing {
   ratePerMin?: number;
 }
 
+/**
+ * A grant, or a refusal: `queue_timeout` (no slot before the deadline), `out` (a pool member out),
+ * `too_large` (its cost is above a limit the provider told and refuses larger requests against:
+ * it could never go; `tooLarge` says which, too-large.ts).
+ */
 export type AcquireResult = (
   | ({ granted: true; leaseId: string; waitedMs: number; leaseTtlMs: number; shed?: Shed } & Pacing)
-  | ({ granted: false; reason: "queue_timeout" | "out"; retryAfterMs: number } & Partial<Pacing>)
+  | ({ granted: false; reason: "queue_timeout" | "out" | "too_large"; retryAfterMs: number; tooLarge?: TooLarge } & Partial<Pacing>)
 ) & { view?: MemberView };
 
 export interface SettleRequest extends Outcome {

@@ -4,6 +4,7 @@ import type { Lane } from "./lanes";
 import type { Waiter } from "./queue";
 import type { Shed } from "./tier-outlooks";
 import type { AcquireResult, MemberView } from "./types";
+import type { TooLarge } from "./too-large";
 
 export interface WaiterRequest {
   id: string;
@@ -106,6 +107,7 @@ export class Waiters {
     if (before) return this.#answeredNow(req.id, before);
     const admission = this.#core.enqueue({ ...req, enqueuedAt: now }, now);
     if (admission.kind === "rejected") {
+      if (admission.tooLarge) return this.#answeredNow(req.id, this.#tooLarge(req, admission.tooLarge, now));
       this.#onTimeout("refused", 0, admission.retryAfterMs);
       const r: AcquireResult = { granted: false, reason: admission.out ? "out" : "queue_timeout", retryAfterMs: admission.retryAfterMs, ...this.#core.pacing(), ...this.#viewFor(req, now) };
       this.#remember(req.id, r);
@@ -127,8 +129,9 @@ export class Waiters {
   /** Grants whoever may go, times out whoever waited too long, and sets the timer for what is next. */
   pump(): number {
     const now = this.#now();
-    const { granted, expired, ousted } = this.#core.pump(now);
+    const { granted, expired, ousted, tooLarge } = this.#core.pump(now);
     for (const w of ousted) this.#answer(w.id, { granted: false, reason: "out", retryAfterMs: Math.max(0, this.#core.member.until - now), ...this.#viewFor(w, now) });
+    for (const [w, why] of tooLarge) this.#answer(w.id, this.#tooLarge(w, why, now));
     for (const w of granted) {
       this.#onGrant(w, now - w.enqueuedAt);
       this.#answer(w.id, { ...this.#granted(w.id, now - w.enqueuedAt), ...this.#viewFor(w, now), ...this.#shedFor(w, now) });
@@ -148,6 +151,11 @@ export class Waiters {
     this.#timer = null;
     this.#timerAt = Infinity;
     for (const w of this.#core.queue.drain()) this.#answer(w.id, { granted: false, reason: "queue_timeout", retryAfterMs: 0 });
+  }
+
+  /** A request that could never go: answered at once, never a queue time-out (too-large.ts). */
+  #tooLarge(w: { pooled?: boolean; cost: number }, why: TooLarge, now: number): AcquireResult {
+    return { granted: false, reason: "too_large", retryAfterMs: 0, tooLarge: why, ...this.#core.pacing(), ...this.#viewFor(w, now) };
   }
 
   /** A pooled request's answer carries the member's view; nobody else's pays for it. */

@@ -1,6 +1,6 @@
 /**
  * @module What a refusal means, read from its dialect's rules (providers/dialects.ts): rate limit,
- * capacity, spent money or a cap, a key that cannot be used, transient, or fatal. Spent money and
+ * capacity, spent money or a cap, a key that cannot be used, a request too large for the key, transient, or fatal. Spent money and
  * bad keys take a pool member out, so they are read only from what the provider fills itself (a
  * code, a Google reason or quota id, the status) or a fixed sentence matched whole: never from a
  * message that may echo what the caller sent (a 404 for `"model":"insufficient_quota"` names the model).
@@ -13,7 +13,7 @@ import type { OutcomeClass, QuotaReading, RateLimitInfo } from "./types";
 const TRANSIENT = new Set([408, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529]);
 
 const CLASS_OF: Record<Meaning, OutcomeClass> = {
-  rate_limit: "rate_limit", capacity: "capacity", spent: "hard_quota", bad_key: "fatal", transient: "transient",
+  rate_limit: "rate_limit", capacity: "capacity", spent: "hard_quota", bad_key: "fatal", transient: "transient", too_large: "too_large",
 };
 
 /** What one refusal means, and the evidence a pool names a member's out by (spent money, a bad key). */

@@ -51,7 +51,7 @@ function window(h: Headers, now: number, w: WindowSpec): QuotaReading | null {
     remaining: decimal(get(h, w.remaining)),
     resetAt: resetAt(w.resetFormat ?? "any", text(get(h, w.reset)), now),
   });
-  return r && { ...r, periodMs: w.periodMs, ...(w.cap && { cap: true }) };
+  return r && { ...r, periodMs: w.periodMs, ...(w.cap && { cap: true }), ...(w.refusesLarger && { refusesLarger: true }) };
 }
 
 /** Share of the window left; a window without both numbers counts as loosest. */

@@ -7,6 +7,8 @@ export interface QuotaReading {
   periodMs?: number;
   /** An allowance that does not come back before its reset (a month's, a day's cap). */
   cap?: boolean;
+  /** The provider refuses one request above this limit outright (its dialect's window says so). */
+  refusesLarger?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export interface RateLimitInfo {
  * rate_limit: cut concurrency and hold every caller of the key; capacity: the provider (or a tier)
  * is full: retried after a backoff, never cuts, never shuts the key's gate; hard_quota: spent
  * credits, balance, a spending limit or a day's or month's cap, returned at once; transient:
- * retried, never cuts; fatal: returned as is.
+ * retried, never cuts; too_large: one request above the key's limit, returned as is, never
+ * retried, never cuts or shuts the gate; fatal: returned as is.
  */
-export type OutcomeClass = "success" | "rate_limit" | "capacity" | "hard_quota" | "transient" | "fatal";
+export type OutcomeClass = "success" | "rate_limit" | "capacity" | "hard_quota" | "transient" | "too_large" | "fatal";

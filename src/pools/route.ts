@@ -51,8 +51,9 @@ export class PoolRoute implements Route {
     return this.members.find((m) => m.target === t)?.name;
   }
 
-  pick(now: number, avoid?: Target): Target | { backAt: number } {
-    let list = this.members;
+  pick(now: number, avoid?: Target, skip?: ReadonlySet<Target>): Target | { backAt: number } | null {
+    let list = skip?.size ? this.members.filter((m) => !skip.has(m.target)) : this.members;
+    if (list.length === 0) return null;
     if (avoid) {
       const others = list.filter((m) => m.target !== avoid);
       if (others.some((m) => outUntil(this.views.get(m.target.key.key)) <= now)) list = others;

@@ -32,6 +32,12 @@ export interface WindowSpec {
   periodMs: number;
   /** An allowance that does not come back before its reset (a month's, a day's): exhausted, it is spent, not a rate limit. */
   cap?: boolean;
+  /**
+   * The provider refuses outright one request whose cost is above this window's limit, however long
+   * it waits (OpenAI's "Request too large", Groq's 413): with the limit told, the gateway refuses
+   * such a request at once instead of holding the key's queue for it (limiter/too-large.ts).
+   */
+  refusesLarger?: boolean;
 }
 
 /**
@@ -73,9 +79,11 @@ export interface LimitsSpec {
  * `capacity`: the provider (or a tier of it) is full: retried after a backoff, never cuts, never
  * shuts the key's gate. `spent`: credits, balance, a spending limit or a day's or month's cap:
  * back at once, never retried, and a pool member out. `bad_key`: the key cannot be used at all
- * (a pool member out). `transient`: retried, never cuts.
+ * (a pool member out). `transient`: retried, never cuts. `too_large`: this one request is larger
+ * than the key's limit allows (OpenAI's "Request too large" 429, Groq's 413): back at once as it
+ * is, never retried, never cuts or shuts the gate; in a pool, tried on another member.
  */
-export type Meaning = "rate_limit" | "capacity" | "spent" | "bad_key" | "transient";
+export type Meaning = "rate_limit" | "capacity" | "spent" | "bad_key" | "transient" | "too_large";
 
 /**
  * One documented refusal. Every condition given must hold. Money and key evidence comes only from
@@ -143,8 +151,10 @@ export interface TierSpec {
   routes: RegExp;
   /** The models that offer a tier, where not every one does. */
   models?: Partial<Record<Tier, RegExp>>;
-  /** What the provider calls a tier, in a request or an answer (lowercase). */
+  /** What the provider calls a tier, in a request or an answer (lowercase); a word that may be served at several, the dearest. */
   names: Readonly<Record<string, Tier>>;
+  /** The dearest tier the provider may serve a request that names none (Anthropic's default is `auto`); absent: standard. */
+  byDefault?: Tier;
   /** Where an answer tells the tier that served it: a header, and paths in its body or a stream event. */
   served: { header?: string; at: readonly (readonly string[])[] };
   /** A tier's capacity refusals, read after the row's own refusals and only for an attempt sent at that tier. */

@@ -9,9 +9,12 @@ import { ANTHROPIC_TIERS, GEMINI_TIERS, GROQ_TIERS, OPENAI_TIERS } from "./tiers
 
 // --- Header families --------------------------------------------------------------------------
 
-/** OpenAI's `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as Go durations (platform.openai.com/docs/guides/rate-limits). */
-const openaiFamily = (kind: "requests" | "tokens", periodMs = MINUTE_MS): WindowGroup => [
-  { limit: `x-ratelimit-limit-${kind}`, remaining: `x-ratelimit-remaining-${kind}`, reset: `x-ratelimit-reset-${kind}`, resetFormat: "duration", periodMs },
+/**
+ * OpenAI's `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as Go durations
+ * (platform.openai.com/docs/guides/rate-limits). `refusesLarger`: see TOO_LARGE below.
+ */
+const openaiFamily = (kind: "requests" | "tokens", periodMs = MINUTE_MS, refusesLarger = false): WindowGroup => [
+  { limit: `x-ratelimit-limit-${kind}`, remaining: `x-ratelimit-remaining-${kind}`, reset: `x-ratelimit-reset-${kind}`, resetFormat: "duration", periodMs, ...(refusesLarger && { refusesLarger }) },
 ];
 
 /** Anthropic's `anthropic-ratelimit-<kind>-{limit,remaining,reset}`, resets RFC 3339 (docs.anthropic.com/en/api/rate-limits). */
@@ -64,6 +67,28 @@ const GOOGLE: readonly RefusalRule[] = [
 ];
 /** A 402 from a provider that uses it for nothing else: no balance, no credits. */
 const PAYMENT_REQUIRED: RefusalRule = { means: "spent", status: [402], evidence: "payment_required" };
+/**
+ * One request above the key's tokens-per-minute limit, refused whatever it waits. OpenAI answers a
+ * 429 whose only difference from a full window's is its sentence: "Request too large for <model>
+ * [in organization <org>] on tokens per min (TPM): Limit 30000, Requested 342389. The input or
+ * output tokens must be reduced in order to run successfully." (type `tokens`, code
+ * `rate_limit_exceeded`). OpenAI's pages name no code for it; the sentence is as clients quote it
+ * (third party: vanna-ai/vanna-flask#11, openai/codex#38366, SWE-agent/SWE-agent#1296, which
+ * retried it in vain), and its forum says a single request over the limit is denied, max_tokens
+ * counted (community.openai.com/t/360359). Matched from its start: a model name holds no space, so
+ * no text of the caller's makes another 429 read so.
+ */
+const OPENAI_TOO_LARGE: RefusalRule = {
+  means: "too_large", status: [429], sentence: /^Request too large for \S+ (?:in organization \S+ )?on tokens per min \(TPM\): Limit \d+, Requested \d+\./,
+};
+/**
+ * A 413: the request is too large, whatever it waits. Groq's documented 413 "Request Entity Too
+ * Large" (console.groq.com/docs/errors) is also its answer to a request above its TPM ("Request too
+ * large for model ... on tokens per minute (TPM): Limit 6000, Requested 14368", type `tokens`, code
+ * `rate_limit_exceeded`; third party: continuedev/continue#10218, assafelovic/gpt-researcher#985);
+ * Anthropic's `request_too_large` is a body over 32 MB (docs.anthropic.com/en/api/errors).
+ */
+const TOO_LARGE_413: RefusalRule = { means: "too_large", status: [413] };
 
 // --- Usage --------------------------------------------------------------------------------------
 
@@ -81,14 +106,17 @@ const ROWS = {
       tokens: [openaiFamily("tokens"), [anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
       hints: HINTS, body: ["google"], refusalPeriodMs: MINUTE_MS,
     },
-    refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES, ...GOOGLE],
+    refusals: [OPENAI_TOO_LARGE, TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES, ...GOOGLE],
     usage: READS, scope: {},
   },
-  /** platform.openai.com/docs/guides/rate-limits, /docs/guides/error-codes; `stream_options` (/docs/api-reference/chat/create). */
+  /**
+   * platform.openai.com/docs/guides/rate-limits, /docs/guides/error-codes; `stream_options`
+   * (/docs/api-reference/chat/create). A request above the tokens limit is refused outright (OPENAI_TOO_LARGE).
+   */
   openai: {
     name: "openai",
-    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
-    refusals: [SPENT_CODES, KEY_CODES],
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
+    refusals: [OPENAI_TOO_LARGE, SPENT_CODES, KEY_CODES],
     usage: ASKS, scope: {}, tiers: OPENAI_TIERS,
   },
   /** docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded: transient). */
@@ -99,7 +127,7 @@ const ROWS = {
       tokens: [[anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
       hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
     },
-    refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],
+    refusals: [TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],
     usage: READS, scope: {}, tiers: ANTHROPIC_TIERS,
   },
   /**
@@ -118,12 +146,12 @@ const ROWS = {
    * console.groq.com/docs/rate-limits: `x-ratelimit-*-requests` are per DAY (RPD), `-tokens` per
    * minute, resets Go durations ("2m59.56s", "7.66s"); `retry-after` on a 429. /docs/errors: 498
    * "Flex Tier Capacity Exceeded" (back off and retry). Streamed usage is in the last chunk's
-   * `x_groq.usage` (/docs/api-reference), so nothing is asked.
+   * `x_groq.usage` (/docs/api-reference), so nothing is asked. A request above the tokens limit: a 413 (TOO_LARGE_413).
    */
   groq: {
     name: "groq",
-    limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens")], hints: [RETRY_AFTER], body: ["try-again-in"], refusalPeriodMs: MINUTE_MS },
-    refusals: [{ means: "capacity", status: [498] }, SPENT_CODES, KEY_CODES],
+    limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: [RETRY_AFTER], body: ["try-again-in"], refusalPeriodMs: MINUTE_MS },
+    refusals: [TOO_LARGE_413, { means: "capacity", status: [498] }, SPENT_CODES, KEY_CODES],
     usage: { at: [...USAGE_AT, ["x_groq", "usage"]], ask: { kind: "none" } },
     scope: {}, tiers: GROQ_TIERS,
   },

@@ -86,7 +86,9 @@ export const ANTHROPIC_TIERS: TierSpec = {
   field: "service_tier",
   values: { standard: "standard_only", priority: "auto" },
   routes: /\/v1\/messages$/,
-  names: { standard_only: "standard", standard: "standard", auto: "standard", priority: "priority" },
+  // `auto` asks for Priority Tier where the organisation has it: read as the dearest it may be served at (issue 39).
+  names: { standard_only: "standard", standard: "standard", auto: "priority", priority: "priority" },
+  byDefault: "priority",
   served: { at: [["usage", "service_tier"], ["message", "usage", "service_tier"]] },
   refusals: [],
   ratio: {},

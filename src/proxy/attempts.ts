@@ -43,6 +43,9 @@ export class Attempts {
   grant: AcquireResult | undefined;
   /** A request takes at most one member out (steps.ts, settleError). */
   tookOut = false;
+  /** A pool's members it is too large for (too-large.ts): the next picks pass over them; whether a provider said so. */
+  readonly tooSmall = new Set<Target>();
+  tooLargeAnswered = false;
   /** When it began: its tier may take a share of the time to its deadline (tiers/fallback.ts). */
   readonly started: number;
   /** The tier its next attempt goes at: the one asked, standard once it fell back. */

@@ -118,11 +118,16 @@ export class Channel {
 
   /**
    * What a session's answer said of the key: its queue, and its ticket epoch (tickets of another
-   * go back, through `carrier`).
+   * go back, through `carrier`). `mark`: `mark` when its call left.
    */
-  answered(reply: Pick<ExchangeReply, "queued" | "room" | "epoch" | "tickets">, carrier: Carrier): void {
+  answered(reply: Pick<ExchangeReply, "queued" | "room" | "epoch" | "tickets">, carrier: Carrier, mark?: number): void {
     this.note(reply);
-    this.#giveBack(this.#tickets.heard(reply, this.#now()), carrier);
+    this.#giveBack(this.#tickets.heard(reply, this.#now(), mark), carrier);
+  }
+
+  /** Answers heard so far: a call that leaves now gives it back with its answer (tickets.ts, `heard`). */
+  get mark(): number {
+    return this.#tickets.mark;
   }
 
   /** A ticket for a request of `cost` arriving now, or null (tickets.ts). */
@@ -191,6 +196,7 @@ export class Channel {
     for (const e of batch) this.#out.set(e.lease, (this.#out.get(e.lease) ?? 0) + 1);
     const ask = this.busy ? undefined : this.#tickets.ask(now);
     if (ask) this.#asking = true;
+    const mark = this.#tickets.mark;
     let call: Promise<ExchangeReply>;
     try {
       call = (ask ? carrier.stub().exchange(this.#meta, ops, ask) : carrier.stub().exchange(this.#meta, ops)) as Promise<ExchangeReply>;
@@ -203,7 +209,7 @@ export class Channel {
           if (ask) this.#asking = false;
           this.note(reply);
           batch.forEach((e, i) => e.awaited?.resolve(reply.results[i]!));
-          this.#giveBack(this.#tickets.heard(reply, now), carrier);
+          this.#giveBack(this.#tickets.heard(reply, now, mark), carrier);
           if (reply.tickets) this.#sweep(carrier);
         },
         async (err: unknown) => {

@@ -2,6 +2,7 @@
 export type GatewayErrorType =
   | "unknown_provider"
   | "body_too_large"
+  | "request_too_large"
   | "unauthorized"
   | "queue_timeout"
   | "upstream_unreachable"
@@ -24,6 +25,7 @@ export type GatewayErrorType =
 const STATUS: Record<GatewayErrorType, number> = {
   unknown_provider: 404,
   body_too_large: 413,
+  request_too_large: 413,
   unauthorized: 401,
   queue_timeout: 429,
   upstream_unreachable: 502,

@@ -188,8 +188,9 @@ export class LimiterClient implements LimiterCalls {
     }
     const s = new Session();
     this.#session = s;
+    const mark = this.#channel.mark;
     const reply = await this.#stub.session(this.#meta, op, s.more);
-    this.#channel.answered(reply, this.#carrier);
+    this.#channel.answered(reply, this.#carrier, mark);
     const first = reply.results[0]!;
     const answer = queued(first) ? s.first() : null;
     s.listen(reply.answers, this.#waitUntil);

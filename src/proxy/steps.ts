@@ -17,13 +17,15 @@ import { tierBody } from "../tiers/plan";
 import type { Slot } from "./slot";
 import { attemptTier, onShed, stampTier, tierStep } from "./tier-step";
 import type { Target } from "./target";
+import { noMemberTakes, tooLargeAnswer, tooLargeAt } from "./too-large";
 import { type Cause, unreachableMessage, whyUnreachable } from "./unreachable";
 
 /** Where this attempt goes: the request's own key, or the pool member that can start it soonest. */
 export async function pickTarget(s: Attempts): Promise<Target | Response | Again> {
   if (s.target) return s.target;
-  const to = s.route!.pick(s.now(), s.avoid);
+  const to = s.route!.pick(s.now(), s.avoid, s.tooSmall);
   s.avoid = undefined;
+  if (to === null) return noMemberTakes(s);
   if (!("backAt" in to)) return (s.target = to);
   // Every member is out: wait for the first back if the deadline allows, else say when.
   const waitMs = to.backAt - s.now();
@@ -63,6 +65,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   }
   if (!grant.granted) {
     span?.close(s.now(), grant.reason);
+    if (grant.reason === "too_large") return tooLargeAt(s, at, grant.tooLarge);
     // Out of its pool (the view said otherwise): another member, at no cost to the attempts.
     if (s.route && grant.reason === "out") {
       s.target = undefined;
@@ -208,6 +211,11 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   if (out) {
     s.tookOut = true;
     d = attempt < plan.maxAttempts && s.now() < plan.deadline ? { retry: true, delayMs: 0 } : { retry: false, reason: "attempts_exhausted" };
+    move = true;
+  } else if (route && cls === "too_large" && attempt < plan.maxAttempts && s.now() < plan.deadline) {
+    // Another member's limit may take it (too-large.ts).
+    tooLargeAnswer(s, at);
+    d = { retry: true, delayMs: 0 };
     move = true;
   } else if (route && d.retry) {
     const elsewhere = route.waitElsewhere(at, s.now());

@@ -14,8 +14,11 @@ export interface Target {
 }
 
 export interface Route {
-  /** The member to try now (not `avoid` if another is in); else when the first one out comes back. */
-  pick(now: number, avoid?: Target): Target | { backAt: number };
+  /**
+   * The member to try now (not `avoid` if another is in, never one in `skip`); else when the first
+   * one out comes back; null when `skip` holds every member.
+   */
+  pick(now: number, avoid?: Target, skip?: ReadonlySet<Target>): Target | { backAt: number } | null;
   /** What a member's limiter said of itself with its answer. */
   heard(t: Target, view: MemberView | undefined, now: number): void;
   /** The member answered, and not to say it is out: its key works (a probe that came back good). */

@@ -1,6 +1,7 @@
 // One isolate's tickets for one key (limiter/tickets.ts): admissions its object granted ahead,
 // used by the requests that arrive here while the key has room, given back when they pass their
 // time or the key's epoch changes. Kept in the isolate's channel to the key (channel.ts).
+import { adopts } from "../limiter/epoch";
 import { type Ask, askFor, TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets";
 import type { ExchangeReply, Pacing } from "../limiter/types";
 
@@ -17,8 +18,11 @@ export type Redeemed = { id: string; leaseTtlMs: number } & Pacing;
 
 export class HeldTickets {
   #held: Ticket[] = [];
-  /** The key's epoch as its object last said it. */
+  /** The key's epoch: the newest its object said (limiter/epoch.ts). */
   #epoch: number | undefined;
+  /** Answers heard, and how many had been heard once the current epoch was taken: a batch sent since is answered later. */
+  #answers = 0;
+  #adoptedAt = 0;
   /** When this isolate's last requests for the key came, and what they cost (the sizing of its asks). */
   #times: number[] = [];
   #costs: number[] = [];
@@ -49,12 +53,23 @@ export class HeldTickets {
     return want > 0 ? { want, cost: Math.max(...this.#costs) } : undefined;
   }
 
+  /** What a batch leaving now carries back to `heard`: how many answers had been heard when it left. */
+  get mark(): number {
+    return this.#answers;
+  }
+
   /**
    * An answer from the key's object: its epoch, and the tickets it brought (`sentAt`: when its
-   * batch left). Returns the ids to give back: those of an older epoch.
+   * batch left; `mark`: `mark` then, by default now). An answer that crossed a newer one on its way
+   * brings its epoch back only if it is newer (epoch.ts). Returns the ids to give back: those of an
+   * epoch not the newest, the late answer's own among them.
    */
-  heard(reply: Pick<ExchangeReply, "epoch" | "tickets">, sentAt: number): string[] {
-    if (reply.epoch !== undefined) this.#epoch = reply.epoch;
+  heard(reply: Pick<ExchangeReply, "epoch" | "tickets">, sentAt: number, mark = this.#answers): string[] {
+    this.#answers++;
+    if (reply.epoch !== undefined && adopts(this.#epoch, reply.epoch, mark >= this.#adoptedAt)) {
+      this.#epoch = reply.epoch;
+      this.#adoptedAt = this.#answers;
+    }
     const t = reply.tickets;
     if (t) {
       this.#grant = { leaseTtlMs: t.leaseTtlMs, limit: t.limit, ...(t.ratePerMin !== undefined && { ratePerMin: t.ratePerMin }) };

@@ -22,7 +22,7 @@ export interface TierAsk {
 }
 
 /** Who chose the tier: the caller's body, its header, its virtual key, its lane. */
-export type ChosenBy = "body" | "header" | "key" | "lane";
+export type ChosenBy = "body" | "header" | "key" | "lane" | "budget";
 
 const read = (raw: string | null) => raw?.trim().toLowerCase() ?? null;
 

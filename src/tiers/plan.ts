@@ -39,6 +39,18 @@ export function planTier(chosen: { tier: Tier; by: ChosenBy }, fallback: Fallbac
   return { plan, servedAt: offeredBy > 0 ? [chosen.tier, "standard"] : ["standard"] };
 }
 
+/**
+ * A request no policy chose a tier for: the tiers its provider's default may serve it at
+ * (`byDefault`: Anthropic's `auto` may be Priority Tier), and, where a budget could not price one
+ * of them, standard asked for it outright (the row's word for it written), so a budget's cap holds.
+ */
+export function unchosen(d: Dialect, budgeted: boolean, priced: (t: Tier) => boolean): { chosen: { tier: Tier; by: ChosenBy } | null; servedAt: Tier[] } {
+  const more = d.tiers?.byDefault;
+  if (!more || more === "standard") return { chosen: null, servedAt: ["standard"] };
+  if (budgeted && !priced(more)) return { chosen: { tier: "standard", by: "budget" }, servedAt: ["standard"] };
+  return { chosen: null, servedAt: ["standard", more] };
+}
+
 /** The tier a dialect is sent at for `want`: `want` where it offers it for this model and route, else standard. */
 export const tierAt = (t: TierPlan, d: Dialect | undefined, want: Tier): Tier => (offered(d?.tiers, want, t.model, t.route) ? want : "standard");
 

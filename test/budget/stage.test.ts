@@ -174,7 +174,7 @@ describe("what a budgeted key may not ask for (issue 33): what the gateway canno
       send("", path, JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }], ...extra }), { authorization: "", "x-api-key": vk.key, "anthropic-version": "2023-06-01", ...headers });
     await refused(await ant({ tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 5 }] }), /tool web_search_20250305 is billed per use/);
     await refused(await ant({ tools: [{ type: "code_execution_20250825", name: "code_execution" }] }), /code_execution/);
-    await refused(await ant({ service_tier: "priority" }), /service tier/);
+    await refused(await ant({ service_tier: "auto" }), /service tier/);
     expect(calls).toHaveLength(0);
     expect((await ant({ tools: [{ type: "web_fetch_20250910", name: "web_fetch" }] })).status).toBe(200);
     expect((await ant({ service_tier: "standard_only" })).status).toBe(200);

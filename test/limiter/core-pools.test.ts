@@ -69,8 +69,11 @@ describe("LimiterCore for a pool member", () => {
     core.pump(0);
     const busy = core.view(10, 0);
     expect(busy.waitMs).toBeGreaterThan(0);
-    expect(busy.perMin).toBeUndefined();
+    expect(busy.perMin).toBeUndefined(); // no quota told yet: the members weigh the same
     core.release("g0", 1);
     expect(core.view(10, 1).waitMs).toBe(0);
+    // A requests window of 600 a minute told: that is its pace.
+    core.settle("g1", out({ info: { ...NONE, requests: { limit: 600, remaining: 600, resetAt: null } } }), 2);
+    expect(core.view(10, 2).perMin).toBe(600);
   });
 });

@@ -12,8 +12,9 @@ describe("counters", () => {
     countAttempt(c, { cls: "hard_quota", final: true, latencyMs: 10 });
     countAttempt(c, { cls: "rate_limit", final: true, latencyMs: 10 });
     countAttempt(c, { cls: "capacity", final: false, latencyMs: 10 });
-    expect(c.requests).toEqual({ success: 1, rate_limit: 1, capacity: 0, hard_quota: 1, transient: 0, fatal: 0 });
-    expect(c.attempts).toEqual({ success: 1, rate_limit: 2, capacity: 1, hard_quota: 1, transient: 1, fatal: 0 });
+    countAttempt(c, { cls: "too_large", final: true, latencyMs: 10 });
+    expect(c.requests).toEqual({ success: 1, rate_limit: 1, capacity: 0, hard_quota: 1, transient: 0, too_large: 1, fatal: 0 });
+    expect(c.attempts).toEqual({ success: 1, rate_limit: 2, capacity: 1, hard_quota: 1, transient: 1, too_large: 1, fatal: 0 });
     expect(c.retries).toEqual({ rate_limit: 1, capacity: 1, transient: 1 });
   });
 

@@ -2,6 +2,9 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Limiter } from "../../src/limiter/object";
+import { type LimiterCore, renewEvery } from "../../src/limiter/core";
+import { EPOCH_SPAN } from "../../src/limiter/epoch";
+import { TICKET_LAPSE_MS } from "../../src/limiter/tickets";
 import type { KeyMeta, Op, OpResult, SettleRequest } from "../../src/limiter/types";
 
 let n = 0;
@@ -119,6 +122,15 @@ describe("Limiter.exchange: a batch of calls from one isolate", () => {
   });
 });
 
+/** The grants the key's windows have counted (each request charged once). */
+const grants = (stub: DurableObjectStub<Limiter>) => runInDurableObject(stub, (obj: Limiter) => (obj as unknown as { core: LimiterCore }).core.quota.granted.requests);
+/** Sets the object's clock `ms` after `start` (default: now); returns `start`. */
+const at = (stub: DurableObjectStub<Limiter>, ms: number, start?: number) => runInDurableObject(stub, (obj: Limiter) => {
+  const t = start ?? Date.now();
+  obj.now = () => t + ms;
+  return t;
+});
+
 describe("Limiter.exchange with tickets (issue 36)", () => {
   /** Moves the object's clock past a new key's opening. */
   const later = (stub: DurableObjectStub<Limiter>) => runInDurableObject(stub, (obj: Limiter) => {
@@ -151,7 +163,7 @@ describe("Limiter.exchange with tickets (issue 36)", () => {
     const s = await stub.state();
     expect(s.concurrency).toMatchObject({ inFlight: 0, tickets: 2 }); // half of 4 slots held back
     const again = await stub.exchange(meta, [{ t: "use", id: r.tickets!.ids[0]!, cost: 40 }, acquire("x"), acquire("y"), acquire("z", 0)]);
-    expect(again.epoch).not.toBe(r.epoch); // a new life, a new epoch: the isolate gives back what it held
+    expect(again.epoch).toBeGreaterThan(r.epoch!); // a new life, a later epoch: the isolate gives back what it held
     // The used one has its slot; one slot stays held back for the other; two are left for requests.
     expect(again.results.map((x) => (typeof x === "object" && "granted" in x ? x.granted : x))).toEqual([true, true, true, false]);
     expect((await stub.state()).concurrency).toMatchObject({ inFlight: 3, tickets: 1 });
@@ -170,7 +182,57 @@ describe("Limiter.exchange with tickets (issue 36)", () => {
     expect(r.tickets?.ids).toHaveLength(1);
     const refused: SettleRequest = { ...ok, cls: "rate_limit", status: 429, final: false, info: { retryAfterMs: 1_000, requests: null, tokens: null } };
     const after = await stub.exchange(kept, [{ t: "settle", id: "a", outcome: refused }], { want: 1, cost: 10 });
-    expect(after.epoch).not.toBe(r.epoch);
+    expect(after.epoch).toBeGreaterThan(r.epoch!);
     expect(after.tickets).toBeUndefined();
+  });
+
+  it("a restart after a ticket was used and its row written: that one is a request out again, charged once; both are freed by the restore grace", async () => {
+    const { meta, stub } = await limiter();
+    await later(stub);
+    const r = await stub.exchange(meta, [], { want: 2, cost: 50 });
+    const [a] = r.tickets!.ids as [string, string];
+    await stub.exchange(meta, [{ t: "use", id: a, cost: 40 }]);
+    await stub.configure({}); // a flush: the rows and the windows written together
+    const charged = await grants(stub);
+    await evictDurableObject(stub);
+    // The used one is out (the unused one is a ticket, beside the slots held back for any not written).
+    expect((await stub.state()).concurrency.inFlight).toBe(1);
+    const start = await at(stub, 0);
+    await at(stub, TICKET_LAPSE_MS + 1, start);
+    await stub.exchange(meta, []);
+    expect(await grants(stub)).toBe(charged + 1); // the unused one, at its lapse; the used one not again
+    await at(stub, renewEvery(60_000) + 5_000, start);
+    await runDurableObjectAlarm(stub);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 0, tickets: 0 });
+  });
+
+  it("each life's epoch is above the last's, so an isolate can tell a late answer from a new one", async () => {
+    const { meta, stub } = await limiter();
+    let last = (await stub.exchange(meta, [])).epoch!;
+    for (let i = 0; i < 2; i++) {
+      await evictDurableObject(stub);
+      const now = (await stub.exchange(meta, [])).epoch!;
+      expect(now).toBeGreaterThan(last);
+      expect(now - last).toBeLessThanOrEqual(EPOCH_SPAN);
+      last = now;
+    }
+  });
+
+  it("reads lease rows written before they said whether a ticket was used: such a ticket is restored as a ticket, as it was", async () => {
+    const meta: KeyMeta = { key: `openai:old-rows-${++n}:0000000000000000`, provider: "openai", model: "m" };
+    const stub = env.LIMITER.get(env.LIMITER.idFromName(meta.key));
+    await runInDurableObject(stub, (_obj: Limiter, state) => {
+      const sql = state.storage.sql;
+      sql.exec("CREATE TABLE state (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+      sql.exec("CREATE TABLE leases (id TEXT PRIMARY KEY, cost REAL NOT NULL, expires INTEGER NOT NULL)");
+      sql.exec("INSERT INTO state (k, v) VALUES ('core', '{}')");
+      sql.exec("INSERT INTO leases (id, cost, expires) VALUES ('~old.1', 50, ?), ('req:1', 10, ?)", Date.now() + 60_000, Date.now() + 60_000);
+    });
+    await evictDurableObject(stub);
+    expect((await stub.state()).concurrency).toMatchObject({ inFlight: 1, tickets: 1 });
+    await stub.exchange(meta, [{ t: "use", id: "~old.1", cost: 50 }]);
+    await stub.configure({});
+    const rows = await runInDurableObject(stub, (_obj: Limiter, state) => state.storage.sql.exec<{ id: string; unused: number }>("SELECT id, unused FROM leases ORDER BY id").toArray());
+    expect(rows).toEqual([{ id: "req:1", unused: null }, { id: "~old.1", unused: 0 }]);
   });
 });

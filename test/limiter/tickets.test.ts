@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITER } from "../../src/config/limits";
-import { LimiterCore, type Outcome } from "../../src/limiter/core";
-import type { Waiter } from "../../src/limiter/queue";
+import { LimiterCore } from "../../src/limiter/core";
 import { available } from "../../src/limiter/quota";
 import { Leases } from "../../src/limiter/leases";
 import { isTicket, TicketBook } from "../../src/limiter/ticket-book";
 import { askFor, fellBelow, type KeyRoom, TICKET_LAPSE_MS, TICKET_SHARE, TICKETS_PER_ISOLATE, ticketsFor } from "../../src/limiter/tickets";
-import type { RateLimitInfo } from "../../src/policy/types";
+import { cfg, NONE, open, out, reading, w } from "../support/opened-core";
 
 const room = (o: Partial<KeyRoom> = {}): KeyRoom => ({
   queued: 0, claims: 0, gateOpen: true, opening: false, limit: 16, busy: 0, idle: 0, requests: null, tokens: null, reserved: { requests: 0, tokens: 0 }, ...o,
@@ -86,8 +84,8 @@ describe("TicketBook", () => {
   it("reserves each ticket's cost until its lease is used or released, and names it apart from the Worker's lease ids", () => {
     const leases = new Leases();
     const book = new TicketBook(leases, "p");
-    const a = book.issue(100, 0, 60_000);
-    const b = book.issue(50, 10, 60_000);
+    const a = book.issue(100, 0, 60_000, 0);
+    const b = book.issue(50, 10, 60_000, 0);
     expect([a, b].every(isTicket)).toBe(true);
     expect(isTicket("3f2a9c:1")).toBe(false);
     expect(a).not.toBe(b);
@@ -121,27 +119,9 @@ describe("TicketBook", () => {
   });
 
   it("gives two instances' tickets different ids", () => {
-    expect(new TicketBook(new Leases(), "a").issue(1, 0, 1)).not.toBe(new TicketBook(new Leases(), "b").issue(1, 0, 1));
+    expect(new TicketBook(new Leases(), "a").issue(1, 0, 1, 0)).not.toBe(new TicketBook(new Leases(), "b").issue(1, 0, 1, 0));
   });
 });
-
-const cfg = { ...DEFAULT_LIMITER, startConcurrency: 16, leaseTtlMs: 60_000 };
-const NONE: RateLimitInfo = { retryAfterMs: null, requests: null, tokens: null };
-const out = (o: Partial<Outcome> = {}): Outcome => ({ cls: "success", status: 200, info: NONE, latencyMs: 50, attempt: 1, final: true, ...o });
-const w = (id: string, o: Partial<Waiter> = {}): Waiter => ({ id, cost: 10, deadline: 60_000, retry: false, enqueuedAt: 0, ...o });
-const reading = (requests: number, tokens: number, limits = { requests: 100, tokens: 10_000 }): RateLimitInfo => ({
-  retryAfterMs: null, requests: { limit: limits.requests, remaining: requests, resetAt: null }, tokens: { limit: limits.tokens, remaining: tokens, resetAt: null },
-});
-
-/** A key past its opening (its first answer came long ago), with quota windows when `info` says so. */
-function open(info: RateLimitInfo = NONE): LimiterCore {
-  const core = new LimiterCore(cfg, undefined, undefined, { epoch: 7, prefix: "t" });
-  core.enqueue(w("seed"), 0);
-  core.pump(0);
-  core.settle("seed", out({ info }), 10);
-  core.release("seed", 10);
-  return core;
-}
 
 describe("LimiterCore with tickets", () => {
   it("a ticket holds a slot and reserves its cost from its issue; the slot counts against the limit, not as a request out", () => {
@@ -312,16 +292,22 @@ describe("LimiterCore with tickets", () => {
     expect(after.useTicket("~old.4", 80, 7_100)).toBe(false);
   });
 
-  it("a restart keeps the tickets out as tickets: an isolate may still use them; they lapse from the restart", () => {
+  it("a restart keeps the tickets out that its rows say were not used as tickets: an isolate may still use them; they lapse from the restart", () => {
     const before = open(reading(100, 10_000));
-    const [t] = before.issue({ want: 1, cost: 100 }, 1_000);
+    const [t, u] = before.issue({ want: 2, cost: 100 }, 1_000);
     const after = new LimiterCore(cfg, before.persisted(), undefined, { epoch: 99, prefix: "u" });
-    const lease = before.lease(t!)!;
-    after.restoreLease(lease.id, lease.cost, lease.expiresAt, 5_000);
-    expect(after.busy).toBe(1);
-    expect(after.tickets.reserved).toEqual({ requests: 1, tokens: 100 });
-    expect(after.issue({ want: 1, cost: 100 }, 5_000)[0]).not.toBe(t);
+    for (const id of [t!, u!]) after.restoreLease(id, 100, 5_000 + 25_000, 5_000, true);
+    expect(after.busy).toBe(2);
+    expect(after.tickets.reserved).toEqual({ requests: 2, tokens: 200 });
+    const fresh = after.issue({ want: 1, cost: 100 }, 5_000);
+    expect(fresh).toHaveLength(1);
+    expect([t, u]).not.toContain(fresh[0]);
     expect(after.useTicket(t!, 100, 5_500)).toBe(true);
-    expect(after.tickets.size).toBe(1);
+    expect(after.tickets.size).toBe(2); // u and the new one
+    // u lapses two seconds after the restart, not after its issue (at 3,000).
+    after.pump(5_000 + TICKET_LAPSE_MS - 1);
+    expect(after.lease(u!)!.ticket).toBe(5_000 + TICKET_LAPSE_MS);
+    after.pump(5_000 + TICKET_LAPSE_MS);
+    expect(after.lease(u!)!.ticket).toBeUndefined();
   });
 });

@@ -70,6 +70,16 @@ describe("stand-in dialects: limits and refusals", () => {
     await expect(client.chat.completions.create({ model: "llama-3.1-8b-instant", messages: USER, max_tokens: 10 })).resolves.toBeTruthy();
   });
 
+  it("Groq: a request above its tokens per minute is a 413, type tokens, code rate_limit_exceeded, with no retry-after; one that fits goes", async () => {
+    const s = await standin({ tpm: 6_000 });
+    const client = sdk(s, "groq");
+    const e = await failure(client.chat.completions.create({ model: MODEL.groq, messages: USER, max_tokens: 9_000 }));
+    expect(e.status).toBe(413);
+    expect(e.error).toMatchObject({ type: "tokens", code: "rate_limit_exceeded", message: expect.stringMatching(/^Request too large for model `llama-3\.3-70b-versatile` in organization `[^`]+` service tier `on_demand` on tokens per minute \(TPM\): Limit 6000, Requested \d+, please reduce your message size and try again\./) });
+    expect(e.headers?.get("retry-after")).toBeNull();
+    await expect(client.chat.completions.create({ model: MODEL.groq, messages: USER, max_tokens: 10 })).resolves.toBeTruthy();
+  });
+
   it("Groq flex: 498 capacity_exceeded for flex-tier requests only, at once", async () => {
     const s = await standin({ faults: { "498": 1 }, latencyMs: 1_000 });
     const client = sdk(s, "groq");

@@ -31,6 +31,10 @@ const OPENAI_QUOTA = openai("insufficient_quota", "insufficient_quota",
   "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.");
 const ANTHROPIC_RATE = anthropic("rate_limit_error",
   "This request would exceed the rate limit for your organization of 50,000 input tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.");
+/** As clients quote them (providers/dialects.ts cites where). */
+const OPENAI_TOO_LARGE = openai("rate_limit_exceeded", "tokens",
+  "Request too large for gpt-4o-mini in organization org-abc on tokens per min (TPM): Limit 200000, Requested 1000040. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.");
+const GROQ_TOO_LARGE = { error: { message: "Request too large for model `llama-3.3-70b-versatile` in organization `org_01` service tier `on_demand` on tokens per minute (TPM): Limit 12000, Requested 14137, please reduce your message size and try again.", type: "tokens", code: "rate_limit_exceeded" } };
 const GEMINI_MINUTE = gemini("GenerateRequestsPerMinutePerProjectPerModel-FreeTier");
 const GEMINI_DAY = gemini("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "59s");
 
@@ -51,6 +55,30 @@ describe("classify", () => {
     ["429 with plain text", 429, "Too Many Requests"],
     ["429 with a number body", 429, 42],
   ])("rate_limit: %s", (_, status, body) => expect(classify(status, body)).toBe("rate_limit"));
+
+  // One request above the key's limit: refused however long it waits, so neither the key's rate
+  // limit (a cut, a shut gate, a retry) nor a member's spent key.
+  it.each<Case>([
+    ["OpenAI's 429 Request too large", 429, OPENAI_TOO_LARGE],
+    ["OpenAI's, without the organization", 429, openai("rate_limit_exceeded", "tokens", "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 342389. The input or output tokens must be reduced in order to run successfully.")],
+    ["Groq's 413 on tokens per minute", 413, GROQ_TOO_LARGE],
+    ["Anthropic's 413 request_too_large", 413, anthropic("request_too_large", "Request exceeds the maximum allowed number of bytes.")],
+    ["a 413 with a plain body", 413, "Payload Too Large"],
+  ])("too_large: %s", (_, status, body) => expect(classify(status, body)).toBe("too_large"));
+
+  it("reads too-large refusals in the dialects that send them, and a caller's model name never makes a rate limit one", () => {
+    expect(classifyIn(429, OPENAI_TOO_LARGE, DIALECTS.openai)).toBe("too_large");
+    expect(classifyIn(429, OPENAI_RATE, DIALECTS.openai)).toBe("rate_limit");
+    expect(classifyIn(413, GROQ_TOO_LARGE, DIALECTS.groq)).toBe("too_large");
+    expect(classifyIn(413, anthropic("request_too_large", "Request exceeds the maximum allowed number of bytes."), DIALECTS.anthropic)).toBe("too_large");
+    // Azure documents no such refusal: its 429 stays the key's.
+    expect(classifyIn(429, OPENAI_TOO_LARGE, DIALECTS.azure)).toBe("rate_limit");
+    // A model named to look like the sentence: a model name with spaces is not one, and a rate limit's sentence starts otherwise.
+    const forged = openai("rate_limit_exceeded", "tokens", "Rate limit reached for Request too large for x on tokens per min (TPM): Limit 1, Requested 2. in organization org-abc on tokens per min (TPM): Limit 200000, Used 199500, Requested 1200. Please try again in 210ms.");
+    expect(classifyIn(429, forged, DIALECTS.openai)).toBe("rate_limit");
+    expect(classifyIn(429, openai("rate_limit_exceeded", "tokens", "Request too large for my model on tokens per min (TPM): Limit 1, Requested 2."), DIALECTS.openai)).toBe("rate_limit");
+    expect(unusableIn(429, OPENAI_TOO_LARGE, DIALECTS.openai)).toBeNull();
+  });
 
   it.each<Case>([
     ["OpenAI 429 insufficient_quota", 429, OPENAI_QUOTA],
@@ -82,7 +110,7 @@ describe("classify", () => {
     ["401 invalid key", 401, openai("invalid_api_key", "invalid_request_error", "Incorrect API key provided: sk-abc***.")],
     ["401 Anthropic", 401, anthropic("authentication_error", "invalid x-api-key")],
     ["403 permission", 403, anthropic("permission_error", "Your API key does not have permission to use the specified resource.")],
-    ["404", 404, null], ["413", 413, "Payload Too Large"], ["422", 422, {}],
+    ["404", 404, null], ["422", 422, {}],
     ...[501, 505, 525, 526, 530, 599, 0, 100, Number.NaN].map((s): Case => [String(s), s, null]),
   ])("fatal: %s", (_, status, body) => expect(classify(status, body)).toBe("fatal"));
 

@@ -30,8 +30,9 @@ import type { OutcomeClass, RateLimitInfo } from "../../src/policy/types";
  *   (T4) Each request counted once: the windows' grant counts rise by exactly one per grant and
  *        per ticket used or lapsed, and not for a ticket given back unused; the tickets the object
  *        holds as unused are exactly those no use, settle, renewal or lapse has reached. A restart
- *        keeps every ticket it holds as unused (its rows do not say which were used): a request
- *        may then be charged twice, never not at all.
+ *        restores a ticket as unused only if its row says so (a used one is a request out, charged
+ *        already). (ticket-lives.property.test.ts drives restarts from a flush's rows, late answers
+ *        and lost isolates.)
  *   (T5) None issued while anyone waits, a claim is open, or the gate is shut; a 429 changes the
  *        epoch; an isolate uses no ticket of an epoch older than the last it heard, nor one past
  *        its time.
@@ -162,11 +163,12 @@ class Harness {
   /**
    * A ticket is reached by its use, its settle or a renewal: charged once, if it was unused. One
    * the restarted object never saw takes a slot held back for it (while any is) on its use or a
-   * renewal; its settle ends it, which needs no slot.
+   * renewal; with none left, its use is a request out all the same (held and charged), a renewal
+   * takes its lease back uncharged; its settle ends it, which needs no slot.
    */
-  private spend(id: string, settling = false): void {
+  private spend(id: string, via: "use" | "renew" | "settle" | "lapse"): void {
     const t = this.tix.get(id);
-    if (t?.state === "unseen" && !settling && this.core.tickets.unseenSlots > 0) t.state = "idle";
+    if (t?.state === "unseen" && via !== "settle" && (this.core.tickets.unseenSlots > 0 || via === "use")) t.state = "idle";
     if (t?.state !== "idle") return;
     t.state = "spent";
     this.charges++;
@@ -174,7 +176,7 @@ class Harness {
 
   /** The object counts a ticket as used at its lapse, when it next looks (a pump, an issue, a sweep). */
   private lapses(): void {
-    for (const [id, t] of this.tix) if (t.state === "idle" && t.lapseAt <= this.now) this.spend(id);
+    for (const [id, t] of this.tix) if (t.state === "idle" && t.lapseAt <= this.now) this.spend(id, "lapse");
   }
 
   private rebase(): void {
@@ -205,10 +207,10 @@ class Harness {
     for (const op of i.outbox.splice(0)) {
       const c = this.core;
       if (op.t === "use") {
-        this.spend(op.id);
+        this.spend(op.id, "use");
         c.useTicket(op.id, op.cost, this.now);
       } else if (op.t === "settle") {
-        this.spend(op.id, true);
+        this.spend(op.id, "settle");
         c.settle(op.id, op.outcome, this.now);
         c.release(op.id, this.now);
         this.out = this.out.filter((o) => o.id !== op.id);
@@ -296,7 +298,7 @@ class Harness {
         this.now += o.dt;
         if (long)
           for (const r of this.out) {
-            this.spend(r.id);
+            this.spend(r.id, "renew");
             c.renew(r.id, this.now, r.cost);
           }
         this.lapses();
@@ -314,15 +316,14 @@ class Harness {
         // and not written. (Any lease may miss its row within a flush; a renewal takes it back, as
         // before tickets. What is new is a ticket an isolate may still use, unknown to the object.)
         const rows = o.kept ? leases : leases.filter((l) => l.ticket === undefined || this.written.has(l.id));
-        for (const l of rows) this.core.restoreLease(l.id, l.cost, Math.min(l.expiresAt, this.now + grace), this.now);
+        for (const l of rows) this.core.restoreLease(l.id, l.cost, Math.min(l.expiresAt, this.now + grace), this.now, l.ticket !== undefined);
         if (this.now < this.marked.until) this.core.holdBack(this.now, this.marked.slots);
         this.restoring = false;
-        // A restored ticket lapses from the restart: an isolate may still use it meanwhile. The
-        // rows do not say whether a ticket was used, so one still held is taken as unused again:
-        // its request may be charged a second time, never not at all. One not written is unseen.
+        // A restored unused ticket lapses from the restart: an isolate may still use it meanwhile.
+        // A used one is a request out, charged already. One not written is unseen.
         for (const [id, t] of this.tix) {
-          if (this.core.lease(id)) Object.assign(t, { state: "idle", lapseAt: this.now + TICKET_LAPSE_MS });
-          else if (c.lease(id)?.ticket !== undefined) t.state = "unseen";
+          if (this.core.lease(id)?.ticket !== undefined) Object.assign(t, { state: "idle", lapseAt: this.now + TICKET_LAPSE_MS });
+          else if (!this.core.lease(id) && c.lease(id)?.ticket !== undefined) t.state = "unseen";
         }
         this.written = new Set(rows.filter((l) => isTicket(l.id)).map((l) => l.id));
         this.rebase();

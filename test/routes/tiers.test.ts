@@ -230,6 +230,23 @@ describe("priced by the tier that served", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("Anthropic's default may be Priority Tier (unpriced): a budgeted key's request that names no tier is sent at standard_only; auto is refused (issue 39)", async () => {
+    const { calls } = mockUpstream(() => json({ id: "msg_1", type: "message", role: "assistant", content: [], model: "claude-haiku-4-5", usage: { input_tokens: 5, output_tokens: 5, service_tier: "standard" } }));
+    const body = { model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] };
+    const headers = (key: string) => ({ "x-api-key": key, "anthropic-version": "2023-06-01" });
+    const budgeted = await mint("claude", { budget: 1 });
+    expect((await post("/anthropic/v1/messages", headers(budgeted.key), body)).status).toBe(200);
+    expect(JSON.parse(calls.at(-1)!.body).service_tier).toBe("standard_only");
+    const auto = await post("/anthropic/v1/messages", headers(budgeted.key), { ...body, service_tier: "auto" });
+    expect(auto.status).toBe(403);
+    expect(((await auto.json()) as { error: { message: string } }).error.message).toMatch(/service tier "priority" has no price/);
+    // A key without a budget is sent as it came: the account's default serves.
+    const free = await mint("claude");
+    expect((await post("/anthropic/v1/messages", headers(free.key), body)).status).toBe(200);
+    expect(JSON.parse(calls.at(-1)!.body).service_tier).toBeUndefined();
+    expect(calls).toHaveLength(2);
+  });
+
   it("Gemini's camelCase serviceTier is the caller's own tier: reserved at it, sent as written (issue 39)", async () => {
     const { calls } = mockUpstream(() => json({ candidates: [], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 1_000 } }, 200, { "x-gemini-service-tier": "priority" }));
     // gemini-2.5-flash, 1,000 output tokens: $0.0025 at standard, $0.005 at priority (2x).

@@ -95,6 +95,10 @@ export const openai: Dialect = {
     const type = r.kind === "requests" || r.kind === "dayRequests" ? "requests" : "tokens";
     const unit = r.kind === "requests" ? "requests per min (RPM)" : "tokens per min (TPM)";
     const where = `for ${model} in organization ${org} on ${unit}`;
+    // A request larger than the bucket, whatever it waits: the same 429, type and code, with its own
+    // sentence. OpenAI's pages name no code for it; the wording is as clients quote it (third party:
+    // vanna-ai/vanna-flask#11, openai/codex#38366), and its forum says one request over the limit is
+    // denied, max_tokens counted (community.openai.com/t/360359).
     if (!Number.isFinite(r.waitMs)) {
       return error(429, `Request too large ${where}: Limit ${r.limit}, Requested ${r.requested}. The input or output tokens must be reduced in order to run successfully. ${LIMITS_URL}`, type, "rate_limit_exceeded");
     }

@@ -46,6 +46,11 @@ const plainUsage: ChatStyle["usageExtra"] = () => ({});
 // - A 429's body: `{"error": {"message": "Rate limit reached for model ... on tokens per minute (TPM):
 //   Limit ..., Used ..., Requested .... Please try again in 7.66s. ...", "type": "tokens", "code":
 //   "rate_limit_exceeded"}}` (as clients quote it, third party). A bad key: 401 invalid_api_key.
+// - A request above the TPM, whatever it waits: 413 (console.groq.com/docs/errors: "413 Request
+//   Entity Too Large") with "Request too large for model `...` in organization `...` service tier
+//   `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14368, please reduce your message
+//   size and try again. ...", type `tokens`, code `rate_limit_exceeded` (as clients quote it, third
+//   party: continuedev/continue#10218, assafelovic/gpt-researcher#985).
 // - Spent credits: not documented; played as OpenAI's insufficient_quota.
 const groqTimes = () => ({ queue_time: 0.012, prompt_time: 0.004, completion_time: 0.02, total_time: 0.024 });
 export const groq = openaiLike({
@@ -59,10 +64,15 @@ export const groq = openaiLike({
   ],
   envelope: (_s, e) => ({ error: { message: e.message, type: e.type ?? "invalid_request_error", code: e.code ?? null } }),
   unauthorized: { status: 401, message: "Invalid API Key", type: "invalid_request_error", code: "invalid_api_key" },
-  rateLimited: (r, model, org) => ({
-    message: `Rate limit reached for model \`${model}\` in organization \`${org}\` service tier \`on_demand\` on ${UNIT[r.kind]}: Limit ${r.limit}, Used ${r.used}, Requested ${r.requested}. Please try again in ${goDuration(r.waitMs)}. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing`,
-    type: r.kind === "requests" || r.kind === "dayRequests" ? "requests" : "tokens", code: "rate_limit_exceeded",
-  }),
+  rateLimited: (r, model, org) => {
+    const type = r.kind === "requests" || r.kind === "dayRequests" ? "requests" : "tokens";
+    if (!Number.isFinite(r.waitMs))
+      return { status: 413, message: `Request too large for model \`${model}\` in organization \`${org}\` service tier \`on_demand\` on ${UNIT[r.kind]}: Limit ${r.limit}, Requested ${r.requested}, please reduce your message size and try again. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing`, type, code: "rate_limit_exceeded" };
+    return {
+      message: `Rate limit reached for model \`${model}\` in organization \`${org}\` service tier \`on_demand\` on ${UNIT[r.kind]}: Limit ${r.limit}, Used ${r.used}, Requested ${r.requested}. Please try again in ${goDuration(r.waitMs)}. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing`,
+      type, code: "rate_limit_exceeded",
+    };
+  },
   billing: OPENAI_BILLING,
   faults: { 498: { message: "Flex tier capacity exceeded. This is a known issue and we are working on it. Please retry in a few seconds or use the on_demand service tier.", type: "internal_server_error", code: "capacity_exceeded" } },
 });

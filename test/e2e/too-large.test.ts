@@ -1,0 +1,99 @@
+// Attack 12 (issue 39): one request larger than a key's tokens-per-minute limit, sent on the same key
+// as a teammate's (attacks.test.ts puts trap and victim on different models, so it could not see
+// this). Through `wrangler dev`, with the official openai SDK, against a stand-in that answers such
+// a request as OpenAI does (its "Request too large" 429: standin/openai.ts). Before, the trap waited
+// at the head of the key's queue for its window to fill (up to a minute), holding every caller of
+// the key behind it, and the provider's refusal then cut the key's limit for everyone.
+import { randomBytes } from "node:crypto";
+import OpenAI from "openai";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { Admin, type Pools, poolVars } from "../support/pools.ts";
+import { ADMIN_TOKEN, credential, limiterState, OPENAI_MODEL, openaiVia, rejection, useStack } from "./setup.ts";
+
+const secret = (label: string) => `sk-too-large-${label}-${randomBytes(8).toString("hex")}`;
+const SECRETS = { ONE: secret("one"), SMALL: secret("small"), BIG: secret("big") };
+const POOLS: Pools = {
+  // Trap and victim on one member, one model: one key.
+  one: { provider: "openai", members: [{ name: "one", secret: "ONE" }] },
+  // A member of 20,000 tokens a minute and one of 200,000 (the stand-in's default).
+  split: { provider: "openai", members: [{ name: "small", secret: "SMALL" }, { name: "big", secret: "BIG" }] },
+};
+
+const stack = useStack({
+  admin: true,
+  standin: { latencyMs: 50, echo: true, keyLimits: { [SECRETS.SMALL]: { tpm: 20_000 } } },
+  vars: { ...poolVars(POOLS, SECRETS), DEADLINE_MS: "90000" },
+});
+
+const admin = () => new Admin(stack.gateway.url, ADMIN_TOKEN);
+const holderOf = async (pool: string) => openaiVia(stack, (await admin().mint(`too-large-${pool}-${randomBytes(4).toString("hex")}`, pool)).key);
+const ask = (client: OpenAI, text: string, maxTokens = 16) =>
+  client.chat.completions.create({ model: OPENAI_MODEL, max_tokens: maxTokens, messages: [{ role: "user", content: text }] }).withResponse();
+const refusal = async (p: PromiseLike<unknown>) => (await rejection(p)) as InstanceType<typeof OpenAI.APIError>;
+const sent = (apiKey: string) => stack.standin.stats().log.filter((a) => a.credential === apiKey).length;
+
+beforeEach(() => stack.standin.resetStats());
+
+describe("attack 12: one request too large for a key", () => {
+  it("on a key a teammate uses, behind a window half drawn: refused at once (413, nothing sent); the teammate is not held behind it and the key's limit is not cut", async () => {
+    const holder = await holderOf("one");
+    const victim = await holderOf("one");
+    // The key learns its window from an answer's headers; then the holder draws 150,000 of its 200,000.
+    await ask(victim, "warm");
+    await ask(holder, "a large one that fits", 150_000);
+    const key = (await admin().member("one", "one")).keys.find((k) => k.includes(OPENAI_MODEL))!;
+    const before = await limiterState(stack, key);
+    const attempts = sent(SECRETS.ONE);
+    // The trap first, then the victim's requests: before, the trap waited ~45 s for 150,000 tokens of refill, and they behind it.
+    const trap = refusal(ask(holder, "take the key", 1_000_000));
+    const served = await Promise.all(Array.from({ length: 6 }, (_, i) => ask(victim, `victim ${i}`)));
+    const t = await trap;
+    expect(t.status).toBe(413);
+    expect(t.message).toMatch(/more than any member of pool one takes in one request/);
+    expect(served.map((r) => r.data.choices[0]?.message.content)).toEqual(Array.from({ length: 6 }, (_, i) => expect.stringContaining(`victim ${i}`)));
+    // Each waited for no slot: a stalled head would show the ~45 s refill here.
+    for (const r of served) expect(Number(r.response.headers.get("x-slotgate-queue-ms"))).toBeLessThan(5_000);
+    expect(sent(SECRETS.ONE)).toBe(attempts + 6); // the trap never reached the provider
+    const after = await limiterState(stack, key);
+    expect(after.concurrency.limit).toBeGreaterThanOrEqual(before.concurrency.limit);
+    expect(after.history.filter((h) => h.reason === "rate_limit")).toEqual([]);
+    expect(after.cooldownUntil).toBeNull();
+  });
+
+  it("on a key whose window is not known yet: the provider's own 429 comes back once, as it is, with no retry, no cut and the gate open; the next is refused before it is sent", async () => {
+    const apiKey = credential("too-large");
+    const own = openaiVia(stack, apiKey);
+    const first = await refusal(ask(own, "fresh key", 1_000_000));
+    expect(first.status).toBe(429);
+    expect(first.message).toMatch(/Request too large for gpt-4o-mini/);
+    expect(first.headers?.get("x-slotgate-attempts")).toBe("1");
+    const key = first.headers!.get("x-slotgate-key")!;
+    // A refusal proves nothing: only an answer does, then the admin view lists the key (its report goes after the answer).
+    const ok = await ask(own, "after it");
+    expect(ok.response.status).toBe(200);
+    const listed = () => fetch(`${stack.gateway.url}/admin/keys/${encodeURIComponent(key)}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.status);
+    await vi.waitFor(async () => expect(await listed()).toBe(200), { timeout: 10_000, interval: 100 });
+    const state = await limiterState(stack, key);
+    expect(state.history.filter((h) => h.reason === "rate_limit")).toEqual([]);
+    expect(state.cooldownUntil).toBeNull();
+    expect(state.metrics.rateLimitHits).toBe(0);
+    const again = await refusal(ask(own, "again", 1_000_000));
+    expect(again.status).toBe(413);
+    expect(again.message).toMatch(/estimated \d+ tokens are more than the key's limit of 200000 tokens per minute/);
+    expect(sent(apiKey)).toBe(2);
+  });
+
+  it("in a pool, a request too large for one member goes to the other; too large for both is refused, nothing sent", async () => {
+    const holder = await holderOf("split");
+    // Until both members have answered once (each limiter learns its window): best of two picks either.
+    for (let i = 0; i < 40 && !(sent(SECRETS.SMALL) > 0 && sent(SECRETS.BIG) > 0); i++) await ask(holder, `warm ${i}`);
+    expect([sent(SECRETS.SMALL) > 0, sent(SECRETS.BIG) > 0]).toEqual([true, true]);
+    stack.standin.resetStats();
+    for (let i = 0; i < 3; i++) expect((await ask(holder, `needs the big one ${i}`, 50_000)).response.status).toBe(200);
+    expect([sent(SECRETS.SMALL), sent(SECRETS.BIG)]).toEqual([0, 3]);
+    const both = await refusal(ask(holder, "too large for both", 1_000_000));
+    expect(both.status).toBe(413);
+    expect(both.headers?.get("x-slotgate-error")).toBe("request_too_large");
+    expect([sent(SECRETS.SMALL), sent(SECRETS.BIG)]).toEqual([0, 3]);
+  });
+});

@@ -1,0 +1,61 @@
+// One isolate's tickets (src/proxy/tickets.ts) against answers that overtake each other, and the
+// order of epochs they rely on (src/limiter/epoch.ts).
+import { describe, expect, it } from "vitest";
+import { adopts, EPOCH_SPAN, firstEpoch } from "../../src/limiter/epoch";
+import type { Tickets } from "../../src/limiter/types";
+import { HeldTickets } from "../../src/proxy/tickets";
+
+const grant = (ids: string[], cost = 100): Tickets => ({ ids, cost, leaseTtlMs: 60_000, limit: 16 });
+
+describe("epochs in order", () => {
+  it("a new life starts above the last life's first epoch; a key with none starts anywhere below 2^31", () => {
+    expect(firstEpoch(7, 0.5)).toBe(7 + EPOCH_SPAN);
+    expect(firstEpoch(null, 0.5)).toBe(2 ** 30);
+    expect(firstEpoch(null, 0)).toBe(0);
+    expect(firstEpoch(Number.NaN, 0.25)).toBe(2 ** 29);
+    expect(firstEpoch(-3, 0.25)).toBe(2 ** 29);
+  });
+
+  it("an isolate takes an answer's epoch when its batch left after the current one came, else only a higher one", () => {
+    expect(adopts(undefined, 3, false)).toBe(true);
+    expect(adopts(5, 6, false)).toBe(true);
+    expect(adopts(5, 4, false)).toBe(false);
+    expect(adopts(5, 5, false)).toBe(false);
+    // Sent after 5 was heard: the object answered it later, whatever its number (a fresh object).
+    expect(adopts(5, 4, true)).toBe(true);
+  });
+});
+
+describe("HeldTickets: answers that overtake each other", () => {
+  it("a late answer never brings back an older epoch: its tickets (taken back by the 429 between) go back at once", () => {
+    const h = new HeldTickets();
+    // Two batches leave before either answer comes: the one answered first by the object (epoch 4,
+    // with tickets) arrives last, after the one answered after a 429 (epoch 5).
+    const early = h.mark;
+    const late = h.mark;
+    expect(h.heard({ epoch: 5 }, 1_000, late)).toEqual([]);
+    expect(h.heard({ epoch: 4, tickets: grant(["~a", "~b"]) }, 1_000, early)).toEqual(["~a", "~b"]);
+    expect(h.take(10, 1_010)).toBeNull();
+    // A batch sent after epoch 5 was heard brings epoch 6 with tickets: they are used.
+    const next = h.mark;
+    expect(h.heard({ epoch: 6, tickets: grant(["~c"]) }, 1_020, next)).toEqual([]);
+    expect(h.take(10, 1_030)?.id).toBe("~c");
+  });
+
+  it("two answers that crossed: the higher epoch wins whichever comes first, and the lower one's tickets go back", () => {
+    const h = new HeldTickets();
+    const [a, b] = [h.mark, h.mark];
+    expect(h.heard({ epoch: 8, tickets: grant(["~x"]) }, 0, a)).toEqual([]);
+    expect(h.heard({ epoch: 9, tickets: grant(["~y"]) }, 0, b)).toEqual(["~x"]);
+    expect(h.take(10, 10)?.id).toBe("~y");
+    expect(h.take(10, 10)).toBeNull();
+  });
+
+  it("an answer to a batch sent after the current epoch came is taken whatever its number: an object that lost its storage starts again low", () => {
+    const h = new HeldTickets();
+    h.heard({ epoch: 2 ** 40 }, 0);
+    const after = h.mark;
+    expect(h.heard({ epoch: 3, tickets: grant(["~z"]) }, 5, after)).toEqual([]);
+    expect(h.take(10, 6)?.id).toBe("~z");
+  });
+});
