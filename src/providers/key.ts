@@ -68,8 +68,8 @@ export function routeOf(p: Provider, rest: string): string {
  */
 export function requestModel(p: Provider, rest: string, body: unknown): string | null {
   const f = FLAVOURS[p.flavour];
-  const inBody = f.model === "body" || DIALECTS[p.dialect].scope.bodyRoutes?.test(routeOf(p, rest));
-  return inBody ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  if (f.model === "body" || DIALECTS[p.dialect].scope.bodyRoutes?.test(routeOf(p, rest))) return bodyModel(body);
+  return modelFromPath(p, f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {
