@@ -1,3 +1,5 @@
+import { QUOTA_HEADERS, spellingPattern } from "../providers/headers";
+
 /**
  * The provider's quota headers on an answer the caller gets as a success. The gateway owns the
  * key's limit, and paces right at it, so the provider's `remaining` is often 0 on a 2xx: clients
@@ -8,8 +10,8 @@
  */
 export const PROVIDER_PREFIX = "x-slotgate-provider-";
 
-/** OpenAI and its peers, Anthropic, the IETF draft's RateLimit fields, and retry hints. */
-const QUOTA = /^(x-ratelimit-|anthropic-ratelimit-|ratelimit($|-)|retry-after($|-ms$))/;
+/** The providers' rate-limit families (their rows'), the IETF draft's RateLimit fields, and retry hints. */
+const QUOTA = new RegExp(`^(?:${spellingPattern(QUOTA_HEADERS)}|ratelimit($|-)|retry-after($|-ms$))`);
 
 export const isQuotaHeader = (name: string) => QUOTA.test(name);
 
