@@ -5,23 +5,25 @@
  */
 import type { CredentialSend } from "./flavour";
 
-type Sender<K extends CredentialSend["kind"]> = (c: Extract<CredentialSend, { kind: K }>, secret: string, headers: Headers, query: URLSearchParams) => void;
+/** Where a credential goes: headers to set, query parameters to set. */
+export interface Placed {
+  headers: [string, string][];
+  query: [string, string][];
+}
 
-const SEND: { [K in CredentialSend["kind"]]: Sender<K> } = {
-  header: (c, secret, headers) => headers.set(c.header, c.scheme ? `${c.scheme} ${secret}` : secret),
-  query: (c, secret, _headers, query) => query.set(c.param, secret),
+type Placer<K extends CredentialSend["kind"]> = (c: Extract<CredentialSend, { kind: K }>, secret: string) => Placed;
+
+const PLACE: { [K in CredentialSend["kind"]]: Placer<K> } = {
+  header: (c, secret) => ({ headers: [[c.header, c.scheme ? `${c.scheme} ${secret}` : secret]], query: [] }),
+  query: (c, secret) => ({ headers: [], query: [[c.param, secret]] }),
 };
 
-/** Puts `secret` where `c` says: into `headers` or `query`. */
-export function sendCredential(c: CredentialSend, secret: string, headers: Headers, query: URLSearchParams): void {
-  (SEND[c.kind] as Sender<CredentialSend["kind"]>)(c, secret, headers, query);
-}
+/** Where `secret` goes as `c` says. */
+export const placeCredential = (c: CredentialSend, secret: string): Placed => (PLACE[c.kind] as Placer<CredentialSend["kind"]>)(c, secret);
 
 /** The headers that carry `secret` as `c` says, for a client that sends headers only (the CLI); a kind that needs more is an error, never a request without its credential. */
 export function credentialHeadersOf(c: CredentialSend, secret: string): Record<string, string> {
-  const headers = new Headers();
-  const query = new URLSearchParams();
-  sendCredential(c, secret, headers, query);
-  if (query.size > 0) throw new Error(`a credential sent as ${c.kind} needs more than headers`);
-  return Object.fromEntries(headers);
+  const placed = placeCredential(c, secret);
+  if (placed.query.length > 0) throw new Error(`a credential sent as ${c.kind} needs more than headers`);
+  return Object.fromEntries(placed.headers);
 }

@@ -83,9 +83,13 @@ export type MemberField =
       check: RegExp;
       /** What it must be, as the ConfigError says it. */
       says: string;
-      /** Its value when the member names none; without one it is required, unless it only fills the base URL and the member gives its own baseUrl. */
+      /** Its value when the member names none; without one it is required. */
       default?: string;
-      /** It names the member's resource: the limits are per resource, so it stays in the member's keys (providers/key.ts). */
+      /**
+       * It names the member's resource, in its host: lowercased, put in the base URL's `{field}`
+       * and kept in the member's limit keys (limits are per resource: providers/key.ts); not
+       * needed where the member gives its own baseUrl.
+       */
       resource?: boolean;
     }
   | { kind: "models"; check: RegExp; says: string; each: string };
