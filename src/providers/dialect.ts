@@ -48,12 +48,14 @@ export interface HintSpec {
 }
 
 /**
- * Hints only in a refusal's body. `google`: `RetryInfo.retryDelay`, and `QuotaFailure` whose
- * `quotaId` names the window's period and kind and whose `quotaValue` (when sent) its limit.
- * `openrouter`: `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset` (epoch ms).
- * `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money or key evidence).
+ * Hints only in a refusal's body, by the shape they come in. `error-details`: Google's error
+ * model (google.rpc.Status `details`): `RetryInfo.retryDelay`, and `QuotaFailure` whose `quotaId`
+ * names the window's period and kind and whose `quotaValue` (when sent) its limit.
+ * `metadata-headers`: OpenRouter's `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset`
+ * (epoch ms). `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money
+ * or key evidence).
  */
-export type BodyHint = "google" | "openrouter" | "try-again-in";
+export type BodyHint = "error-details" | "metadata-headers" | "try-again-in";
 
 export interface LimitsSpec {
   requests: readonly WindowGroup[];

@@ -79,7 +79,7 @@ const ROWS = {
     limits: {
       requests: [openaiFamily("requests"), [anthropicWindow("requests")], genericFamily("x-ratelimit-"), genericFamily("ratelimit-"), "ietf"],
       tokens: [openaiFamily("tokens"), [anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
-      hints: HINTS, body: ["google"], refusalPeriodMs: MINUTE_MS,
+      hints: HINTS, body: ["error-details"], refusalPeriodMs: MINUTE_MS,
     },
     refusals: [SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES, ...GOOGLE],
     usage: READS, scope: {},
@@ -110,7 +110,7 @@ const ROWS = {
    */
   gemini: {
     name: "gemini",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["google"], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["error-details"], refusalPeriodMs: MINUTE_MS },
     refusals: GOOGLE,
     usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// }, tiers: GEMINI_TIERS,
   },
@@ -156,7 +156,7 @@ const ROWS = {
    */
   openrouter: {
     name: "openrouter",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["openrouter"], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["metadata-headers"], refusalPeriodMs: MINUTE_MS },
     refusals: [PAYMENT_REQUIRED, SPENT_CODES, KEY_CODES],
     usage: READS, scope: {},
   },
