@@ -99,6 +99,24 @@ export interface RefusalRule {
   evidence?: string;
 }
 
+/**
+ * An API version a field came with: a request takes it on a route with no version (`versionless`,
+ * matched against the route after the provider and its resource), or where its `param` names a
+ * version dated `date` or later.
+ */
+export interface VersionSince {
+  date: string;
+  param: string;
+  versionless: RegExp;
+}
+
+/**
+ * Where answers carry usage, by default: top-level `usage` (OpenAI, Anthropic), `usageMetadata`
+ * (Gemini), Anthropic's `message_start` (`message.usage`) and OpenAI Responses' `response.completed`
+ * (`response.usage`). A dialect adds its own (Groq's `x_groq.usage`).
+ */
+export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
+
 /** Where an answer's usage is, and whether (and how) a streamed answer may be asked for it. */
 export interface UsageSpec {
   /** Paths to a usage object in an answer or a stream event, tried in order. */
@@ -106,9 +124,9 @@ export interface UsageSpec {
   /**
    * `stream_options`: a streamed chat completion may carry `stream_options.include_usage` (then
    * the gateway asks for it and strips the extra chunk for a caller who did not). `since`: only
-   * from this `api-version` date on, or on the versionless v1 surface (Azure). `none`: never asked.
+   * from that API version on (Azure). `none`: never asked.
    */
-  ask: { kind: "stream_options"; since?: string } | { kind: "none" };
+  ask: { kind: "stream_options"; since?: VersionSince } | { kind: "none" };
 }
 
 /**

@@ -3,8 +3,7 @@
  * names none (it reads every family, as the gateway did before dialects). Sources beside each
  * row; where only a third party says so, the comment says that too.
  */
-import { USAGE_AT } from "../usage/tokens";
-import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, type UsageSpec, type WindowGroup } from "./dialect";
+import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, USAGE_AT, type UsageSpec, type WindowGroup } from "./dialect";
 import { ANTHROPIC_TIERS, GEMINI_TIERS, GROQ_TIERS, OPENAI_TIERS } from "./tiers";
 
 // --- Header families --------------------------------------------------------------------------
@@ -246,7 +245,8 @@ const ROWS = {
     name: "azure",
     limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
     refusals: [SPENT_CODES, KEY_CODES],
-    usage: { at: USAGE_AT, ask: { kind: "stream_options", since: "2024-09-01" } },
+    // The versionless v1 surface (`/openai/v1/...`, or a pool's `/v1/...`, sent at the member's version) takes it.
+    usage: { at: USAGE_AT, ask: { kind: "stream_options", since: { date: "2024-09-01", param: "api-version", versionless: /^(?:\/openai)?\/v1\// } } },
     scope: { bodyRoutes: /^\/openai\/v1\//, resource: true },
   },
 } as const satisfies Record<string, Dialect>;
