@@ -180,6 +180,8 @@ export interface TierSpec {
    * not ask for it, and an answer served at it is charged at standard's.
    */
   ratio: Partial<Record<Tier, number | "batch">>;
+  /** What its flex tier buys, in a few words, as the batch command's help says it. */
+  flexSays?: string;
 }
 
 export interface Dialect {
