@@ -3,7 +3,7 @@
  * entry may answer a request now, whether a captured body is whole, and what the caller is told.
  */
 import type { Spellings } from "../providers/flavour";
-import { ACCOUNT_HEADERS, QUOTA_HEADERS, spelled, TIMING_HEADERS } from "../providers/headers";
+import { ACCOUNT_HEADERS, QUOTA_HEADERS, spelled, STREAM_ENDS, TIMING_HEADERS } from "../providers/headers";
 
 export interface EntryMeta {
   /** Epoch ms. */
@@ -74,12 +74,9 @@ export function usable(m: EntryMeta, now: number, maxAgeS: number | null): boole
 /** The `age` header: whole seconds since the entry was stored. */
 export const ageSeconds = (m: EntryMeta, now: number) => Math.max(0, Math.floor((now - m.storedAt) / 1_000));
 
-/** Markers of a stream's last event, by API: OpenAI chat, Anthropic, the Responses API, Gemini. */
-const STREAM_ENDS = ["data: [DONE]", "event: message_stop", '"type":"message_stop"', "response.completed", '"finishReason"'];
-
 /**
  * Whether a captured body is a whole answer. A stream must end on an event boundary and carry its
- * API's final event (a stream cut short by the provider can still close cleanly); a JSON answer
+ * API's final event (its family's row's `streamEnds`) (a stream cut short by the provider can still close cleanly); a JSON answer
  * must parse. Anything else (plain text, binary) is taken as whole once it has ended.
  */
 export function complete(body: Uint8Array, contentType: string | null): boolean {

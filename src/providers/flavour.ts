@@ -129,6 +129,8 @@ export interface Flavour {
   /** A pool member's address, where it is not its provider's base URL and the caller's path. */
   member?: MemberShape;
   headers: HeaderFamilies;
+  /** What only a stream's last event holds (each family's stream ends differently): a stream the cache captured without one was cut short. */
+  streamEnds: readonly string[];
   pricing: PricingRules;
   /** Its batch API, where the gateway keeps each virtual key to its own batches. */
   batches?: BatchRoutes;

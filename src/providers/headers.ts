@@ -1,5 +1,5 @@
 /**
- * @module The flavour rows' header and credential spellings, gathered over every row: what the
+ * @module The flavour rows' header and credential spellings (and their streams' last events), gathered over every row: what the
  * cache, an answer's renaming, a pool's hiding of its members and a pool's stripping of a
  * caller's credential read. A stored answer or a member's is read without knowing which family
  * sent it, and a caller may send any family's headers, so each reads the union.
@@ -33,5 +33,8 @@ export const SEMANTIC_HEADERS: Spellings = family("semantic").sort();
 export const CREDENTIAL_HEADERS: Spellings = union(rows.map((f) => f.credentialHeaders));
 /** Every header any family reads a credential or its org/project scope from. */
 export const CREDENTIAL_AND_SCOPE_HEADERS: Spellings = union(rows.flatMap((f) => [f.credentialHeaders, f.scopeHeaders]));
+/** What ends a stream of any family (chat's `[DONE]`, Anthropic's `message_stop`, the Responses API's `response.completed`, Gemini's `finishReason`). */
+export const STREAM_ENDS: readonly string[] = union(rows.map((f) => f.streamEnds));
+
 /** Every query parameter any family reads a credential from. */
 export const CREDENTIAL_PARAMS: Spellings = union(rows.map((f) => f.credentialParams));

@@ -7,7 +7,7 @@ import { addressOf, baseWith, readAddress } from "../../src/providers/address";
 import { credentialHeadersOf, placeCredential } from "../../src/providers/credential";
 import type { MemberShape } from "../../src/providers/flavour";
 import {
-  ACCOUNT_HEADERS, CREDENTIAL_AND_SCOPE_HEADERS, CREDENTIAL_HEADERS, CREDENTIAL_PARAMS, MEMBER_HEADERS, QUOTA_HEADERS, SEMANTIC_HEADERS, spelled, spellingPattern,
+  ACCOUNT_HEADERS, CREDENTIAL_AND_SCOPE_HEADERS, CREDENTIAL_HEADERS, CREDENTIAL_PARAMS, MEMBER_HEADERS, QUOTA_HEADERS, SEMANTIC_HEADERS, spelled, spellingPattern, STREAM_ENDS,
 } from "../../src/providers/headers";
 import { BUILT_IN, FLAVOURS, type FlavourName } from "../../src/providers/table";
 import { hideMember } from "../../src/proxy/pooled";
@@ -56,6 +56,7 @@ describe("header families over the rows", () => {
     expect(new Set(CREDENTIAL_HEADERS)).toEqual(new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key"]));
     expect(new Set(CREDENTIAL_AND_SCOPE_HEADERS)).toEqual(new Set([...CREDENTIAL_HEADERS, "openai-organization", "openai-project", "x-goog-user-project"]));
     expect(CREDENTIAL_PARAMS).toEqual(["key"]);
+    expect(new Set(STREAM_ENDS)).toEqual(new Set(["data: [DONE]", "event: message_stop", '"type":"message_stop"', "response.completed", '"finishReason"']));
   });
 
   it("semantic headers in the order the cache key has always had them (a stored entry stays found)", () => {
