@@ -23,10 +23,10 @@ const ROUTES = Object.fromEntries(
 ) as Partial<Record<FlavourName, (readonly [string, RegExp, Op["k"]])[]>>;
 
 /** The families whose batches (and files) the gateway keeps to the key that made them, as a refusal names them. */
-const tracked = Object.values(FLAVOURS).flatMap((f) => (f.batches ? [{ title: f.title, files: f.batches.files }] : []));
+const tracked = Object.values(FLAVOURS).filter((f) => f.batches);
 export const TRACKED = {
-  batches: tracked.map((t) => t.title).join(" and "),
-  files: tracked.flatMap((t) => (t.files ? [`${t.title}'s ${t.files}`] : [])).join(" and "),
+  batches: tracked.map((f) => f.title).join(" and "),
+  files: tracked.flatMap((f) => (f.batches!.files ? [`${f.title}'s ${f.batches!.files}`] : [])).join(" and "),
 };
 
 /** The batch routes of `flavour`'s row, where its batches are tracked. */

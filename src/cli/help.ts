@@ -1,7 +1,7 @@
 // The batch command's help. What it says of providers (the line format, the default provider,
 // what flex buys, the batch APIs and their limits) is read from the provider rows.
 import { DIALECTS } from "../providers/dialects";
-import { BATCH_API_ROWS, DEFAULT_LINE_PROVIDER } from "../providers/lines";
+import { BATCH_API_ROWS, DEFAULT_LINE_PROVIDER, FLEX_SAYS, TITLES } from "../providers/lines";
 import { BUILT_IN } from "../providers/table";
 import { BATCH_PROVIDERS, credentialVar } from "./providers";
 
@@ -23,14 +23,16 @@ function wrap(text: string, first = COLUMN, rest = COLUMN): string {
   return lines.join("\n");
 }
 
-const title = (provider: string) => BUILT_IN[provider]?.title ?? provider;
+const title = (provider: string) => TITLES[provider] ?? provider;
 /** Items as prose: `a`, `a and b`, `a, b and c`. */
 const prose = (items: readonly string[]) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
 
 /** Whose batch line format the input and output are. */
 const FORMAT = title(DEFAULT_LINE_PROVIDER);
-/** What flex buys at each built-in provider that sells it. */
-const FLEX = Object.values(BUILT_IN).flatMap((p) => (DIALECTS[p.dialect].tiers?.flexSays ? [`${p.title}: ${DIALECTS[p.dialect].tiers!.flexSays}`] : [])).join("; ");
+/** What flex buys at each built-in provider whose tiers row sells it. */
+const FLEX = Object.entries(BUILT_IN)
+  .flatMap(([name, p]) => (DIALECTS[p.dialect].tiers?.values.flex && FLEX_SAYS[name] ? [`${title(name)}: ${FLEX_SAYS[name]}`] : []))
+  .join("; ");
 const apis = Object.entries(BATCH_API_ROWS);
 /** Each batch API's endpoints, by what they make (`/v1/chat/completions`: chat completions). */
 const BATCHED = apis.map(([api, row]) => `${title(api)} ${prose(row.urls.map((u) => u.replace(/^\/v1\//, "").replaceAll("/", " ")))}`).join("; ");

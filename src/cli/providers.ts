@@ -1,5 +1,5 @@
 import { credentialHeadersOf } from "../providers/credential";
-import { lineUrlsOf } from "../providers/lines";
+import { lineUrlsOf, SPEAKS } from "../providers/lines";
 import { BUILT_IN, FLAVOURS, type FlavourName } from "../providers/table";
 
 /**
@@ -43,12 +43,13 @@ export function route(provider: string, baseUrlOverride?: string): Route {
 
 /**
  * The credential headers the provider expects (never anything else: the key comes from the
- * environment): as its flavour sends a credential, or as the family it speaks on `url` does (Gemini's
- * OpenAI-compatible routes take a bearer), with the headers every request of the family carries.
+ * environment): as its flavour sends a credential, or as the family it speaks on `url` does
+ * (providers/lines.ts `SPEAKS`), with the headers every request of its family carries.
  */
 export function authHeaders(provider: string, url: string, key: string): Record<string, string> {
   const f = FLAVOURS[BUILT_IN[provider]!.flavour];
-  const send = f.speaks?.routes.test(url) ? FLAVOURS[f.speaks.as as FlavourName].send : f.send;
+  const speaks = Object.hasOwn(SPEAKS, provider) ? SPEAKS[provider] : undefined;
+  const send = speaks?.routes.test(url) ? FLAVOURS[speaks.as as FlavourName].send : f.send;
   return { ...credentialHeadersOf(send, key), ...f.fixed };
 }
 

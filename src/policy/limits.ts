@@ -4,7 +4,7 @@
  * wait hints in its headers and, on a refusal, in its body. Pure and total: a stray header must
  * not break a request that already succeeded.
  */
-import { type BodyHint, DAY_MS, type Dialect, type HintSpec, MINUTE_MS, type ResetFormat, SECOND_MS, type WindowGroup, type WindowSpec } from "../providers/dialect";
+import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, type ResetFormat, RETRY_AFTER, SECOND_MS, type WindowGroup, type WindowSpec } from "../providers/dialect";
 import {
   decimal, errorDetails, errorObject, isObj, MAX_WAIT_MS, type Obj, parseDuration, parseReset, parseRetryAfter, parseRetryInfo, parseTimestamp, text, wait,
 } from "./headers";
@@ -163,34 +163,22 @@ function tryAgainIn(err: Obj | null): number | null {
   return m ? parseDuration(m[1]!) : null;
 }
 
-/** What a refusal's body tells, as far as read so far: each reader fills what is still null. */
-interface BodyReading {
-  hint: number | null;
-  requests: QuotaReading | null;
-  refused: RefusedLimit | null;
-}
-
-/** One reader per shape a row may name (`limits.body`). */
-const BODY_READERS: Record<BodyHint, (r: BodyReading, err: Obj | null, body: unknown, now: number, d: Dialect) => void> = {
-  "error-details": (r, err, body, _now, d) => {
-    r.hint ??= parseRetryInfo(body);
-    r.refused ??= quotaFailure(err, d.limits.refusalPeriodMs);
-  },
-  "metadata-headers": (r, err, _body, now) => {
-    r.requests ??= metadataHeaders(err, now);
-    if (r.requests?.remaining === 0 && r.requests.resetAt !== null) r.hint ??= wait(Math.max(0, r.requests.resetAt - now));
-  },
-  "try-again-in": (r, err) => {
-    r.hint ??= tryAgainIn(err);
-  },
-};
-
-/** Hints and readings a refusal's body holds, as the row says where to look. */
-function fromBody(d: Dialect, body: unknown, now: number): BodyReading {
+/** Hints and readings a refusal's body holds, read by the shapes the row names (`limits.body`). */
+function fromBody(d: Dialect, body: unknown, now: number): { hint: number | null; requests: QuotaReading | null; refused: RefusedLimit | null } {
   const err = errorObject(body);
-  const r: BodyReading = { hint: null, requests: null, refused: null };
-  for (const b of d.limits.body) BODY_READERS[b](r, err, body, now, d);
-  return r;
+  let hint: number | null = null;
+  let requests: QuotaReading | null = null;
+  let refused: RefusedLimit | null = null;
+  for (const b of d.limits.body ?? []) {
+    if (b === "error-details") {
+      hint ??= parseRetryInfo(body);
+      refused ??= quotaFailure(err, d.limits.refusalPeriodMs ?? MINUTE_MS);
+    } else if (b === "metadata-headers") {
+      requests ??= metadataHeaders(err, now);
+      if (requests?.remaining === 0 && requests.resetAt !== null) hint ??= wait(Math.max(0, requests.resetAt - now));
+    } else hint ??= tryAgainIn(err);
+  }
+  return { hint, requests, refused };
 }
 
 /**
@@ -201,7 +189,7 @@ function fromBody(d: Dialect, body: unknown, now: number): BodyReading {
 export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?: unknown): RateLimitInfo {
   try {
     const info: RateLimitInfo = {
-      retryAfterMs: headerHint(h, now, d.limits.hints),
+      retryAfterMs: headerHint(h, now, d.limits.hints ?? [RETRY_AFTER]),
       requests: firstGroup(h, now, d.limits.requests),
       tokens: firstGroup(h, now, d.limits.tokens),
     };
@@ -211,7 +199,7 @@ export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?
     info.requests ??= b.requests;
     // A provider that tells windows in headers is learned from them; one that tells none, from its refusals.
     const tellsNone = d.limits.requests.length === 0 && d.limits.tokens.length === 0;
-    if (tellsNone && !info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs, limit: null };
+    if (tellsNone && !info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs ?? MINUTE_MS, limit: null };
     return info;
   } catch {
     return { retryAfterMs: null, requests: null, tokens: null };

@@ -1,7 +1,7 @@
 // POOLS: named pools of provider keys, each key held in a Worker secret named by its member.
 // A malformed pool is refused whole, naming the field or the secret, never a secret's value.
 import { ConfigError, jsonObjectVar } from "../config/env";
-import { type Address, baseWith, readAddress } from "../providers/address";
+import { type Address, baseWith, POOLS_NAME, readAddress } from "../providers/address";
 import { FLAVOURS, type Provider } from "../providers/table";
 
 export interface Member {
@@ -25,7 +25,6 @@ export interface Pool {
 
 /** The gateway's own secrets are never a member's key. */
 const RESERVED = new Set(["ADMIN_TOKEN", "GATEWAY_TOKENS", "VIRTUAL_KEY_SECRET"]);
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 const cache = new WeakMap<object, { raw: unknown; table: Record<string, Provider>; pools: Record<string, Pool> }>();
@@ -46,7 +45,7 @@ export function poolsOf(raw: unknown, table: Record<string, Provider>, env: obje
 
 function parsePool(name: string, spec: unknown, table: Record<string, Provider>, secrets: Record<string, unknown>): Pool {
   const at = `POOLS.${name}`;
-  if (!NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
+  if (!POOLS_NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const { provider, members, sharedCache } = spec as { provider?: unknown; members?: unknown; sharedCache?: unknown };
   if (typeof provider !== "string" || !Object.hasOwn(table, provider)) throw new ConfigError(`${at}.provider must name a provider`);
@@ -66,13 +65,13 @@ function parsePool(name: string, spec: unknown, table: Record<string, Provider>,
 function parseMember(at: string, spec: unknown, poolProvider: Provider, table: Record<string, Provider>, secrets: Record<string, unknown>): Member {
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const m = spec as Record<string, unknown>;
-  if (typeof m.name !== "string" || !NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
+  if (typeof m.name !== "string" || !POOLS_NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
   if (typeof m.secret !== "string" || !SECRET_NAME.test(m.secret) || RESERVED.has(m.secret))
     throw new ConfigError(`${at}.secret must name a Worker secret (letters, digits, _), not one of the gateway's own`);
   const providerName = m.provider ?? poolProvider.name;
   if (typeof providerName !== "string" || !Object.hasOwn(table, providerName)) throw new ConfigError(`${at}.provider must name a provider`);
   let provider = table[providerName]!;
-  if (!FLAVOURS[poolProvider.flavour].compatible.includes(provider.flavour))
+  if (!(FLAVOURS[poolProvider.flavour].compatible ?? [poolProvider.flavour]).includes(provider.flavour))
     throw new ConfigError(`${at}.provider ${providerName} does not speak the pool's wire format (${poolProvider.name})`);
   if (m.baseUrl !== undefined) provider = { ...provider, baseUrl: memberBase(at, m.baseUrl) };
   const credential = secrets[m.secret];

@@ -6,6 +6,9 @@
 import { ConfigError } from "../config/error";
 import type { MemberShape } from "./flavour";
 
+/** A name in POOLS (a pool's, a member's, a deployment's): 1-64 of A-Z a-z 0-9 . _ - */
+export const POOLS_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
 /** What a member's POOLS entry gave for its row's fields. */
 export interface Address {
   fields: Record<string, string>;
@@ -39,8 +42,11 @@ export function readAddress(at: string, m: Record<string, unknown>, shape: Membe
   return a;
 }
 
+/** `template` with each `{name}` replaced by what `value` gives for it (undefined: left as it is). */
+const fill = (template: string, value: (name: string) => string | undefined) => template.replace(/\{(\w+)\}/g, (whole, k: string) => value(k) ?? whole);
+
 /** `baseUrl` with the address's fields in its `{field}` places. */
-export const baseWith = (baseUrl: string, a: Address): string => baseUrl.replace(/\{(\w+)\}/g, (whole, k: string) => a.fields[k] ?? whole);
+export const baseWith = (baseUrl: string, a: Address): string => fill(baseUrl, (k) => a.fields[k]);
 
 /**
  * The member's path and query for the caller's `rest` (the path after the provider), or null
@@ -56,7 +62,6 @@ export function addressOf(shape: MemberShape, a: Address, rest: string, body: un
     model = typeof asked === "string" && Object.hasOwn(a.models, asked) ? a.models[asked]! : null;
     if (model === null) return null;
   }
-  const fill = (template: string) =>
-    template.replace(/\{(\w+)\}/g, (_, k: string) => (k === "model" && model !== null ? encodeURIComponent(model) : (groups[k] ?? a.fields[k] ?? "")));
-  return { path: fill(shape.path.to), query: Object.entries(shape.query).map(([k, v]) => [k, fill(v)]) };
+  const value = (k: string) => (k === "model" && model !== null ? encodeURIComponent(model) : (groups[k] ?? a.fields[k] ?? ""));
+  return { path: fill(shape.path.to, value), query: Object.entries(shape.query).map(([k, v]) => [k, fill(v, value)]) };
 }

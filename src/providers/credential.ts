@@ -11,19 +11,20 @@ export interface Placed {
   query: [string, string][];
 }
 
-type Placer<K extends CredentialSend["kind"]> = (c: Extract<CredentialSend, { kind: K }>, secret: string) => Placed;
+type Kind = NonNullable<CredentialSend["kind"]>;
+type Placer<K extends Kind> = (c: Extract<CredentialSend, { kind?: K }>, secret: string) => Placed;
 
-const PLACE: { [K in CredentialSend["kind"]]: Placer<K> } = {
+const PLACE: { [K in Kind]: Placer<K> } = {
   header: (c, secret) => ({ headers: [[c.header, c.scheme ? `${c.scheme} ${secret}` : secret]], query: [] }),
   query: (c, secret) => ({ headers: [], query: [[c.param, secret]] }),
 };
 
 /** Where `secret` goes as `c` says. */
-export const placeCredential = (c: CredentialSend, secret: string): Placed => (PLACE[c.kind] as Placer<CredentialSend["kind"]>)(c, secret);
+export const placeCredential = (c: CredentialSend, secret: string): Placed => (PLACE[c.kind ?? "header"] as Placer<Kind>)(c, secret);
 
 /** The headers that carry `secret` as `c` says, for a client that sends headers only (the CLI); a kind that needs more is an error, never a request without its credential. */
 export function credentialHeadersOf(c: CredentialSend, secret: string): Record<string, string> {
   const placed = placeCredential(c, secret);
-  if (placed.query.length > 0) throw new Error(`a credential sent as ${c.kind} needs more than headers`);
+  if (placed.query.length > 0) throw new Error(`a credential sent in the query needs more than headers`);
   return Object.fromEntries(placed.headers);
 }

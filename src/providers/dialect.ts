@@ -57,17 +57,22 @@ export interface HintSpec {
  */
 export type BodyHint = "error-details" | "metadata-headers" | "try-again-in";
 
+/** `retry-after`'s seconds or HTTP-date: the wait hint a row reads when it names none. */
+export const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };
+
 export interface LimitsSpec {
   requests: readonly WindowGroup[];
   tokens: readonly WindowGroup[];
-  /** Wait hints in headers, the most precise first. */
-  hints: readonly HintSpec[];
-  body: readonly BodyHint[];
+  /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */
+  hints?: readonly HintSpec[];
+  /** Hints in a refusal's body; absent: none. */
+  body?: readonly BodyHint[];
   /**
    * The period of the limit a refusal speaks for when no window was told (a provider that sends
    * no limit headers): the key is paced from its refusals at their count per this period.
+   * Absent: a minute.
    */
-  refusalPeriodMs: number;
+  refusalPeriodMs?: number;
 }
 
 /**
@@ -180,16 +185,16 @@ export interface TierSpec {
    * not ask for it, and an answer served at it is charged at standard's.
    */
   ratio: Partial<Record<Tier, number | "batch">>;
-  /** What its flex tier buys, in a few words, as the batch command's help says it. */
-  flexSays?: string;
 }
 
 export interface Dialect {
+  /** Its name in the rows (set from its key there). */
   name: string;
   limits: LimitsSpec;
   refusals: readonly RefusalRule[];
   usage: UsageSpec;
-  scope: ScopeSpec;
+  /** Absent: the flavour's model place, no resource. */
+  scope?: ScopeSpec;
   /** The service tiers it sells, where it sells any. */
   tiers?: TierSpec;
 }

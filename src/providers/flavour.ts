@@ -6,11 +6,11 @@
  * a family's or a provider's name.
  */
 /**
- * How a pool member's credential goes upstream: in a header (`scheme`: `Bearer <secret>`), or
- * in a query parameter. Credentials the gateway signs (SigV4) or mints (a service account's
+ * How a pool member's credential goes upstream: in a header (the kind when none is named;
+ * `scheme`: `Bearer <secret>`), or in a query parameter. Credentials the gateway signs (SigV4) or mints (a service account's
  * OAuth token) are further kinds, each with its entry in providers/credential.ts.
  */
-export type CredentialSend = { kind: "header"; header: string; scheme?: "Bearer" } | { kind: "query"; param: string };
+export type CredentialSend = { kind?: "header"; header: string; scheme?: "Bearer" } | { kind: "query"; param: string };
 
 /**
  * Header spellings, lowercase: one ending in `-` is a prefix (a family of headers), any other a
@@ -18,18 +18,18 @@ export type CredentialSend = { kind: "header"; header: string; scheme?: "Bearer"
  */
 export type Spellings = readonly string[];
 
-/** The headers of a family's requests and answers that the gateway treats apart from the rest. */
+/** The headers of a family's requests and answers that the gateway treats apart from the rest (a family absent: none). */
 export interface HeaderFamilies {
   /** Answer headers telling the provider's rate-limit state: renamed on a success, never replayed from the cache, never shown from a pool's member. */
-  quota: Spellings;
+  quota?: Spellings;
   /** Answer headers saying whose account answered (an org, a project): never stored by the cache, never shown from a pool's member. */
-  account: Spellings;
+  account?: Spellings;
   /** Answer headers describing the provider at the time, not the answer (a processing time): never replayed from the cache. */
-  timing: Spellings;
+  timing?: Spellings;
   /** Answer headers that tell a pool's members apart besides their quota (a region, a deployment, a request id of the member's front): never shown from a member. */
-  member: Spellings;
+  member?: Spellings;
   /** Request headers that change the answer (an API version, betas, a field mask): part of the cache key. */
-  semantic: Spellings;
+  semantic?: Spellings;
 }
 
 /**
@@ -79,7 +79,8 @@ export interface BatchRoutes {
  */
 export type MemberField =
   | {
-      kind: "text";
+      /** A text: the kind when none is named. */
+      kind?: "text";
       check: RegExp;
       /** What it must be, as the ConfigError says it. */
       says: string;
@@ -112,20 +113,18 @@ export interface Flavour {
   title: string;
   /** Headers whose values identify the credential (hashed into the key, never stored). */
   credentialHeaders: readonly string[];
-  /** Query parameters that may carry the credential instead (Gemini's `?key=`). */
-  credentialParams: readonly string[];
-  /** Headers that scope a credential to an org or project: part of the key. */
-  scopeHeaders: readonly string[];
+  /** Query parameters that may carry the credential instead (Gemini's `?key=`); absent: none. */
+  credentialParams?: readonly string[];
+  /** Headers that scope a credential to an org or project: part of the key; absent: none. */
+  scopeHeaders?: readonly string[];
   /** How a pool member's credential is sent. */
   send: CredentialSend;
-  /** Routes (after the provider) on which the family speaks another's (named as in the table) wire, credential and all (Gemini's OpenAI-compatible surface). */
-  speaks?: { routes: RegExp; as: string };
   /** Headers every request of the family carries, which the gateway's own requests and the CLI's set (Anthropic's API version). */
   fixed?: Readonly<Record<string, string>>;
   /** Where the model name is: the JSON body's `model`, or a path segment. */
   model: "body" | "gemini-path" | "azure-path";
-  /** The families (by their names in the table) whose members a pool of this one may take: their wire formats match. */
-  compatible: readonly string[];
+  /** The families (by their names in the table) whose members a pool of this one may take, their wire formats matching; absent: its own only. */
+  compatible?: readonly string[];
   /** A pool member's address, where it is not its provider's base URL and the caller's path. */
   member?: MemberShape;
   headers: HeaderFamilies;

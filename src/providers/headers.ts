@@ -9,14 +9,10 @@ import { FLAVOURS } from "./table";
 
 const rows = Object.values(FLAVOURS);
 const union = (spellings: Spellings[]): string[] => [...new Set(spellings.flat())];
-const family = (k: keyof HeaderFamilies) => union(rows.map((f) => f.headers[k]));
+const family = (k: keyof HeaderFamilies) => union(rows.map((f) => f.headers[k] ?? []));
 
 /** Whether a lowercase header `name` is one of `spellings` (a prefix ending in `-`, or a whole name). */
 export const spelled = (name: string, spellings: Spellings): boolean => spellings.some((s) => (s.endsWith("-") ? name.startsWith(s) : name === s));
-
-/** A regular expression's source for `spellings` at the start of a name: a prefix as it is, a whole name anchored at its end. */
-export const spellingPattern = (spellings: Spellings): string =>
-  spellings.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + (s.endsWith("-") ? "" : "$")).join("|");
 
 /** Every family's rate-limit headers (prefixes). */
 export const QUOTA_HEADERS: Spellings = family("quota");
@@ -32,9 +28,9 @@ export const SEMANTIC_HEADERS: Spellings = family("semantic").sort();
 /** Every header any family reads a credential from. */
 export const CREDENTIAL_HEADERS: Spellings = union(rows.map((f) => f.credentialHeaders));
 /** Every header any family reads a credential or its org/project scope from. */
-export const CREDENTIAL_AND_SCOPE_HEADERS: Spellings = union(rows.flatMap((f) => [f.credentialHeaders, f.scopeHeaders]));
+export const CREDENTIAL_AND_SCOPE_HEADERS: Spellings = union(rows.flatMap((f) => [f.credentialHeaders, f.scopeHeaders ?? []]));
 /** What ends a stream of any family (chat's `[DONE]`, Anthropic's `message_stop`, the Responses API's `response.completed`, Gemini's `finishReason`). */
 export const STREAM_ENDS: readonly string[] = union(rows.map((f) => f.streamEnds));
 
 /** Every query parameter any family reads a credential from. */
-export const CREDENTIAL_PARAMS: Spellings = union(rows.map((f) => f.credentialParams));
+export const CREDENTIAL_PARAMS: Spellings = union(rows.map((f) => f.credentialParams ?? []));

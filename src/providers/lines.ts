@@ -9,6 +9,25 @@ import type { BatchRoutes } from "./flavour";
 /** The provider a line names when it names none (`--provider`'s default); its batch lines are the input's and output's format. */
 export const DEFAULT_LINE_PROVIDER = "openai";
 
+/** The providers as the help names them. */
+export const TITLES: Readonly<Record<string, string>> = {
+  openai: "OpenAI", anthropic: "Anthropic", gemini: "Gemini", groq: "Groq", mistral: "Mistral", openrouter: "OpenRouter",
+  deepseek: "DeepSeek", together: "Together AI", fireworks: "Fireworks AI", xai: "xAI", azure: "Azure OpenAI",
+};
+
+/**
+ * What flex buys at each provider whose tiers row sells it, as the help says it: OpenAI's flex is
+ * priced as its Batch API (half), Gemini's at half, Groq's at on-demand's price with ten times its
+ * limits (providers/tiers.ts).
+ */
+export const FLEX_SAYS: Readonly<Record<string, string>> = { openai: "half price", gemini: "half", groq: "higher limits" };
+
+/**
+ * Routes on which a provider speaks another's wire, credential and all: Gemini's OpenAI-compatible
+ * routes take OpenAI's bearer (ai.google.dev/gemini-api/docs/openai), as the OpenAI SDK sends it.
+ */
+export const SPEAKS: Readonly<Record<string, { routes: RegExp; as: string }>> = { gemini: { routes: /^\/v1(?:beta|alpha)?\/openai\//, as: "openai" } };
+
 /** A URL a line may name: a path, or a pattern (a path that carries the model) with the form the help shows. */
 export type LineUrl = string | { pattern: RegExp; shown: string };
 

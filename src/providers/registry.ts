@@ -16,7 +16,7 @@ export function providers(raw: unknown): Record<string, Provider> {
   const hit = cache.get(text);
   if (hit) return hit;
   const table: Record<string, Provider> = {};
-  for (const [name, p] of Object.entries(BUILT_IN)) table[name] = { name, baseUrl: p.baseUrl, flavour: p.flavour, dialect: p.dialect };
+  for (const [name, p] of Object.entries(BUILT_IN)) table[name] = { name, ...p };
   for (const [name, spec] of Object.entries(jsonObjectVar(raw, "PROVIDERS"))) {
     if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError("PROVIDERS: a provider name must be 1-63 lowercase letters, digits, - or _");
     if (name === "admin" || name === "healthz") throw new ConfigError(`PROVIDERS: ${name} is a reserved route`);

@@ -3,13 +3,19 @@
  * the built-in providers, each a base URL plus a flavour and a dialect. Adding a provider is
  * adding a row, not a class. Column types in flavour.ts.
  */
+import { POOLS_NAME } from "./address";
 import { FILE_BATCHES, INLINE_BATCHES } from "./batches";
 import type { DialectName } from "./dialects";
 import type { Flavour } from "./flavour";
 import { ANTHROPIC_PRICING, GEMINI_PRICING, OPENAI_PRICING } from "./prices";
 
-/** A pool member's name for a thing (a deployment): what POOLS names take. */
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** The header most families read a credential from. */
+const AUTHORIZATION = "authorization";
+/** OpenAI's org and project scoping: part of a credential's key, and whose account answered. */
+const OPENAI_SCOPE = ["openai-organization", "openai-project"];
+/** OpenAI's wire, which Azure OpenAI speaks too: its rate-limit headers and its streams' last events. */
+const OPENAI_QUOTA = ["x-ratelimit-"];
+const OPENAI_STREAM_ENDS = ["data: [DONE]", "response.completed"];
 
 const ROWS = {
   /**
@@ -19,12 +25,12 @@ const ROWS = {
    */
   openai: {
     title: "OpenAI",
-    credentialHeaders: ["authorization"], credentialParams: [], scopeHeaders: ["openai-organization", "openai-project"],
-    send: { kind: "header", header: "authorization", scheme: "Bearer" },
+    credentialHeaders: [AUTHORIZATION], scopeHeaders: OPENAI_SCOPE,
+    send: { header: AUTHORIZATION, scheme: "Bearer" },
     model: "body",
     compatible: ["openai", "azure"],
-    headers: { quota: ["x-ratelimit-"], account: ["openai-organization", "openai-project"], timing: ["openai-processing-ms"], member: [], semantic: ["openai-beta"] },
-    streamEnds: ["data: [DONE]", "response.completed"],
+    headers: { quota: OPENAI_QUOTA, account: OPENAI_SCOPE, timing: ["openai-processing-ms"], semantic: ["openai-beta"] },
+    streamEnds: OPENAI_STREAM_ENDS,
     pricing: OPENAI_PRICING,
     batches: FILE_BATCHES,
   },
@@ -35,12 +41,11 @@ const ROWS = {
    */
   anthropic: {
     title: "Anthropic",
-    credentialHeaders: ["x-api-key", "authorization"], credentialParams: [], scopeHeaders: [],
-    send: { kind: "header", header: "x-api-key" },
+    credentialHeaders: ["x-api-key", AUTHORIZATION],
+    send: { header: "x-api-key" },
     fixed: { "anthropic-version": "2023-06-01" },
     model: "body",
-    compatible: ["anthropic"],
-    headers: { quota: ["anthropic-ratelimit-"], account: ["anthropic-organization-id"], timing: [], member: [], semantic: ["anthropic-beta", "anthropic-version"] },
+    headers: { quota: ["anthropic-ratelimit-"], account: ["anthropic-organization-id"], semantic: ["anthropic-beta", "anthropic-version"] },
     streamEnds: ["event: message_stop", '"type":"message_stop"'],
     pricing: ANTHROPIC_PRICING,
     batches: INLINE_BATCHES,
@@ -48,17 +53,14 @@ const ROWS = {
   /**
    * ai.google.dev/gemini-api/docs/api-key: `x-goog-api-key` (or `?key=`), `x-goog-user-project`
    * billing a project; `X-Goog-FieldMask` chooses the answer's fields (Google's system
-   * parameters). Its OpenAI-compatible routes take OpenAI's bearer (ai.google.dev/gemini-api/docs/openai).
-   * An uploaded file is `files/<id>`, or that on the API's host (/docs/files).
+   * parameters). An uploaded file is `files/<id>`, or that on the API's host (/docs/files).
    */
   gemini: {
     title: "Gemini",
-    credentialHeaders: ["x-goog-api-key", "authorization"], credentialParams: ["key"], scopeHeaders: ["x-goog-user-project"],
-    send: { kind: "header", header: "x-goog-api-key" },
-    speaks: { routes: /^\/v1(?:beta|alpha)?\/openai\//, as: "openai" },
+    credentialHeaders: ["x-goog-api-key", AUTHORIZATION], credentialParams: ["key"], scopeHeaders: ["x-goog-user-project"],
+    send: { header: "x-goog-api-key" },
     model: "gemini-path",
-    compatible: ["gemini"],
-    headers: { quota: [], account: [], timing: [], member: [], semantic: ["x-goog-fieldmask"] },
+    headers: { semantic: ["x-goog-fieldmask"] },
     streamEnds: ['"finishReason"'],
     pricing: GEMINI_PRICING,
     fileUri: /^(?:https:\/\/generativelanguage\.googleapis\.com\/[^/]+\/)?files\/[^/]+$/,
@@ -72,22 +74,22 @@ const ROWS = {
    */
   azure: {
     title: "Azure OpenAI",
-    credentialHeaders: ["api-key", "authorization"], credentialParams: [], scopeHeaders: [],
-    send: { kind: "header", header: "api-key" },
+    credentialHeaders: ["api-key", AUTHORIZATION],
+    send: { header: "api-key" },
     model: "azure-path",
     compatible: ["azure", "openai"],
     member: {
       fields: {
-        resource: { kind: "text", check: /^[a-z0-9][a-z0-9-]{0,62}$/i, says: "the Azure resource's name", resource: true },
-        deployments: { kind: "models", check: NAME, says: "map model names to deployment names", each: "a deployment name" },
-        apiVersion: { kind: "text", check: /^[0-9a-z.-]{1,32}$/i, says: "an api-version", default: "2024-10-21" },
+        resource: { check: /^[a-z0-9][a-z0-9-]{0,62}$/i, says: "the Azure resource's name", resource: true },
+        deployments: { kind: "models", check: POOLS_NAME, says: "map model names to deployment names", each: "a deployment name" },
+        apiVersion: { check: /^[0-9a-z.-]{1,32}$/i, says: "an api-version", default: "2024-10-21" },
       },
       // `/v1/chat/completions` is `/openai/deployments/<name>/chat/completions?api-version=` there.
       path: { from: /^(?:\/v1(?=\/))?(?<rest>.*)$/s, to: "/openai/deployments/{model}{rest}" },
       query: { "api-version": "{apiVersion}" },
     },
-    headers: { quota: ["x-ratelimit-"], account: [], timing: [], member: ["x-ms-", "azureml-", "apim-request-id"], semantic: [] },
-    streamEnds: ["data: [DONE]", "response.completed"],
+    headers: { quota: OPENAI_QUOTA, member: ["x-ms-", "azureml-", "apim-request-id"] },
+    streamEnds: OPENAI_STREAM_ENDS,
     pricing: OPENAI_PRICING,
   },
 } as const satisfies Record<string, Flavour>;
@@ -108,31 +110,31 @@ export interface Provider {
   resource?: string;
 }
 
-/** A built-in provider: its Provider fields, and what is said of it by name. */
-export interface BuiltIn extends Omit<Provider, "name"> {
-  /** Its name as the CLI's help writes it. */
-  title: string;
-  /** `gen_ai.provider.name`, where the OpenTelemetry GenAI conventions give a well-known value other than its name. */
-  genai?: string;
-}
+/** The built-in providers. Each speaks its own dialect (the row of its name in dialects.ts) and OpenAI's wire unless it names another flavour. */
+const BUILT_IN_ROWS: Partial<Record<DialectName, { baseUrl: string; flavour?: FlavourName }>> = {
+  openai: { baseUrl: "https://api.openai.com" },
+  anthropic: { baseUrl: "https://api.anthropic.com", flavour: "anthropic" },
+  gemini: { baseUrl: "https://generativelanguage.googleapis.com", flavour: "gemini" },
+  groq: { baseUrl: "https://api.groq.com/openai" },
+  mistral: { baseUrl: "https://api.mistral.ai" },
+  openrouter: { baseUrl: "https://openrouter.ai/api" },
+  deepseek: { baseUrl: "https://api.deepseek.com" },
+  together: { baseUrl: "https://api.together.xyz" },
+  fireworks: { baseUrl: "https://api.fireworks.ai/inference" },
+  xai: { baseUrl: "https://api.x.ai" },
+  azure: { baseUrl: "https://{resource}.openai.azure.com", flavour: "azure" },
+};
+
+export const BUILT_IN: Record<string, Omit<Provider, "name">> = Object.fromEntries(
+  Object.entries(BUILT_IN_ROWS).map(([name, r]) => [name, { flavour: "openai", dialect: name as DialectName, ...r }]),
+);
 
 /**
- * The OpenTelemetry values are the conventions' `gen_ai.provider.name` registry
- * (opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai; @opentelemetry/semantic-conventions).
+ * The built-in providers' `gen_ai.provider.name` where the OpenTelemetry GenAI conventions give a
+ * well-known value other than the name (opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai;
+ * @opentelemetry/semantic-conventions); any other provider goes by its own name.
  */
-export const BUILT_IN: Record<string, BuiltIn> = {
-  openai: { baseUrl: "https://api.openai.com", flavour: "openai", dialect: "openai", title: "OpenAI" },
-  anthropic: { baseUrl: "https://api.anthropic.com", flavour: "anthropic", dialect: "anthropic", title: "Anthropic" },
-  gemini: { baseUrl: "https://generativelanguage.googleapis.com", flavour: "gemini", dialect: "gemini", title: "Gemini", genai: "gcp.gemini" },
-  groq: { baseUrl: "https://api.groq.com/openai", flavour: "openai", dialect: "groq", title: "Groq" },
-  mistral: { baseUrl: "https://api.mistral.ai", flavour: "openai", dialect: "mistral", title: "Mistral", genai: "mistral_ai" },
-  openrouter: { baseUrl: "https://openrouter.ai/api", flavour: "openai", dialect: "openrouter", title: "OpenRouter" },
-  deepseek: { baseUrl: "https://api.deepseek.com", flavour: "openai", dialect: "deepseek", title: "DeepSeek" },
-  together: { baseUrl: "https://api.together.xyz", flavour: "openai", dialect: "together", title: "Together AI" },
-  fireworks: { baseUrl: "https://api.fireworks.ai/inference", flavour: "openai", dialect: "fireworks", title: "Fireworks AI" },
-  xai: { baseUrl: "https://api.x.ai", flavour: "openai", dialect: "xai", title: "xAI", genai: "x_ai" },
-  azure: { baseUrl: "https://{resource}.openai.azure.com", flavour: "azure", dialect: "azure", title: "Azure OpenAI", genai: "azure.ai.openai" },
-};
+export const GENAI_NAMES: Readonly<Record<string, string>> = { gemini: "gcp.gemini", azure: "azure.ai.openai", mistral: "mistral_ai", xai: "x_ai" };
 
 /** A path that reaches a built-in provider, as the gateway's "unknown provider" answer gives it for an example. */
 export const EXAMPLE_PATH = "/openai/v1/chat/completions";

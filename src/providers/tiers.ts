@@ -30,7 +30,6 @@ export const OPENAI_TIERS: TierSpec = {
     { tier: "flex", means: "capacity", status: [429] },
   ],
   ratio: { flex: "batch", priority: 2 },
-  flexSays: "half price",
 };
 
 /**
@@ -50,7 +49,6 @@ export const GROQ_TIERS: TierSpec = {
   refusals: [],
   own: ["flex"],
   ratio: { flex: 1 },
-  flexSays: "higher limits",
 };
 
 /**
@@ -74,7 +72,6 @@ export const GEMINI_TIERS: TierSpec = {
   served: { header: "x-gemini-service-tier", at: [] },
   refusals: [{ tier: "flex", means: "capacity", status: [503] }],
   ratio: { flex: 0.5, priority: 2 },
-  flexSays: "half",
 };
 
 /**

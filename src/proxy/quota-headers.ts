@@ -1,4 +1,4 @@
-import { QUOTA_HEADERS, spellingPattern } from "../providers/headers";
+import { QUOTA_HEADERS, spelled } from "../providers/headers";
 
 /**
  * The provider's quota headers on an answer the caller gets as a success. The gateway owns the
@@ -10,10 +10,11 @@ import { QUOTA_HEADERS, spellingPattern } from "../providers/headers";
  */
 export const PROVIDER_PREFIX = "x-slotgate-provider-";
 
-/** The providers' rate-limit families (their rows'), the IETF draft's RateLimit fields, and retry hints. */
-const QUOTA = new RegExp(`^(?:${spellingPattern(QUOTA_HEADERS)}|ratelimit($|-)|retry-after($|-ms$))`);
+/** The IETF draft's RateLimit fields, and retry hints. */
+const QUOTA = /^(ratelimit($|-)|retry-after($|-ms$))/;
 
-export const isQuotaHeader = (name: string) => QUOTA.test(name);
+/** The providers' rate-limit families (their rows'), the IETF draft's fields, and retry hints. */
+export const isQuotaHeader = (name: string) => spelled(name, QUOTA_HEADERS) || QUOTA.test(name);
 
 /** A header's name on a success the caller gets: a quota header's under the prefix, the rest as they are. */
 export const renamedQuota = (name: string): string => (isQuotaHeader(name) ? `${PROVIDER_PREFIX}${name}` : name);

@@ -2,7 +2,7 @@
 // variable over it. Pure, apart from remembering the last PRICES it parsed.
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
-import { LIST_PRICES, LONG_BANDS, MODEL_WINDOWS } from "../providers/prices";
+import { LONG_BANDS, MODELS } from "../providers/prices";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
@@ -40,20 +40,21 @@ function rates(input?: string, output?: string, cached?: string, cacheWrite?: st
   return r;
 }
 
+/** `provider:model fields...` of a table grouped by provider (`provider:a ...,b ...;provider2:...`). */
+function* rowsOf(table: string): Generator<[string, string[]]> {
+  for (const group of table.split(";")) {
+    const at = group.indexOf(":");
+    for (const row of group.slice(at + 1).split(",")) {
+      const [model, ...fields] = row.split(" ");
+      yield [`${group.slice(0, at)}:${model}`, fields];
+    }
+  }
+}
+
 function builtIn(): PriceTable {
   const t: PriceTable = new Map();
-  for (const row of LIST_PRICES.split(";")) {
-    const [name, ...r] = row.split(" ");
-    t.set(name!, rates(...r));
-  }
-  for (const row of MODEL_WINDOWS.split(";")) {
-    const [name, context, maxOutput] = row.split(" ");
-    Object.assign(t.get(name!)!, { context: Number(context), maxOutput: Number(maxOutput) });
-  }
-  for (const row of LONG_BANDS.split(";")) {
-    const [name, above, ...r] = row.split(" ");
-    t.get(name!)!.long = { above: Number(above), ...rates(...r) };
-  }
+  for (const [name, [context, maxOutput, ...r]] of rowsOf(MODELS)) t.set(name, Object.assign(rates(...r), { context: Number(context), maxOutput: Number(maxOutput) }));
+  for (const [name, [above, ...r]] of rowsOf(LONG_BANDS)) t.get(name)!.long = { above: Number(above), ...rates(...r) };
   return t;
 }
 
