@@ -2,13 +2,15 @@
  * @module What an API family (a flavour: OpenAI's, Anthropic's, Gemini's, Azure OpenAI's wire)
  * says, as one row of data: how a credential is named and sent, which families' members a pool
  * of it may take, a pool member's address, the headers the gateway treats apart, what bills
- * apart from tokens, and its batch routes. The rows are in table.ts; code reads them, and never
+ * apart from tokens, its batch routes and how its streams end. The rows are in table.ts; code reads them, and never
  * a family's or a provider's name.
  */
+
 /**
  * How a pool member's credential goes upstream: in a header (the kind when none is named;
- * `scheme`: `Bearer <secret>`), or in a query parameter. Credentials the gateway signs (SigV4) or mints (a service account's
- * OAuth token) are further kinds, each with its entry in providers/credential.ts.
+ * `scheme`: `Bearer <secret>`), or in a query parameter. Credentials the gateway signs (SigV4) or
+ * mints (a service account's OAuth token) are further kinds, each with its entry in
+ * providers/credential.ts.
  */
 export type CredentialSend = { kind?: "header"; header: string; scheme?: "Bearer" } | { kind: "query"; param: string };
 
@@ -109,7 +111,7 @@ export interface MemberShape {
 }
 
 export interface Flavour {
-  /** The family's name as the CLI's help and the gateway's messages write it. */
+  /** The family's name as the gateway's messages write it. */
   title: string;
   /** Headers whose values identify the credential (hashed into the key, never stored). */
   credentialHeaders: readonly string[];
