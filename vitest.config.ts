@@ -63,7 +63,7 @@ export default defineConfig({
           name: "workers",
           isolate: false,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", ...FRESH],
+          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", "test/providers/names.test.ts", ...FRESH],
         },
       },
       {
@@ -75,7 +75,7 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts", "test/providers/names.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -7,6 +7,7 @@ import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } fro
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
 import { LABEL } from "../providers/key";
+import { DEFAULT_LINE_PROVIDER } from "../providers/lines";
 import { priceTable } from "../usage/prices";
 import { runDirect } from "./direct";
 import type { Counters, SendContext } from "./exchange";
@@ -60,7 +61,7 @@ export interface Session {
 export async function openSession(o: BatchOptions): Promise<Session> {
   const now = o.now ?? Date.now;
   const startedAt = now();
-  const provider = o.provider ?? "openai";
+  const provider = o.provider ?? DEFAULT_LINE_PROVIDER;
   const concurrency = o.concurrency ?? 16;
   const env = o.env ?? process.env;
   if (!isProvider(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider)}`);

@@ -1,13 +1,8 @@
 // POOLS: named pools of provider keys, each key held in a Worker secret named by its member.
 // A malformed pool is refused whole, naming the field or the secret, never a secret's value.
 import { ConfigError, jsonObjectVar } from "../config/env";
-import type { Provider } from "../providers/table";
-
-export interface AzureTarget {
-  /** Model (as callers name it in the body) to deployment name. */
-  deployments: Record<string, string>;
-  apiVersion: string;
-}
+import { type Address, baseWith, POOLS_NAME, readAddress } from "../providers/address";
+import { FLAVOURS, type Provider } from "../providers/table";
 
 export interface Member {
   name: string;
@@ -16,7 +11,8 @@ export interface Member {
   /** The name of the secret that holds the key (shown in admin answers); the key itself is `credential`. */
   secret: string;
   credential: string;
-  azure?: AzureTarget;
+  /** Its own address, where its family's row gives members one (an Azure deployment's resource, deployments and api-version). */
+  address?: Address;
 }
 
 export interface Pool {
@@ -27,15 +23,9 @@ export interface Pool {
   sharedCache: boolean;
 }
 
-export const AZURE_API_VERSION = "2024-10-21";
 /** The gateway's own secrets are never a member's key. */
 const RESERVED = new Set(["ADMIN_TOKEN", "GATEWAY_TOKENS", "VIRTUAL_KEY_SECRET"]);
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const RESOURCE = /^[a-z0-9][a-z0-9-]{0,62}$/i;
-
-/** Pool flavours that can take a member of another provider (their wire formats match). */
-const COMPATIBLE: Record<string, readonly string[]> = { openai: ["openai", "azure"], anthropic: ["anthropic"], gemini: ["gemini"], azure: ["azure", "openai"] };
 
 const cache = new WeakMap<object, { raw: unknown; table: Record<string, Provider>; pools: Record<string, Pool> }>();
 
@@ -55,7 +45,7 @@ export function poolsOf(raw: unknown, table: Record<string, Provider>, env: obje
 
 function parsePool(name: string, spec: unknown, table: Record<string, Provider>, secrets: Record<string, unknown>): Pool {
   const at = `POOLS.${name}`;
-  if (!NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
+  if (!POOLS_NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const { provider, members, sharedCache } = spec as { provider?: unknown; members?: unknown; sharedCache?: unknown };
   if (typeof provider !== "string" || !Object.hasOwn(table, provider)) throw new ConfigError(`${at}.provider must name a provider`);
@@ -75,33 +65,24 @@ function parsePool(name: string, spec: unknown, table: Record<string, Provider>,
 function parseMember(at: string, spec: unknown, poolProvider: Provider, table: Record<string, Provider>, secrets: Record<string, unknown>): Member {
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const m = spec as Record<string, unknown>;
-  if (typeof m.name !== "string" || !NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
+  if (typeof m.name !== "string" || !POOLS_NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
   if (typeof m.secret !== "string" || !SECRET_NAME.test(m.secret) || RESERVED.has(m.secret))
     throw new ConfigError(`${at}.secret must name a Worker secret (letters, digits, _), not one of the gateway's own`);
   const providerName = m.provider ?? poolProvider.name;
   if (typeof providerName !== "string" || !Object.hasOwn(table, providerName)) throw new ConfigError(`${at}.provider must name a provider`);
   let provider = table[providerName]!;
-  if (!(COMPATIBLE[poolProvider.flavour] ?? [poolProvider.flavour]).includes(provider.flavour))
+  if (!(FLAVOURS[poolProvider.flavour].compatible ?? [poolProvider.flavour]).includes(provider.flavour))
     throw new ConfigError(`${at}.provider ${providerName} does not speak the pool's wire format (${poolProvider.name})`);
   if (m.baseUrl !== undefined) provider = { ...provider, baseUrl: memberBase(at, m.baseUrl) };
   const credential = secrets[m.secret];
   if (typeof credential !== "string" || credential === "")
     throw new ConfigError(`the secret ${m.secret} (${at}, member ${m.name}) is not set: wrangler secret put ${m.secret}`);
   const member: Member = { name: m.name, provider, secret: m.secret, credential };
-  if (provider.flavour === "azure") {
-    if (m.baseUrl === undefined) {
-      if (typeof m.resource !== "string" || !RESOURCE.test(m.resource)) throw new ConfigError(`${at}.resource must be the Azure resource's name`);
-      // Its limits are per resource: the resource stays in its keys (providers/key.ts).
-      provider = member.provider = { ...provider, baseUrl: provider.baseUrl.replace("{resource}", m.resource.toLowerCase()), resource: m.resource.toLowerCase() };
-    }
-    const deployments = m.deployments;
-    if (typeof deployments !== "object" || deployments === null || Array.isArray(deployments) || Object.keys(deployments).length === 0)
-      throw new ConfigError(`${at}.deployments must map model names to deployment names`);
-    for (const [model, dep] of Object.entries(deployments))
-      if (typeof dep !== "string" || !NAME.test(dep)) throw new ConfigError(`${at}.deployments.${model} must be a deployment name`);
-    const apiVersion = m.apiVersion ?? AZURE_API_VERSION;
-    if (typeof apiVersion !== "string" || !/^[0-9a-z.-]{1,32}$/i.test(apiVersion)) throw new ConfigError(`${at}.apiVersion must be an api-version`);
-    member.azure = { deployments: deployments as Record<string, string>, apiVersion };
+  const shape = FLAVOURS[provider.flavour].member;
+  if (shape) {
+    const address = (member.address = readAddress(at, m, shape, m.baseUrl !== undefined));
+    // Its limits are per resource: the resource stays in its keys (providers/key.ts).
+    if (address.resource) member.provider = { ...provider, baseUrl: baseWith(provider.baseUrl, address), resource: address.resource };
   }
   return member;
 }

@@ -1,6 +1,10 @@
 // A caller's request as one pool member sends it: the member's URL, its credential in its header,
 // nothing of the caller's own credential or org scoping.
+import { addressOf } from "../providers/address";
+import { type Placed, placeCredential } from "../providers/credential";
+import { CREDENTIAL_AND_SCOPE_HEADERS, CREDENTIAL_HEADERS, CREDENTIAL_PARAMS } from "../providers/headers";
 import { credentialHash, keyFor } from "../providers/key";
+import { FLAVOURS } from "../providers/table";
 import { upstreamUrl } from "../providers/url";
 import type { KeyMeta } from "../limiter/types";
 import type { Member } from "./config";
@@ -9,12 +13,7 @@ import type { Member } from "./config";
  * Every header any flavour reads a credential or a scope from (a virtual key never goes upstream),
  * and the method overrides some front ends honour (Google's): a scope is checked on the method sent.
  */
-const CREDENTIALS = [
-  "authorization", "x-api-key", "api-key", "x-goog-api-key", "openai-organization", "openai-project", "x-goog-user-project",
-  "x-http-method-override", "x-http-method", "x-method-override",
-];
-
-const HEADER_OF = { openai: "authorization", anthropic: "x-api-key", gemini: "x-goog-api-key", azure: "api-key" } as const;
+const CREDENTIALS = [...CREDENTIAL_AND_SCOPE_HEADERS, "x-http-method-override", "x-http-method", "x-method-override"];
 
 export interface MemberRequest {
   url: URL;
@@ -31,17 +30,22 @@ const hashes = new WeakMap<Member, string>();
 export async function memberHash(m: Member): Promise<string> {
   let hash = hashes.get(m);
   if (hash === undefined) {
-    hash = await credentialHash(m.provider, withCredential(m, new Headers()), new URL("https://member.invalid/"));
+    const placed = placedOf(m);
+    const url = new URL("https://member.invalid/");
+    for (const [k, v] of placed.query) url.searchParams.set(k, v);
+    hash = await credentialHash(m.provider, withCredential(placed, new Headers()), url);
     hashes.set(m, hash);
   }
   return hash;
 }
 
-/** `headers` without any caller credential or scope, with the member's credential in its flavour's header. */
-function withCredential(m: Member, headers: Headers): Headers {
+/** Where the member's credential goes, as its flavour's row says. */
+const placedOf = (m: Member): Placed => placeCredential(FLAVOURS[m.provider.flavour].send, m.credential);
+
+/** `headers` without any caller credential or scope, with the member's credential where its flavour sends it. */
+function withCredential(placed: Placed, headers: Headers): Headers {
   for (const h of CREDENTIALS) headers.delete(h);
-  const header = HEADER_OF[m.provider.flavour];
-  headers.set(header, header === "authorization" ? `Bearer ${m.credential}` : m.credential);
+  for (const [k, v] of placed.headers) headers.set(k, v);
   return headers;
 }
 
@@ -52,16 +56,17 @@ function withCredential(m: Member, headers: Headers): Headers {
  */
 export async function memberRequest(m: Member, rest: string, search: string, caller: Headers, body: unknown): Promise<MemberRequest | null> {
   const query = new URLSearchParams(search);
-  query.delete("key");
+  for (const q of CREDENTIAL_PARAMS) query.delete(q);
   let path = rest;
-  if (m.azure) {
-    const model = typeof body === "object" && body !== null ? (body as { model?: unknown }).model : undefined;
-    const deployment = typeof model === "string" && Object.hasOwn(m.azure.deployments, model) ? m.azure.deployments[model]! : null;
-    if (!deployment) return null;
-    // `/v1/chat/completions` is `/openai/deployments/<name>/chat/completions?api-version=` there.
-    path = `/openai/deployments/${encodeURIComponent(deployment)}${rest.replace(/^\/v1(?=\/)/, "")}`;
-    query.set("api-version", m.azure.apiVersion);
+  const shape = FLAVOURS[m.provider.flavour].member;
+  if (m.address && shape) {
+    const to = addressOf(shape, m.address, rest, body);
+    if (!to) return null;
+    path = to.path;
+    for (const [k, v] of to.query) query.set(k, v);
   }
+  const placed = placedOf(m);
+  for (const [k, v] of placed.query) query.set(k, v);
   const qs = query.toString();
   const url = upstreamUrl(m.provider, path, qs ? `?${qs}` : "");
   if (!url) return null;
@@ -72,7 +77,7 @@ export async function memberRequest(m: Member, rest: string, search: string, cal
   return {
     url,
     get headers() {
-      return (headers ??= withCredential(m, new Headers(caller)));
+      return (headers ??= withCredential(placed, new Headers(caller)));
     },
     key: { key: k.key, provider: m.provider.name, model: k.model },
     credentialHash: hash,
@@ -81,10 +86,13 @@ export async function memberRequest(m: Member, rest: string, search: string, cal
 
 /** A virtual key, wherever the caller's SDK puts a provider key (or Gemini's `?key=`); null: none. */
 export function virtualKeyIn(headers: Headers, url: URL): string | null {
-  for (const h of ["authorization", "x-api-key", "api-key", "x-goog-api-key"]) {
+  for (const h of CREDENTIAL_HEADERS) {
     const v = headers.get(h)?.replace(/^Bearer\s+/i, "").trim();
     if (v?.startsWith("sgk-")) return v;
   }
-  const q = url.searchParams.get("key");
-  return q?.startsWith("sgk-") ? q : null;
+  for (const p of CREDENTIAL_PARAMS) {
+    const q = url.searchParams.get(p);
+    if (q?.startsWith("sgk-")) return q;
+  }
+  return null;
 }

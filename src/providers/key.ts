@@ -31,8 +31,8 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
   const f = FLAVOURS[p.flavour];
   const parts = [
     ...f.credentialHeaders.map((h) => headers.get(h) ?? ""),
-    ...f.credentialParams.map((q) => url.searchParams.get(q) ?? ""),
-    ...f.scopeHeaders.map((h) => headers.get(h) ?? ""),
+    ...(f.credentialParams ?? []).map((q) => url.searchParams.get(q) ?? ""),
+    ...(f.scopeHeaders ?? []).map((h) => headers.get(h) ?? ""),
   ];
   return sha256Hex16(parts.join("\n"));
 }
@@ -44,7 +44,7 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
   let model = label ?? requestModel(p, rest, body);
   model = model && model.length <= 128 ? model : "*";
-  const resource = DIALECTS[p.dialect].scope.resource ? resourceOf(p, rest) : null;
+  const resource = DIALECTS[p.dialect].scope?.resource ? resourceOf(p, rest) : null;
   if (resource) model = `${resource}/${model}`;
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
@@ -68,8 +68,8 @@ export function routeOf(p: Provider, rest: string): string {
  */
 export function requestModel(p: Provider, rest: string, body: unknown): string | null {
   const f = FLAVOURS[p.flavour];
-  const inBody = f.model === "body" || DIALECTS[p.dialect].scope.bodyRoutes?.test(routeOf(p, rest));
-  return inBody ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  if (f.model === "body" || DIALECTS[p.dialect].scope?.bodyRoutes?.test(routeOf(p, rest))) return bodyModel(body);
+  return modelFromPath(p, f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

@@ -4,7 +4,7 @@ import { type AnswerFacts, noteAnswer } from "../observe/genai";
 import { DIALECTS } from "../providers/dialects";
 import { routeOf } from "../providers/key";
 import type { Provider } from "../providers/table";
-import type { Tier, TierSpec } from "../providers/dialect";
+import type { Tier, TierSpec, VersionSince } from "../providers/dialect";
 import { servedTier } from "../tiers/body";
 import { costOf, type PriceTable, priceOf, tierPrice } from "./prices";
 import { tapStream } from "./stream";
@@ -31,15 +31,14 @@ export function askForUsage(p: Provider, rest: string, search: string, json: unk
 }
 
 /**
- * Whether the API version a request names takes a field added on `since` (a date): the
- * versionless v1 surface (`/openai/v1/...`, or a pool's `/v1/...`, sent at the member's version,
- * 2024-10-21 by default) does; an `api-version` does from that date on (`2024-09-01-preview`,
- * `2024-10-21`), an older one (`2024-02-01`) or none does not.
+ * Whether the API version a request names takes a field added `since` (the row's): a versionless
+ * route does; a version does from that date on (`2024-09-01-preview`, `2024-10-21`), an older one
+ * (`2024-02-01`) or none does not.
  */
-function versionAccepts(route: string, search: string, since: string): boolean {
-  if (/^(?:\/openai)?\/v1\//.test(route)) return true;
-  const v = /^(\d{4}-\d{2}-\d{2})/.exec(new URLSearchParams(search).get("api-version") ?? "");
-  return v !== null && v[1]! >= since;
+function versionAccepts(route: string, search: string, since: VersionSince): boolean {
+  if (since.versionless.test(route)) return true;
+  const v = /^(\d{4}-\d{2}-\d{2})/.exec(new URLSearchParams(search).get(since.param) ?? "");
+  return v !== null && v[1]! >= since.date;
 }
 
 export interface MeterOptions {

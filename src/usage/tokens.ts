@@ -1,4 +1,5 @@
 // Token counts from a provider's own `usage`, in one shape whatever the provider. Pure.
+import { USAGE_AT } from "../providers/dialect";
 
 /**
  * One answer's tokens. `input` is every prompt token, cached or not (OpenAI's `prompt_tokens`,
@@ -47,16 +48,9 @@ export function tokensOf(usage: unknown): Tokens | null {
   return null;
 }
 
-/**
- * Where answers carry usage, by default: top-level `usage` (OpenAI, Anthropic), `usageMetadata`
- * (Gemini), Anthropic's `message_start` (`message.usage`) and OpenAI Responses' `response.completed`
- * (`response.usage`). A dialect adds its own (Groq's `x_groq.usage`).
- */
-export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
-
 const at = (json: unknown, path: readonly string[]): unknown => path.reduce<unknown>((o, k) => obj(o)?.[k], json);
 
-/** The usage a parsed JSON answer (or one stream event) carries, at the first of `paths` that holds one. */
+/** The usage a parsed JSON answer (or one stream event) carries, at the first of `paths` (default: the families' usual places) that holds one. */
 export function usageIn(json: unknown, paths: readonly (readonly string[])[] = USAGE_AT): Tokens | null {
   if (!obj(json)) return null;
   for (const p of paths) {
