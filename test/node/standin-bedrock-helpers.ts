@@ -25,8 +25,9 @@ export function awsClient(s: Standin, o: { region?: string; credentials?: typeof
 }
 
 export function anthropicBedrock(s: Standin, o: { apiKey?: string; secret?: string } = {}) {
-  const auth = o.apiKey !== undefined ? { apiKey: o.apiKey } : { awsAccessKey: KEY.accessKeyId, awsSecretKey: o.secret ?? KEY.secretAccessKey, apiKey: null };
-  return new AnthropicBedrock({ awsRegion: "us-east-1", baseURL: endpoint(s), maxRetries: 0, ...auth });
+  const base = { awsRegion: "us-east-1", baseURL: endpoint(s), maxRetries: 0 };
+  if (o.apiKey !== undefined) return new AnthropicBedrock({ ...base, apiKey: o.apiKey });
+  return new AnthropicBedrock({ ...base, apiKey: null, awsAccessKey: KEY.accessKeyId, awsSecretKey: o.secret ?? KEY.secretAccessKey });
 }
 
 /** A caught error, for its name, status and message. */
