@@ -2,9 +2,12 @@
 // Bedrock runtime client, Anthropic's Bedrock SDK, the AI SDK's Bedrock provider and the openai SDK
 // on Bedrock's OpenAI-compatible route; SigV4 checked with each account's secret, API keys as bearer
 // tokens, limits per account, region and model with no headers, faults, usage as Bedrock reports it.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createAmazonBedrock } from "@ai-sdk/amazon-bedrock";
-import { ConverseCommand, ConverseStreamCommand, InvokeModelCommand, InvokeModelWithResponseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, InvokeModelCommand, InvokeModelWithResponseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { generateText, streamText } from "ai";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { ACCOUNT, anthropicBedrock, anthropicBody, API_KEY, awsClient, CLAUDE, endpoint, failure, KEY, LLAMA, USER } from "./standin-bedrock-helpers.ts";
@@ -78,10 +81,38 @@ describe("stand-in Bedrock: the AWS SDK, signed with SigV4", () => {
     const client = awsClient(s, { region: "eu-west-1" });
     expect((await client.send(new ConverseCommand({ modelId: CLAUDE, messages: USER }))).usage?.outputTokens).toBeGreaterThan(0);
     // Signed for eu-west-1, sent to us-east-1's host.
-    const cross = new (await import("@aws-sdk/client-bedrock-runtime")).BedrockRuntimeClient({
-      region: "eu-west-1", endpoint: endpoint(s, "us-east-1"), credentials: KEY, maxAttempts: 1, requestHandler: new (await import("@smithy/node-http-handler")).NodeHttpHandler(),
-    });
+    const cross = new BedrockRuntimeClient({ region: "eu-west-1", endpoint: endpoint(s, "us-east-1"), credentials: KEY, maxAttempts: 1, requestHandler: new NodeHttpHandler() });
     expect(await failure(cross.send(new ConverseCommand({ modelId: CLAUDE, messages: USER })))).toMatchObject({ name: "InvalidSignatureException", status: 403 });
+  });
+});
+
+describe("stand-in Bedrock: a caller's own credential through a gateway", () => {
+  it("a SigV4 request signed for the gateway's host cannot be forwarded; a bearer API key can", async () => {
+    const s = await standin();
+    // What a caller's AWS SDK sends to a gateway at another host, captured as the gateway gets it.
+    const got: { path: string; headers: Record<string, string>; body: Buffer }[] = [];
+    const gw = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (d: Buffer) => parts.push(d));
+      req.on("end", () => {
+        got.push({ path: req.url!, headers: req.headers as Record<string, string>, body: Buffer.concat(parts) });
+        res.writeHead(503, { "content-type": "application/json" }).end("{}");
+      });
+    });
+    await new Promise<void>((r) => gw.listen(0, "127.0.0.1", () => r()));
+    const gateway = `http://127.0.0.1:${(gw.address() as AddressInfo).port}/bedrock`;
+    const sdk = (auth: object) => new BedrockRuntimeClient({ region: "us-east-1", endpoint: gateway, maxAttempts: 1, requestHandler: new NodeHttpHandler(), ...auth });
+    await sdk({ credentials: KEY }).send(new ConverseCommand({ modelId: CLAUDE, messages: USER })).catch(() => null);
+    await sdk({ token: { token: API_KEY }, authSchemePreference: ["httpBearerAuth"] }).send(new ConverseCommand({ modelId: CLAUDE, messages: USER })).catch(() => null);
+    gw.close();
+    // Forwarded as it came, to the provider's host and path: the signature covers the gateway's host and path.
+    const forward = (r: (typeof got)[number]) => {
+      const { host: _host, "content-length": _len, connection: _c, ...headers } = r.headers;
+      return fetch(`${endpoint(s)}${r.path.replace(/^\/bedrock/, "")}`, { method: "POST", headers, body: r.body });
+    };
+    const signed = await forward(got[0]!);
+    expect([signed.status, signed.headers.get("x-amzn-errortype")?.split(":")[0]]).toEqual([403, "InvalidSignatureException"]);
+    expect((await forward(got[1]!)).status).toBe(200);
   });
 });
 
