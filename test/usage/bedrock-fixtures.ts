@@ -4,6 +4,8 @@
 // Anthropic's Messages stream; the `p` padding field as observed in real chunks (third party).
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 
+export { chunked } from "./fixtures";
+
 export const codec = new EventStreamCodec((b) => new TextDecoder().decode(b), (s) => new TextEncoder().encode(s));
 const enc = new TextEncoder();
 
@@ -13,18 +15,6 @@ export const concat = (parts: Uint8Array[]) => {
   for (const p of parts) (out.set(p, at), (at += p.length));
   return out;
 };
-
-/** The bytes as a stream of `size`-byte chunks. */
-export function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
 
 const str = (value: string) => ({ type: "string" as const, value });
 
