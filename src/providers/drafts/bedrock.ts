@@ -95,7 +95,7 @@ export const REFUSALS: Record<string, { status: number; meaning: Meaning }> = {
   ValidationException: { status: 400, meaning: "fatal" },
   ModelErrorException: { status: 424, meaning: "fatal" },
   ResourceNotFoundException: { status: 404, meaning: "fatal" },
-  /** A model the account may not use: its key is fine; the request is not. */
+  /** The member may not use this model (IAM, model access), or its bearer key is not valid (observed, third party): it cannot serve; never a rate limit. */
   AccessDeniedException: { status: 403, meaning: "bad_key" },
   /** SigV4's names (IAM user guide, reference_sigv-troubleshooting); bedrock-runtime sends InvalidSignatureException. */
   SignatureDoesNotMatch: { status: 403, meaning: "bad_key" },
