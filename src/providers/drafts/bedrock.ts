@@ -75,6 +75,20 @@ export function resourceOf(model: string): string {
   return arn ? arn[1]! : model;
 }
 
+/**
+ * What a request costs against its tokens-per-minute quota (userguide/quotas-runtime.html: input
+ * and output together, per model and region, one quota for InvokeModel, Converse and chat
+ * completions alike; a cross-region profile's quota apart from the in-region one; a day's tokens
+ * per model and across models besides). Reserved when it starts: its input (the cache's reads and
+ * writes included) plus its output limit (`max_tokens`, `inferenceConfig.maxTokens`; absent: the
+ * model's maximum), settled to what it used when it ends (AWS's aws/agent-toolkit-for-aws,
+ * `quota-health.md`). Output counts `outputBurndown` times (userguide/quotas.html, "token burndown
+ * rate", as third parties quote it): a gateway pacing a Claude 4 key must count its output so.
+ */
+export function outputBurndown(model: string): number {
+  return /anthropic\.claude-(3-7-sonnet|(opus|sonnet|haiku)-4)/.test(resourceOf(model)) ? 5 : 1;
+}
+
 export type Meaning = "rate_limit" | "hard_quota" | "transient" | "fatal" | "bad_key";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorType, hostOf, limitScope, modelOfPath, priceOf, REFUSALS } from "../../../src/providers/drafts/bedrock";
+import { errorType, hostOf, limitScope, modelOfPath, outputBurndown, priceOf, REFUSALS } from "../../../src/providers/drafts/bedrock";
 
 describe("Bedrock draft row", () => {
   it("a limit is the account's, region's and model's (an ARN counts as what it names), never a credential's", () => {
@@ -8,6 +8,13 @@ describe("Bedrock draft row", () => {
     expect(limitScope("111122223333", "us-east-1", `arn:aws:bedrock:us-east-1:111122223333:inference-profile/${profile}`)).toBe(limitScope("111122223333", "us-east-1", profile));
     expect(limitScope("111122223333", "us-west-2", profile)).not.toBe(limitScope("111122223333", "us-east-1", profile));
     expect(modelOfPath(`/model/${encodeURIComponent(profile)}/converse-stream`)).toBe(profile);
+  });
+
+  it("counts Claude 3.7 and 4.x output five times against a quota, other models once", () => {
+    expect(outputBurndown("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe(5);
+    expect(outputBurndown("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0")).toBe(5);
+    expect(outputBurndown("anthropic.claude-3-5-haiku-20241022-v1:0")).toBe(1);
+    expect(outputBurndown("meta.llama3-3-70b-instruct-v1:0")).toBe(1);
   });
 
   it("prices a global profile at the base price and a regional one 10% up for Claude 4.5, ARNs included", () => {

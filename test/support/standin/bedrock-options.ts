@@ -98,3 +98,8 @@ export function limitFor(o: BedrockOptions, account: string, region: string, mod
   for (const k of [`${account}/${region}/${model}`, `${region}/${model}`, model, "*"]) if (Object.hasOwn(o.limits, k)) return o.limits[k]!;
   return {};
 }
+
+/** How many quota tokens one output token costs: 5 for Claude 3.7 Sonnet and the Claude 4 family ("token burndown rate"), else 1. */
+export function outputBurndown(model: string): number {
+  return /anthropic\.claude-(3-7-sonnet|(opus|sonnet|haiku)-4)/.test(model) ? 5 : 1;
+}

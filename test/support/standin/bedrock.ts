@@ -16,10 +16,17 @@
 // (requests and tokens per minute, token buckets; a refusal is a 429 ThrottlingException with no
 // rate-limit or retry-after header) -> fault roll -> latency -> answer, streams in event-stream
 // frames. What each answer reports is charged to its account and model (stats().bedrock).
+//
+// Tokens per minute count input and output together, per model and region, shared by every API
+// (userguide/quotas-runtime.html). A request reserves its input plus its output limit when it starts
+// and gives back what it did not use when it ends (AWS's own agent toolkit, aws/agent-toolkit-for-aws
+// `skills/core-skills/amazon-bedrock/references/quota-health.md`); output counts five times for
+// Claude 3.7 Sonnet and the Claude 4 family ("token burndown rate", userguide/quotas.html, as
+// quoted by third parties).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBytes } from "./batch-api.ts";
 import { bedrockCaller, isRefusal } from "./bedrock-auth.ts";
-import { type BedrockOptions, limitFor } from "./bedrock-options.ts";
+import { type BedrockOptions, limitFor, outputBurndown } from "./bedrock-options.ts";
 import {
   type BedrockError, bedrockError, converseBody, converseStream, exceptionFrame, FAULTS, familyOf, type FramePlan, invokeBody, invokeStream,
   requestId, resourceId, TOO_MANY_REQUESTS, TOO_MANY_TOKENS, usageHeaders,
@@ -150,7 +157,11 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
   const key = `bedrock\u0000${caller.account}\u0000${caller.region}\u0000${scope}`;
   const account = state.accounts.get(key) ?? new Account();
   state.accounts.set(key, account);
-  const admission = account.admit(o, { input: parsed.promptTokens, output: parsed.maxTokens ?? o.outputTokens }, performance.now());
+  // A request reserves its input and its output limit, output counted at the model's burndown rate,
+  // and gives back what it did not use when it ends (see the top of this file).
+  const burn = outputBurndown(scope);
+  const reserved = (parsed.maxTokens ?? o.outputTokens) * burn;
+  const admission = account.admit(o, { input: parsed.promptTokens, output: reserved }, performance.now());
   if (!admission.ok) {
     const message = admission.kind === "requests" ? TOO_MANY_REQUESTS : TOO_MANY_TOKENS;
     state.stats.record({ at, credential, ...credentialHeaders(req.headers, credential), provider: "bedrock", path, query, model, stream, status: 429, outcome: "rate_limited" }, o.logLimit, admission.kind);
@@ -159,6 +170,8 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
   }
   const fault = pick(state, b.faults);
   if (fault) {
+    // Refused before inference: the whole reservation comes back.
+    account.refund(o, { input: parsed.promptTokens, output: reserved }, performance.now());
     const [status, message] = FAULTS[fault]!;
     return refuse(bedrockError(status, fault, message), "fault"), true;
   }
@@ -194,6 +207,7 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
       else sendJson(res, 200, invokeBody(family, reply), { ...ids, ...usageHeaders(reply, totalMs) });
     }
   } finally {
+    account.refund(o, { input: 0, output: Math.max(0, reserved - (reported?.output ?? 0) * burn) }, performance.now());
     account.inFlight--;
     state.stats.end(res.destroyed && !res.writableFinished);
   }
