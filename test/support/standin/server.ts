@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Dice } from "./faults.ts";
 import { handleBatchApi, readBytes } from "./batch-api.ts";
+import { handleBedrock } from "./bedrock.ts";
 import { advance } from "./batch-run.ts";
 import { handleApi, route, sendJson } from "./handle.ts";
 import type { State } from "./handle.ts";
@@ -78,6 +79,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
+    if (await handleBedrock(state, req, res, path, query)) return;
     if (await handleBatchApi(state, req, res, path, query)) return;
     const target = req.method === "POST" ? route(path, new URLSearchParams(query)) : null;
     const raw = await readBody(req);

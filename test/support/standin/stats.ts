@@ -19,7 +19,7 @@ export interface Attempt {
   credentialHeader: string | null;
   /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
   extraCredentials: string[];
-  provider: DialectName;
+  provider: DialectName | "bedrock";
   path: string;
   /** The query string as sent, without "?" ("" for none): Azure's api-version. */
   query: string;
@@ -67,6 +67,15 @@ export interface Stats {
   batch: BatchStats;
   /** Service tiers (tiers.ts): per tier, the answers served, their tokens and the provider's charge, and the flex requests shed. */
   tiers: Record<"flex" | "standard" | "priority", TierStats>;
+  /** The stand-in Bedrock's charge: per account, per model (as the path names it), what its answers reported. */
+  bedrock: Record<string, Record<string, BedrockCharge>>;
+}
+
+export interface BedrockCharge {
+  /** Answers served (faults and refusals are not). */
+  answers: number;
+  input: number;
+  output: number;
 }
 
 export interface TierStats {
@@ -140,6 +149,7 @@ function empty(): Stats {
     usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
     batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
     tiers: { flex: emptyTier(), standard: emptyTier(), priority: emptyTier() },
+    bedrock: {},
   };
 }
 
@@ -174,6 +184,14 @@ export class StatsRecorder {
   used(input: number, output: number): void {
     this.#s.usage.input += input;
     this.#s.usage.output += output;
+  }
+
+  /** One Bedrock answer served to `account` for `model`, with the tokens it reports. */
+  bedrockCharged(account: string, model: string, input: number, output: number): void {
+    const c = ((this.#s.bedrock[account] ??= {})[model] ??= { answers: 0, input: 0, output: 0 });
+    c.answers++;
+    c.input += input;
+    c.output += output;
   }
 
   /** One answer served at `tier`: its tokens and what the provider charges for it (null: an unpriced model). */
