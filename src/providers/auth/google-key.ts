@@ -30,16 +30,21 @@ export type GoogleAuthFailure = "malformed_key" | "refused" | "unreachable" | "b
 
 export class GoogleAuthError extends Error {
   override name = "GoogleAuthError";
-  constructor(
-    readonly failure: GoogleAuthFailure,
-    message: string,
-    /** The token endpoint's status and OAuth `error` code, when it answered. */
-    readonly status?: number,
-    readonly code?: string,
-  ) {
+  readonly failure: GoogleAuthFailure;
+  /** The token endpoint's status and OAuth `error` code, when it answered. */
+  readonly status: number | undefined;
+  readonly code: string | undefined;
+
+  constructor(failure: GoogleAuthFailure, message: string, status?: number, code?: string) {
     super(message);
+    this.failure = failure;
+    this.status = status;
+    this.code = code;
   }
 }
+
+/** A private key imported for signing (WebCrypto's CryptoKey, named so in workerd's types and Node's alike). */
+export type Signer = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 const malformed = (what: string) => new GoogleAuthError("malformed_key", `service account key: ${what}`);
 
@@ -94,7 +99,7 @@ function pemBytes(pem: string): Uint8Array<ArrayBuffer> {
 }
 
 /** The private key as a WebCrypto signing key, not extractable: once imported, nothing can read it back. */
-export async function importSigner(key: ServiceAccountKey): Promise<CryptoKey> {
+export async function importSigner(key: ServiceAccountKey): Promise<Signer> {
   try {
     return await crypto.subtle.importKey("pkcs8", pemBytes(key.privateKey), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
   } catch {
@@ -116,7 +121,7 @@ export function assertionClaims(key: ServiceAccountKey, scope: string, nowSec: n
 }
 
 /** The signed JWT (`header.claims.signature`, each base64url) that the token endpoint exchanges for an access token. */
-export async function signAssertion(key: ServiceAccountKey, signer: CryptoKey, scope: string, nowSec: number): Promise<string> {
+export async function signAssertion(key: ServiceAccountKey, signer: Signer, scope: string, nowSec: number): Promise<string> {
   const input = `${jsonPart({ alg: "RS256", typ: "JWT", kid: key.privateKeyId })}.${jsonPart(assertionClaims(key, scope, nowSec))}`;
   const signature = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", signer, new TextEncoder().encode(input));
   return `${input}.${b64url(new Uint8Array(signature))}`;

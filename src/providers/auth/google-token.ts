@@ -27,7 +27,7 @@
  * The private key lives only in the caller's key object and, once imported, as a non-extractable
  * CryptoKey here; it never enters an error message, a log or storage.
  */
-import { CLOUD_PLATFORM, GoogleAuthError, importSigner, type ServiceAccountKey, signAssertion } from "./google-key";
+import { CLOUD_PLATFORM, GoogleAuthError, importSigner, type ServiceAccountKey, type Signer, signAssertion } from "./google-key";
 
 export const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /** The most a token is kept short of its expiry (google-auth-library's eager-refresh margin). */
@@ -60,7 +60,7 @@ interface Held {
 }
 
 interface Entry {
-  signer?: CryptoKey;
+  signer?: Signer;
   token?: Held;
   pending?: Promise<Held>;
 }
