@@ -62,15 +62,14 @@ describe("@anthropic-ai/vertex-sdk against the stand-in", () => {
     expect(decodeURIComponent(s.stats().log.at(-1)!.path)).toBe(claudePath("proj-a", "global", CLAUDE));
   });
 
-  it("sends the body Vertex wants: anthropic_version in it, no model, no anthropic-version header; a body without the version is refused", async () => {
+  it("anthropic_version in the body: Vertex's own, or the dated API version the SDK sends; absent or first-party, refused", async () => {
     const s = await standin();
     const token = await tokenFor(s.serviceAccount({ project: "proj-a" }));
-    const ok = await vertexPost(s, claudePath("proj-a", "us-east5", CLAUDE), token, claudeBody());
-    expect(ok.status).toBe(200);
-    const missing = await vertexPost(s, claudePath("proj-a", "us-east5", CLAUDE), token, claudeBody({ anthropic_version: undefined }));
+    const at = (version: string | undefined) => vertexPost(s, claudePath("proj-a", "us-east5", CLAUDE), token, claudeBody({ anthropic_version: version }));
+    expect([(await at("vertex-2023-10-16")).status, (await at("2026-10-21")).status]).toEqual([200, 200]);
+    const missing = await at(undefined);
     expect([missing.status, missing.json.error]).toEqual([400, { type: "invalid_request_error", message: "anthropic_version: Field required" }]);
-    const firstParty = await vertexPost(s, claudePath("proj-a", "us-east5", CLAUDE), token, claudeBody({ anthropic_version: "2023-06-01" }));
-    expect(firstParty.json.error.message).toBe("anthropic_version: Input should be 'vertex-2023-10-16'");
+    expect((await at("2023-06-01")).json.error.message).toBe("anthropic_version: Input should be 'vertex-2023-10-16'");
   });
 
   it("529 overloaded on demand, Anthropic's body, no limit headers", async () => {
@@ -216,5 +215,47 @@ describe("throttling per project, location and base model, with no headers", () 
     expect(over.status).toBe(429);
     expect(over.json.error.message).toContain("aiplatform.googleapis.com/online_prediction_input_tokens_per_minute_per_base_model with base model: anthropic-claude-sonnet-4-5");
     expect(s.stats().rateLimitedBy.input).toBe(1);
+  });
+});
+
+describe("refusals before the model", () => {
+  it("Gemini: an empty contents, a turn without a valid role; Claude: a body without max_tokens (each API's own shape)", async () => {
+    const s = await standin();
+    const token = await tokenFor(s.serviceAccount({ project: "proj-r" }));
+    const gemini = geminiPath("proj-r", "us-central1", GEMINI);
+    const empty = await vertexPost(s, gemini, token, { contents: [] });
+    expect([empty.status, empty.json.error.status, empty.json.error.message]).toEqual([400, "INVALID_ARGUMENT", "Unable to submit request because it has an empty contents field. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"]);
+    const roleless = await vertexPost(s, gemini, token, { contents: [{ parts: [{ text: "hi" }] }] });
+    expect(roleless.json.error.message).toBe("Please use a valid role: user, model.");
+    const noMax = await vertexPost(s, claudePath("proj-r", "us-east5", CLAUDE), token, claudeBody({ max_tokens: undefined }));
+    expect([noMax.status, noMax.json]).toEqual([400, { type: "error", error: { type: "invalid_request_error", message: "max_tokens: Field required" } }]);
+  });
+
+  it("a model the project cannot use (404 naming it), a project without billing (403 BILLING_DISABLED), a host that does not serve the path's location", async () => {
+    const s = await standin({ models: [GEMINI], quotaExhaustedKeys: ["proj-nobill"] });
+    const token = await tokenFor(s.serviceAccount({ project: "proj-r", projects: ["proj-r", "proj-nobill"] }));
+    const missing = await vertexPost(s, geminiPath("proj-r", "us-central1", "gemini-9-ultra"), token, geminiBody());
+    expect([missing.status, missing.json.error.status]).toEqual([404, "NOT_FOUND"]);
+    expect(missing.json.error.message).toMatch(/^Publisher Model `projects\/proj-r\/locations\/us-central1\/publishers\/google\/models\/gemini-9-ultra` was not found/);
+    const nobill = await vertexPost(s, geminiPath("proj-nobill", "us-central1", GEMINI), token, geminiBody());
+    expect([nobill.status, nobill.json.error.details[0].reason]).toEqual([403, "BILLING_DISABLED"]);
+    const right = await vertexPost(s, `/us-central1-aiplatform.googleapis.com${geminiPath("proj-r", "us-central1", GEMINI)}`, token, geminiBody());
+    const global = await vertexPost(s, `/aiplatform.googleapis.com${geminiPath("proj-r", "global", GEMINI)}`, token, geminiBody());
+    const wrong = await vertexPost(s, `/europe-west4-aiplatform.googleapis.com${geminiPath("proj-r", "us-central1", GEMINI)}`, token, geminiBody());
+    expect([right.status, global.status, wrong.status]).toEqual([200, 200, 400]);
+    expect(s.stats().quotaErrors).toBe(1);
+  });
+
+  it("faults on demand: Claude's 529 is Anthropic's, a 503 and a 500 are Google's; Gemini's overload is a 503", async () => {
+    const s = await standin({ faults: { "503": 1 } });
+    const token = await tokenFor(s.serviceAccount({ project: "proj-r" }));
+    const unavailable = await vertexPost(s, claudePath("proj-r", "us-east5", CLAUDE), token, claudeBody());
+    expect([unavailable.status, unavailable.json.error.status]).toEqual([503, "UNAVAILABLE"]);
+    s.configure({ faults: { "529": 1 } });
+    const gemini = await vertexPost(s, geminiPath("proj-r", "us-central1", GEMINI), token, geminiBody());
+    expect([gemini.status, gemini.json.error.message]).toEqual([503, "The model is overloaded. Please try again later."]);
+    s.configure({ faults: { "500": 1 }, latencyMs: 0 });
+    const internal = await vertexPost(s, geminiPath("proj-r", "us-central1", GEMINI), token, geminiBody());
+    expect([internal.status, internal.json.error.status]).toEqual([500, "INTERNAL"]);
   });
 });
