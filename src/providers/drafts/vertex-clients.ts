@@ -1,9 +1,11 @@
 /**
  * @module DRAFT for issue 41, registered nowhere: how each Vertex client builds its URL and
  * authenticates, read from its source (the versions in package-lock.json), and how a caller reaches
- * the gateway changing only its base URL and its key. Every `virtualKey` and `ownToken` snippet here
- * runs in test/node/vertex-clients.test.ts against the stand-in, through a miniature of the Vertex
- * path (test/node/vertex-shim.ts); `<gw>` is `https://<gateway>/vertex`.
+ * the gateway changing only its base URL and its key. Every `virtualKey` snippet here runs in
+ * test/node/vertex-clients.test.ts against the stand-in, through a miniature of the Vertex path
+ * (test/node/vertex-shim.ts), and so do the `ownToken` ones of the first two clients, with a service
+ * account key's credentials where the snippet says ADC (the AI SDK's own-token line is not run:
+ * it differs from its virtual-key line only by the credentials); `<gw>` is `https://<gateway>/vertex`.
  *
  * What every client shares: the project, the location and the model travel in the PATH
  * (`/projects/{p}/locations/{l}/publishers/{anthropic|google}/models/{m}:{verb}`); the credential is
