@@ -112,6 +112,8 @@ export interface StandinOptions {
   prices: Record<string, TierPrice & { flex?: TierPrice; priority?: TierPrice }>;
   /** The stand-in Bedrock (bedrock.ts): its accounts, limits per account, region and model, faults. A change replaces the whole object. */
   bedrock: BedrockOptions;
+  /** Seconds an access token from the Google token endpoint (google-oauth.ts) lives: Google's last 3599; a test sets a few to see tokens expire mid-run. */
+  tokenLifetimeSec: number;
 }
 
 export interface TierPrice {
@@ -160,6 +162,7 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   flexShed: 0,
   prices: {},
   bedrock: DEFAULT_BEDROCK,
+  tokenLifetimeSec: 3599,
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
@@ -167,7 +170,7 @@ const FAULTS: readonly string[] = ["498", "500", "503", "524", "529"];
 const NUMBERS = [
   "port", "rpm", "tpm", "rpd", "monthlyTokens", "heldMs", "keepAliveMs", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
   "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
-  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed",
+  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed", "tokenLifetimeSec",
 ] as const;
 
 function fail(message: string): never {
@@ -199,6 +202,7 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   }
   if ("batchFailRate" in o && ((o.batchFailRate as number) < 0 || (o.batchFailRate as number) > 1)) fail("batchFailRate must be a rate in [0, 1]");
   if ("flexShed" in o && ((o.flexShed as number) < 0 || (o.flexShed as number) > 1)) fail("flexShed must be a rate in [0, 1]");
+  if ("tokenLifetimeSec" in o && (o.tokenLifetimeSec as number) <= 0) fail("tokenLifetimeSec must be > 0");
   if ("prices" in o) validatePrices(o.prices);
   if ("bedrock" in o) o.bedrock = validateBedrock(o.bedrock);
   if ("burst" in o) validateBurst(o.burst);
