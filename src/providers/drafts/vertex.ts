@@ -154,7 +154,7 @@ export function baseModel(publisher: "anthropic" | "google", model: string, loca
  * "message", "status": "RESOURCE_EXHAUSTED"}}`, cg-dot/vertexai-cf-workers#18, third party). Every
  * window is learned from refusals over a minute, as the headerless rows already are.
  */
-export const LIMITS: LimitsSpec = { requests: [], tokens: [], hints: [], body: ["google"], refusalPeriodMs: MINUTE_MS };
+export const LIMITS: LimitsSpec = { requests: [], tokens: [], hints: [], body: ["error-details"], refusalPeriodMs: MINUTE_MS };
 
 /**
  * What each refusal means (cloud.google.com/vertex-ai/generative-ai/docs/error-code-429: the quota
