@@ -32,9 +32,11 @@ async function ask(env: Env, h: Holder, rest: (read: BatchRoutes["read"]) => str
   const path = routes && rest(routes.read);
   if (!member || !path) return null;
   // The headers every request of the member's family carries (Anthropic's API version).
-  const req = await memberRequest(member, path, "", new Headers(FLAVOURS[member.provider.flavour].fixed), null);
+  const req = await memberRequest(member, { rest: path, search: "", headers: new Headers(FLAVOURS[member.provider.flavour].fixed), json: null, family: member.provider.flavour });
   if (!req) return null;
-  const res = await fetch(req.url, { headers: req.headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+  const headers = req.headers;
+  await req.authorizer?.authorize("GET", req.url, headers, null);
+  const res = await fetch(req.url, { headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
   if (res.ok) return { res, member };
   await res.body?.cancel();
   return null;

@@ -102,6 +102,17 @@ export function refusal(status: number, body: unknown, d: Dialect, info?: RateLi
   return { cls: TRANSIENT.has(status) ? "transient" : "fatal", evidence: null };
 }
 
+/**
+ * The body as the rules read it, with the error type its dialect's answers tell in a header
+ * (Bedrock's `x-amzn-errortype: ThrottlingException:http://...`, its body holding a message only)
+ * as its `type`. A copy for classifying: the caller gets the body as it came.
+ */
+export function withErrorType(body: unknown, headers: Headers, d: Dialect): unknown {
+  const name = d.errorTypeHeader && headers.get(d.errorTypeHeader)?.split(":")[0]?.trim();
+  if (!name) return body;
+  return isObj(body) ? { ...body, type: name } : { type: name };
+}
+
 /** What a response means for retries and for the limiter; `body` is parsed JSON, raw text or null. */
 export function classify(status: number, body: unknown, d: Dialect, info?: RateLimitInfo, tier?: Tier): OutcomeClass {
   return refusal(status, body, d, info, tier).cls;

@@ -131,9 +131,19 @@ export interface VersionSince {
 export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
 
 /** Where an answer's usage is, and whether (and how) a streamed answer may be asked for it. */
+/** Headers telling a plain answer's token counts (Bedrock's `X-Amzn-Bedrock-Input-Token-Count` ...), each counting apart from the cache as Anthropic's fields do. */
+export interface UsageHeaders {
+  input: string;
+  output: string;
+  cached?: string;
+  cacheWrite?: string;
+}
+
 export interface UsageSpec {
   /** Paths to a usage object in an answer or a stream event, tried in order. */
   at: readonly (readonly string[])[];
+  /** Headers that tell a plain answer's usage where its body does not. */
+  headers?: UsageHeaders;
   /**
    * `stream_options`: a streamed chat completion may carry `stream_options.include_usage` (then
    * the gateway asks for it and strips the extra chunk for a caller who did not). `since`: only
@@ -198,6 +208,8 @@ export interface TierSpec {
 }
 
 export interface Dialect {
+  /** A header whose value names a refusal's error type (before a `:`), where the body does not (Bedrock's `x-amzn-errortype`). */
+  errorTypeHeader?: string;
   /** Its name in the rows (set from its key there). */
   name: string;
   limits: LimitsSpec;

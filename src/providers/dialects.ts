@@ -264,6 +264,50 @@ const ROWS = {
     usage: { at: USAGE_AT, ask: { kind: "stream_options", since: { date: "2024-09-01", param: "api-version", versionless: /^(?:\/openai)?\/v1\// } } },
     scope: { bodyRoutes: /^\/openai\/v1\//, resource: true },
   },
+  /**
+   * Amazon Bedrock's runtime (docs.aws.amazon.com/bedrock/latest/APIReference/, the runtime's errors;
+   * userguide/quotas.html): no rate-limit headers and no retry-after, ever: requests and tokens per
+   * minute per account, region and model, learned from its refusals. A refusal names its type in
+   * `x-amzn-errortype` (`ThrottlingException:http://internal.amazon.com/coral/...`), its body a
+   * message only. ThrottlingException (429) is the rate limit; ModelNotReadyException (also a 429,
+   * which the SDKs retry) is capacity; ServiceQuotaExceededException is spent; a refused signature
+   * or key is the member's: the IAM guide names SignatureDoesNotMatch (reference_sigv-troubleshooting),
+   * bedrock-runtime sends InvalidSignatureException (third party: aws-beam/aws-erlang#161).
+   * ServiceUnavailable (503), InternalServer (500) and ModelTimeout (408) are transient by status;
+   * Validation (400) and ModelError (424) fatal. Usage: Converse's `usage`, a model's own body
+   * (Claude's), else the `X-Amzn-Bedrock-*-Token-Count` headers every InvokeModel answer carries;
+   * streams in event-stream frames (usage/bedrock.ts). The OpenAI-compatible route names its model
+   * in the body (userguide/inference-chat-completions.html).
+   */
+  bedrock: {
+    limits: { requests: none, tokens: none, body: [] },
+    refusals: [
+      { means: "bad_key", status: [401, 403], code: ["invalidsignatureexception", "signaturedoesnotmatch", "unrecognizedclientexception", "invalidclienttokenid", "expiredtokenexception", "incompletesignature", "missingauthenticationtokenexception", "accessdeniedexception"] },
+      { means: "spent", code: ["servicequotaexceededexception"] },
+      { means: "capacity", status: [429], code: ["modelnotreadyexception"] },
+    ],
+    usage: {
+      at: USAGE_AT, ask: { kind: "none" },
+      headers: { input: "x-amzn-bedrock-input-token-count", output: "x-amzn-bedrock-output-token-count", cached: "x-amzn-bedrock-cache-read-input-token-count", cacheWrite: "x-amzn-bedrock-cache-write-input-token-count" },
+    },
+    scope: { resource: true, bodyRoutes: /^\/openai\// },
+    errorTypeHeader: "x-amzn-errortype",
+  },
+  /**
+   * Google Vertex AI (cloud.google.com/vertex-ai/generative-ai/docs/quotas, /dynamic-shared-quota,
+   * /error-code-429): no rate-limit headers and no retry-after; quotas per project, region and base
+   * model, or the dynamic shared quota: a 429 `RESOURCE_EXHAUSTED` either way (a quota by name, or
+   * "Resource exhausted, please try again later."), learned from its refusals. Claude on Vertex
+   * also answers Anthropic's 529 overloaded (transient by status). Usage: Claude's `usage`, Gemini's
+   * `usageMetadata`.
+   */
+  vertex: {
+    limits: { requests: none, tokens: none, body: ["error-details"] },
+    // A service account that may not use the project, or whose project has no billing: the member's (its ErrorInfo reason, cloud.google.com/apis/design/errors).
+    refusals: [...GOOGLE, { means: "bad_key", status: [403], reason: ["IAM_PERMISSION_DENIED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"] }, { means: "spent", status: [403], reason: ["BILLING_DISABLED"] }],
+    usage: READS,
+    scope: { resource: true },
+  },
 } as const satisfies Record<string, Omit<Dialect, "name">>;
 
 export type DialectName = keyof typeof ROWS;

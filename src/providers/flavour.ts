@@ -8,11 +8,51 @@
 
 /**
  * How a pool member's credential goes upstream: in a header (the kind when none is named;
- * `scheme`: `Bearer <secret>`), or in a query parameter. Credentials the gateway signs (SigV4) or
- * mints (a service account's OAuth token) are further kinds, each with its entry in
+ * `scheme`: `Bearer <secret>`), in a query parameter, or made by the gateway for each attempt:
+ * `sigv4`, an AWS Signature Version 4 with the member's IAM credentials (its secrets
+ * `accessKeyId`, `secretAccessKey` and optionally `sessionToken`) for `service` in the member's
+ * region; `service-account`, an OAuth access token minted from the member's service account key (its
+ * secret, the key file's JSON) and sent as a bearer token. Each kind has its entry in
  * providers/credential.ts.
  */
-export type CredentialSend = { kind?: "header"; header: string; scheme?: "Bearer" } | { kind: "query"; param: string };
+export type CredentialSend =
+  | { kind?: "header"; header: string; scheme?: "Bearer" }
+  | { kind: "query"; param: string }
+  | { kind: "sigv4"; service: string; secrets: readonly string[]; optional?: readonly string[] }
+  | { kind: "service-account" };
+
+/**
+ * Where a caller's path names the part of its provider's host that varies: Azure's resource and
+ * Bedrock's region (the path's first segment, taken off), Vertex's location (kept in the path).
+ * The base URL's `{resource}` takes it; `hosts` gives a whole base URL for some values (Vertex's
+ * `global` endpoint has no location in its host).
+ */
+export interface HostPart {
+  from: RegExp;
+  /** The segment is the gateway's, not the provider's: it is taken off the path. */
+  strip: boolean;
+  check: RegExp;
+  hosts?: Readonly<Record<string, string>>;
+}
+
+/**
+ * How a member of this family serves a request of another family in the same wire shape (Claude
+ * on Bedrock's InvokeModel or Vertex's rawPredict for a request to Anthropic's Messages API): the
+ * caller's route it takes, the member's path (`{model}`: the member's name for the model, `{x}`:
+ * a field of its address), its path when the request streams, the body's fields it drops and sets,
+ * request headers that move into the body (an array), and how its streamed answer is framed
+ * (`eventstream`: Bedrock's event-stream frames, each chunk's payload one event of the caller's
+ * family: given back as server-sent events).
+ */
+export interface Wire {
+  from: RegExp;
+  path: string;
+  streamPath: string;
+  drop: readonly string[];
+  set: Readonly<Record<string, unknown>>;
+  headersToBody?: Readonly<Record<string, string>>;
+  stream?: "eventstream";
+}
 
 /**
  * Header spellings, lowercase: one ending in `-` is a prefix (a family of headers), any other a
@@ -94,19 +134,27 @@ export type MemberField =
        * needed where the member gives its own baseUrl.
        */
       resource?: boolean;
+      /**
+       * It names whose limits the member's requests count against (Bedrock's account, Vertex's
+       * project): the member's limit keys carry its hash in place of the credential's, so a
+       * rotating or second credential of the same account shares its limiter.
+       */
+      identity?: boolean;
     }
-  | { kind: "models"; check: RegExp; says: string; each: string };
+  | { kind: "models"; check: RegExp; says: string; each: string; optional?: boolean };
 
 /**
  * A pool member's own address, where its family's differs from its provider's base URL and the
  * caller's path (Azure: the resource in the host, a deployment per model in the path, an
- * api-version in the query). `{x}` in `path.to` and `query` is a group of `path.from`, a text
- * field, or `model`: the member's name for the model the request's body names (encoded).
+ * api-version in the query; Bedrock: a region; Vertex: a project and a location). `{x}` in a
+ * path's `to` and in `query` is a group of its `from`, a text field, or `model`: the member's name
+ * for the model the request names (in its body, or the `model` group of the path), encoded. The
+ * first path rule whose `from` matches the caller's path is the member's.
  */
 export interface MemberShape {
   /** Checked in this order. */
   fields: Readonly<Record<string, MemberField>>;
-  path: { from: RegExp; to: string };
+  path: { from: RegExp; to: string } | readonly { from: RegExp; to: string }[];
   query: Readonly<Record<string, string>>;
 }
 
@@ -119,12 +167,16 @@ export interface Flavour {
   credentialParams?: readonly string[];
   /** Headers that scope a credential to an org or project: part of the key; absent: none. */
   scopeHeaders?: readonly string[];
-  /** How a pool member's credential is sent. */
-  send: CredentialSend;
+  /** How a pool member's credential is sent: the first kind whose secrets the member gives. */
+  send: CredentialSend | readonly CredentialSend[];
+  /** Where a caller's path names the varying part of the host; absent: a `{resource}` base URL takes the path's first segment. */
+  host?: HostPart;
+  /** How its members serve other families' requests (a cross-cloud pool), by the caller's family. */
+  wires?: Readonly<Record<string, Wire>>;
   /** Headers every request of the family carries, which the gateway's own requests and the CLI's set (Anthropic's API version). */
   fixed?: Readonly<Record<string, string>>;
-  /** Where the model name is: the JSON body's `model`, or a path segment. */
-  model: "body" | "gemini-path" | "azure-path";
+  /** Where the model name is: the JSON body's `model`, or a path segment (`.../models/<m>:verb`, `.../deployments/<m>/`, `/model/<m>/`). */
+  model: "body" | "gemini-path" | "azure-path" | "bedrock-path";
   /** The families (by their names in the table) whose members a pool of this one may take, their wire formats matching; absent: its own only. */
   compatible?: readonly string[];
   /** A pool member's address, where it is not its provider's base URL and the caller's path. */

@@ -1,5 +1,5 @@
 import { DIALECTS } from "./dialects";
-import { modelFromPath } from "./url";
+import { hostPartOf, hostValue, modelFromPath } from "./url";
 import { FLAVOURS, type Provider } from "./table";
 
 /** A caller's `x-slotgate-limit-key` label: replaces the model part, nothing else. */
@@ -49,17 +49,18 @@ export function keyFor(p: Provider, credentialHash: string, rest: string, body: 
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
 
-/** The resource a request goes to: a pool member's own, else the first path segment of a base URL that takes it. */
+/** The resource a request goes to: a pool member's own, else its path's part of a base URL that takes one (an Azure resource, a region, a location). */
 function resourceOf(p: Provider, rest: string): string | null {
   if (p.resource) return p.resource.toLowerCase();
-  if (!p.baseUrl.includes("{resource}")) return null;
-  const m = /^\/([^/]+)\/openai(?:\/|$)/.exec(rest);
-  return m ? m[1]!.toLowerCase() : null;
+  const part = hostPartOf(p);
+  return part ? (hostValue(part, rest)?.value ?? null) : null;
 }
 
-/** The path after the provider and (where the base URL takes one) its resource: what the dialect's routes are matched against. */
+/** The path after the provider and (where its host part is a segment of the gateway's) that segment: what the dialect's routes are matched against. */
 export function routeOf(p: Provider, rest: string): string {
-  return p.baseUrl.includes("{resource}") ? rest.replace(/^\/[^/]+/, "") : rest;
+  const part = hostPartOf(p);
+  if (!part?.strip) return rest;
+  return hostValue(part, rest)?.path ?? rest;
 }
 
 /**
@@ -69,7 +70,7 @@ export function routeOf(p: Provider, rest: string): string {
 export function requestModel(p: Provider, rest: string, body: unknown): string | null {
   const f = FLAVOURS[p.flavour];
   if (f.model === "body" || DIALECTS[p.dialect].scope?.bodyRoutes?.test(routeOf(p, rest))) return bodyModel(body);
-  return modelFromPath(p, f.model, rest);
+  return modelFromPath(f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

@@ -45,7 +45,39 @@ export const MODELS =
   "mistral-small 131072 131072 .1 .3;" +
   "deepseek:deepseek-chat 128000 8192 .27 1.1 .07,deepseek-reasoner 128000 65536 .55 2.19 .14;" +
   "xai:grok-4 256000 256000 3 15 .75,grok-3 131072 131072 3 15 .75," +
-  "grok-3-mini 131072 131072 .3 .5 .075";
+  "grok-3-mini 131072 131072 .3 .5 .075;" +
+  // Bedrock (aws.amazon.com/bedrock/pricing, read 2026-11-28 as third parties quote its tables;
+  // Claude's match Anthropic's list prices; windows from each model card, userguide/model-card-*):
+  // on-demand, in-region; a cross-region profile's id is priced as its base model (NAME_PARTS).
+  "bedrock:anthropic.claude-opus-4-5-20251101-v1:0 200000 64000 5 25 .5 6.25," +
+  "anthropic.claude-sonnet-4-5-20250929-v1:0 200000 64000 3 15 .3 3.75," +
+  "anthropic.claude-haiku-4-5-20251001-v1:0 200000 64000 1 5 .1 1.25," +
+  "anthropic.claude-opus-4-1-20250805-v1:0 200000 32000 15 75 1.5 18.75," +
+  "anthropic.claude-sonnet-4-20250514-v1:0 200000 64000 3 15 .3 3.75," +
+  "anthropic.claude-3-7-sonnet-20250219-v1:0 200000 64000 3 15 .3 3.75," +
+  "anthropic.claude-3-5-haiku-20241022-v1:0 200000 8192 .8 4 .08 1," +
+  "meta.llama4-maverick-17b-instruct-v1:0 1000000 8192 .24 .97,meta.llama3-3-70b-instruct-v1:0 128000 8192 .72 .72," +
+  "amazon.nova-pro-v1:0 300000 5000 .8 3.2 .2,amazon.nova-lite-v1:0 300000 5000 .06 .24 .015;" +
+  // Vertex AI: Claude at Anthropic's list prices on the global endpoint (platform.claude.com
+  // "Claude on Vertex AI", read 2026-11-23); Gemini at Vertex's list prices as third parties quote
+  // them (cloud.google.com/vertex-ai/generative-ai/pricing was not read: to check). A version
+  // (`@20250929`, `-001`) is priced as its model (NAME_PARTS).
+  "vertex:claude-opus-4-5 200000 64000 5 25 .5 6.25,claude-sonnet-4-5 200000 64000 3 15 .3 3.75," +
+  "claude-haiku-4-5 200000 64000 1 5 .1 1.25,claude-opus-4-1 200000 32000 15 75 1.5 18.75," +
+  "claude-sonnet-4 200000 64000 3 15 .3 3.75,claude-3-5-haiku 200000 8192 .8 4 .08 1," +
+  "gemini-2.5-pro 1048576 65535 1.25 10 .125,gemini-2.5-flash 1048576 65535 .3 2.5 .03," +
+  "gemini-2.5-flash-lite 1048576 65535 .1 .4 .01,gemini-2.0-flash 1048576 8192 .15 .6 .0375," +
+  "gemini-2.0-flash-lite 1048576 8192 .075 .3";
+
+/**
+ * The parts of a model's name a provider's price does not depend on, by provider: Bedrock's ARN
+ * and cross-region inference profile prefix (`us.`, `eu.`, `global.` ...: userguide/cross-region-inference),
+ * Vertex's `@version` and Gemini's `-00N` version. A name is looked up as it is, then without them.
+ */
+export const NAME_PARTS: Readonly<Record<string, RegExp>> = {
+  bedrock: /^(?:arn:aws[a-z-]*:bedrock:[^:]*:[^:]*:(?:foundation-model|inference-profile)\/)?(?:(?:global|us|us-gov|eu|apac|jp|au|ca)\.)?/,
+  vertex: /@\d{8}$|-\d{3}$/,
+};
 
 /**
  * Long-context bands, grouped as MODELS is, each `model above input output cached? cacheWrite?`:
@@ -54,7 +86,7 @@ export const MODELS =
  * input tokens with the 1M-token context beta).
  */
 export const LONG_BANDS =
-  "gemini:gemini-2.5-pro 200000 2.5 15 .625;" +
+  "gemini:gemini-2.5-pro 200000 2.5 15 .625;vertex:gemini-2.5-pro 200000 2.5 15 .25;" +
   "anthropic:claude-sonnet-4-5 200000 6 22.5 .6 7.5,claude-sonnet-4 200000 6 22.5 .6 7.5," +
   "claude-sonnet-4-0 200000 6 22.5 .6 7.5";
 
@@ -73,6 +105,13 @@ export const OPENAI_PRICING: PricingRules = {
 export const ANTHROPIC_PRICING: PricingRules = {
   counts: /\/messages\/count_tokens$/,
   toolFees: /^(?:web_search_|code_execution_)/,
+  perUse: [],
+};
+
+/** Vertex's: Gemini's grounding and Claude's server tools bill apart from tokens, as on their own APIs. */
+export const VERTEX_PRICING: PricingRules = {
+  counts: /:countTokens$/,
+  toolFees: /^(?:google(?:Search(?:Retrieval)?|_search(?:_retrieval)?|Maps|_maps)|enterprise(?:WebSearch|_web_search)|web_search_|code_execution_)/,
   perUse: [],
 };
 

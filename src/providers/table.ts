@@ -7,10 +7,12 @@ import { POOLS_NAME } from "./address";
 import { FILE_BATCHES, INLINE_BATCHES } from "./batches";
 import type { DialectName } from "./dialects";
 import type { Flavour } from "./flavour";
-import { ANTHROPIC_PRICING, GEMINI_PRICING, OPENAI_PRICING } from "./prices";
+import { ANTHROPIC_PRICING, GEMINI_PRICING, OPENAI_PRICING, VERTEX_PRICING } from "./prices";
 
 /** The header most families read a credential from. */
 const AUTHORIZATION = "authorization";
+/** An AWS region's name (us-east-1, ap-southeast-2, us-gov-west-1). */
+const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 /** OpenAI's org and project scoping: part of a credential's key, and whose account answered. */
 const OPENAI_SCOPE = ["openai-organization", "openai-project"];
 /** OpenAI's wire, which Azure OpenAI speaks too: its rate-limit headers and its streams' last events. */
@@ -45,6 +47,8 @@ const ROWS = {
     send: { header: "x-api-key" },
     fixed: { "anthropic-version": "2023-06-01" },
     model: "body",
+    // Claude on Bedrock's InvokeModel and Vertex's rawPredict: the same wire (their rows' `wires`).
+    compatible: ["anthropic", "bedrock", "vertex"],
     headers: { quota: ["anthropic-ratelimit-"], account: ["anthropic-organization-id"], semantic: ["anthropic-beta", "anthropic-version"] },
     streamEnds: ["event: message_stop", '"type":"message_stop"'],
     pricing: ANTHROPIC_PRICING,
@@ -92,6 +96,87 @@ const ROWS = {
     streamEnds: OPENAI_STREAM_ENDS,
     pricing: OPENAI_PRICING,
   },
+  /**
+   * Amazon Bedrock's runtime (docs.aws.amazon.com/bedrock/latest/APIReference/): a host per region
+   * (`bedrock-runtime.<region>.amazonaws.com`: the gateway's path names it first,
+   * `/bedrock/<region>/...`), the model in the path (`/model/<id>/converse`, a base model id, an
+   * inference profile id or an ARN, URL-encoded), requests signed with SigV4 (signing name
+   * `bedrock`; IAM user guide, reference_sigv) or a Bedrock API key as a bearer token
+   * (userguide/api-keys.html). Quotas per account, region and model (userguide/quotas.html): a
+   * member names its account. Claude through Anthropic's Messages API is InvokeModel with
+   * `anthropic_version: "bedrock-2023-05-31"`, the model and a stream in the path, betas in
+   * `anthropic_beta` (userguide/model-parameters-anthropic-claude-messages.html); a stream comes
+   * in event-stream frames (`application/vnd.amazon.eventstream`).
+   */
+  bedrock: {
+    title: "Amazon Bedrock",
+    credentialHeaders: [AUTHORIZATION],
+    send: [{ kind: "sigv4", service: "bedrock", secrets: ["accessKeyId", "secretAccessKey"], optional: ["sessionToken"] }, { header: AUTHORIZATION, scheme: "Bearer" }],
+    model: "bedrock-path",
+    host: { from: /^\/([a-z]{2}(?:-[a-z]+)+-\d{1,2})(?=\/|$)/, strip: true, check: REGION },
+    member: {
+      fields: {
+        region: { check: REGION, says: "an AWS region (us-east-1)", resource: true },
+        account: { check: /^[A-Za-z0-9._-]{1,64}$/, says: "the AWS account's id (its quotas are the account's)", identity: true },
+        models: { kind: "models", check: /^[A-Za-z0-9.:@_/-]{1,256}$/, says: "map model names to Bedrock model or inference profile ids", each: "a Bedrock model id", optional: true },
+      },
+      path: [
+        { from: /^\/[^/]+\/model\/(?<model>[^/]+)\/(?<op>invoke|invoke-with-response-stream|converse|converse-stream|count-tokens)$/, to: "/model/{model}/{op}" },
+        { from: /^\/[^/]+(?<rest>\/openai\/v1\/chat\/completions)$/, to: "{rest}" },
+      ],
+      query: {},
+    },
+    wires: {
+      anthropic: {
+        from: /^\/v1\/messages$/, path: "/model/{model}/invoke", streamPath: "/model/{model}/invoke-with-response-stream",
+        drop: ["model", "stream"], set: { anthropic_version: "bedrock-2023-05-31" }, headersToBody: { "anthropic-beta": "anthropic_beta" }, stream: "eventstream",
+      },
+    },
+    headers: { member: ["x-amzn-requestid", "x-amz-apigw-id", "x-amzn-trace-id"] },
+    // Its streams are binary frames (their events base64 in chunks): none is ever taken as whole, so none is cached.
+    streamEnds: [],
+    pricing: { counts: /\/count-tokens$/, toolFees: /^$/, perUse: [] },
+  },
+  /**
+   * Google Vertex AI (cloud.google.com/vertex-ai/generative-ai/docs): a host per location
+   * (`<location>-aiplatform.googleapis.com`, `aiplatform.googleapis.com` for `global`), the
+   * project, location and model in the path (`/v1/projects/<p>/locations/<l>/publishers/
+   * {anthropic,google}/models/<m>:<verb>`; express mode's `/v1/publishers/google/...` with an API
+   * key), a bearer access token (an hour's, minted from a service account key:
+   * developers.google.com/identity/protocols/oauth2/service-account). Quotas per project, region
+   * and base model: a member names its project. Claude through Anthropic's Messages API is
+   * rawPredict with `anthropic_version: "vertex-2023-10-16"` and the model in the path
+   * (/partner-models/claude); its streams are Anthropic's server-sent events.
+   */
+  vertex: {
+    title: "Google Vertex AI",
+    credentialHeaders: [AUTHORIZATION, "x-goog-api-key"],
+    send: { kind: "service-account" },
+    model: "gemini-path",
+    host: { from: /\/locations\/([a-z0-9-]+)\//, strip: false, check: /^[a-z0-9-]{1,40}$/, hosts: { global: "https://aiplatform.googleapis.com" } },
+    member: {
+      fields: {
+        project: { check: /^[a-z][a-z0-9-]{4,61}[a-z0-9]$/, says: "a Google Cloud project id", identity: true },
+        location: { check: /^[a-z0-9-]{1,40}$/, says: "a Vertex AI location (us-east5, global)", resource: true },
+        models: { kind: "models", check: /^[A-Za-z0-9.@_-]{1,128}$/, says: "map model names to Vertex model ids", each: "a Vertex model id", optional: true },
+      },
+      path: [
+        { from: /^\/(?<v>v1(?:beta1)?)\/projects\/[^/]+\/locations\/[^/]+\/publishers\/(?<pub>[a-z]+)\/models\/(?<model>[^/:]+):(?<verb>[A-Za-z]+)$/, to: "/{v}/projects/{project}/locations/{location}/publishers/{pub}/models/{model}:{verb}" },
+        { from: /^\/(?<v>v1(?:beta1)?)\/publishers\/(?<pub>[a-z]+)\/models\/(?<model>[^/:]+):(?<verb>[A-Za-z]+)$/, to: "/{v}/projects/{project}/locations/{location}/publishers/{pub}/models/{model}:{verb}" },
+      ],
+      query: {},
+    },
+    wires: {
+      anthropic: {
+        from: /^\/v1\/messages$/, path: "/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:rawPredict",
+        streamPath: "/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:streamRawPredict",
+        drop: ["model"], set: { anthropic_version: "vertex-2023-10-16" },
+      },
+    },
+    headers: { semantic: ["x-goog-fieldmask"] },
+    streamEnds: ['"finishReason"', "event: message_stop", '"type":"message_stop"'],
+    pricing: VERTEX_PRICING,
+  },
 } as const satisfies Record<string, Flavour>;
 
 export type FlavourName = keyof typeof ROWS;
@@ -123,6 +208,8 @@ const BUILT_IN_ROWS: Partial<Record<DialectName, { baseUrl: string; flavour?: Fl
   fireworks: { baseUrl: "https://api.fireworks.ai/inference" },
   xai: { baseUrl: "https://api.x.ai" },
   azure: { baseUrl: "https://{resource}.openai.azure.com", flavour: "azure" },
+  bedrock: { baseUrl: "https://bedrock-runtime.{resource}.amazonaws.com", flavour: "bedrock" },
+  vertex: { baseUrl: "https://{resource}-aiplatform.googleapis.com", flavour: "vertex" },
 };
 
 export const BUILT_IN: Record<string, Omit<Provider, "name">> = Object.fromEntries(
@@ -134,7 +221,7 @@ export const BUILT_IN: Record<string, Omit<Provider, "name">> = Object.fromEntri
  * well-known value other than the name (opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai;
  * @opentelemetry/semantic-conventions); any other provider goes by its own name.
  */
-export const GENAI_NAMES: Readonly<Record<string, string>> = { gemini: "gcp.gemini", azure: "azure.ai.openai", mistral: "mistral_ai", xai: "x_ai" };
+export const GENAI_NAMES: Readonly<Record<string, string>> = { gemini: "gcp.gemini", azure: "azure.ai.openai", mistral: "mistral_ai", xai: "x_ai", bedrock: "aws.bedrock", vertex: "gcp.vertex_ai" };
 
 /** A path that reaches a built-in provider, as the gateway's "unknown provider" answer gives it for an example. */
 export const EXAMPLE_PATH = "/openai/v1/chat/completions";

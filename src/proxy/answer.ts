@@ -17,7 +17,7 @@ export const ERROR_BODY_MAX = 64 * 1024;
  * stream (Gemini's `streamGenerateContent` is JSON, not SSE), SSE, or newline-delimited JSON.
  */
 export function isStreamed(h: Headers, asked: boolean | undefined): boolean {
-  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq/i.test(h.get("content-type") ?? "");
+  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq|vnd\.amazon\.eventstream/i.test(h.get("content-type") ?? "");
 }
 
 /** At most `max` bytes of `body`; the rest is cancelled, never buffered. */

@@ -19,7 +19,7 @@
  */
 import type { Tap } from "./stream";
 import { EventStreamError, type EventMessage, type FrameFault, FrameReader } from "./eventstream";
-import { merge, type Tokens, usageIn } from "./tokens";
+import { merge, type Tokens, tokensOf, usageIn } from "./tokens";
 
 const n = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
 const obj = (v: unknown): Record<string, unknown> | null => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
@@ -32,8 +32,7 @@ function counted(input: number, output: number, cached: number, cacheWrite: numb
 /** Converse's (and ConverseStream's `metadata`) `usage`, or null. */
 export function converseTokens(usage: unknown): Tokens | null {
   const u = obj(usage);
-  if (!u || (typeof u.inputTokens !== "number" && typeof u.outputTokens !== "number")) return null;
-  return counted(n(u.inputTokens), n(u.outputTokens), n(u.cacheReadInputTokens), n(u.cacheWriteInputTokens));
+  return u && (typeof u.inputTokens === "number" || typeof u.outputTokens === "number") ? tokensOf(u) : null;
 }
 
 /** `amazon-bedrock-invocationMetrics` of a stream's last chunk, or null. */

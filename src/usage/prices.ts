@@ -2,7 +2,7 @@
 // variable over it. Pure, apart from remembering the last PRICES it parsed.
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
-import { LONG_BANDS, MODELS } from "../providers/prices";
+import { LONG_BANDS, MODELS, NAME_PARTS } from "../providers/prices";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
@@ -183,7 +183,9 @@ const baseName = (model: string) => model.replace(/(-\d{4}-\d{2}-\d{2}|-\d{8}|-l
 
 /** The price of a provider's model: `provider:model`, then `model`, then both again without a date suffix. */
 export function priceOf(table: PriceTable, provider: string, model: string): Price | null {
-  for (const m of model === baseName(model) ? [model] : [model, baseName(model)]) {
+  const parts = Object.hasOwn(NAME_PARTS, provider) ? NAME_PARTS[provider] : undefined;
+  const bare = parts ? model.replace(parts, "") : model;
+  for (const m of new Set([model, baseName(model), bare, baseName(bare)])) {
     const p = table.get(`${provider}:${m}`) ?? table.get(m);
     if (p) return p;
   }

@@ -22,7 +22,9 @@ const obj = (v: unknown): Record<string, unknown> | null => (typeof v === "objec
  * Recognised: OpenAI chat (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`),
  * OpenAI Responses (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`),
  * Anthropic (`input_tokens`, `output_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`),
- * Gemini (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `cachedContentTokenCount`).
+ * Gemini (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `cachedContentTokenCount`),
+ * Bedrock's Converse (`inputTokens`, `outputTokens`, `cacheReadInputTokens`, `cacheWriteInputTokens`:
+ * its input, as Anthropic's, leaves the cache out).
  */
 export function tokensOf(usage: unknown): Tokens | null {
   const u = obj(usage);
@@ -36,6 +38,11 @@ export function tokensOf(usage: unknown): Tokens | null {
   if (has(u, "promptTokenCount") || has(u, "candidatesTokenCount")) {
     // Thinking tokens are billed as output.
     return { input: n(u.promptTokenCount), output: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount), cached: n(u.cachedContentTokenCount), cacheWrite: 0 };
+  }
+  if (has(u, "inputTokens") || has(u, "outputTokens")) {
+    const cached = n(u.cacheReadInputTokens);
+    const cacheWrite = n(u.cacheWriteInputTokens);
+    return { input: n(u.inputTokens) + cached + cacheWrite, output: n(u.outputTokens), cached, cacheWrite };
   }
   if (has(u, "input_tokens") || has(u, "output_tokens")) {
     const details = obj(u.input_tokens_details);

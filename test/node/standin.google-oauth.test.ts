@@ -1,12 +1,12 @@
 // The Vertex stand-in's own Google token endpoint and the tokens it checks, driven by the gateway's
-// token minter (src/providers/auth/google-token.ts) as the request path will use it: the stand-in
+// token minter (src/providers/auth/access-tokens.ts) as the request path will use it: the stand-in
 // verifies each assertion's RS256 signature with the public half of the service account key it
 // made, refuses what Google refuses, and its Vertex routes refuse a token that expired, that it
 // never issued, that lacks the scope, or whose account has no role in the path's project.
 import { createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { GoogleAuthError, readServiceAccountKey } from "../../src/providers/auth/google-key";
-import { GoogleTokens } from "../../src/providers/auth/google-token";
+import { GoogleAuthError, readServiceAccountKey } from "../../src/providers/auth/service-account";
+import { GoogleTokens } from "../../src/providers/auth/access-tokens";
 import type { ServiceAccountFile, Standin } from "../support/standin/index.ts";
 import { standin } from "./standin-helpers.ts";
 import { claudeBody, claudePath, geminiBody, geminiPath, vertexPost } from "./vertex-helpers.ts";

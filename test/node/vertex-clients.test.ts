@@ -11,7 +11,7 @@ import { GoogleGenAI } from "@google/genai";
 import { generateText, streamText } from "ai";
 import { OAuth2Client } from "google-auth-library";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readServiceAccountKey } from "../../src/providers/auth/google-key";
+import { readServiceAccountKey } from "../../src/providers/auth/service-account";
 import type { Standin } from "../support/standin/index.ts";
 import { standin } from "./standin-helpers.ts";
 import { googleCredentials } from "./vertex-helpers.ts";

@@ -12,8 +12,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import type { ServiceAccountKey } from "../../src/providers/auth/google-key";
-import { GoogleTokens } from "../../src/providers/auth/google-token";
+import type { ServiceAccountKey } from "../../src/providers/auth/service-account";
+import { GoogleTokens } from "../../src/providers/auth/access-tokens";
 import { baseModel, vertexHost, vertexRoute } from "../../src/providers/drafts/vertex";
 
 export interface Member {

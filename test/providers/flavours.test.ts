@@ -20,7 +20,9 @@ describe("the flavour rows", () => {
     }
     expect(FLAVOURS.openai.compatible).toEqual(["openai", "azure"]);
     expect(FLAVOURS.azure.compatible).toEqual(["azure", "openai"]);
-    expect(FLAVOURS.anthropic.compatible).toBeUndefined();
+    // Claude on Bedrock's InvokeModel and Vertex's rawPredict: members of an Anthropic pool through their rows' wires (issue 41).
+    expect(FLAVOURS.anthropic.compatible).toEqual(["anthropic", "bedrock", "vertex"]);
+    for (const c of FLAVOURS.anthropic.compatible!) if (c !== "anthropic") expect(FLAVOURS[c as FlavourName].wires?.anthropic, c).toBeDefined();
   });
 
   it("every built-in provider names a flavour, and its gen_ai name only where the conventions give one", () => {
@@ -51,7 +53,7 @@ describe("header families over the rows", () => {
   it("gather each family's spellings once", () => {
     expect(QUOTA_HEADERS).toEqual(["x-ratelimit-", "anthropic-ratelimit-"]);
     expect(ACCOUNT_HEADERS).toEqual(["openai-organization", "openai-project", "anthropic-organization-id"]);
-    expect(MEMBER_HEADERS).toEqual(["x-ms-", "azureml-", "apim-request-id"]);
+    expect(MEMBER_HEADERS).toEqual(["x-ms-", "azureml-", "apim-request-id", "x-amzn-requestid", "x-amz-apigw-id", "x-amzn-trace-id"]);
     expect(new Set(CREDENTIAL_HEADERS)).toEqual(new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key"]));
     expect(new Set(CREDENTIAL_AND_SCOPE_HEADERS)).toEqual(new Set([...CREDENTIAL_HEADERS, "openai-organization", "openai-project", "x-goog-user-project"]));
     expect(CREDENTIAL_PARAMS).toEqual(["key"]);

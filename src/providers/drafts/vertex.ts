@@ -14,7 +14,7 @@ import { MINUTE_MS, type LimitsSpec, type RefusalRule, type UsageSpec } from "..
  * How a request to Vertex is authorised: `Authorization: Bearer <OAuth access token>` with the
  * cloud-platform scope (cloud.google.com/vertex-ai/docs/authentication). Two kinds reach the gateway:
  * - `service_account`: a pool member holds a service account key (the JSON key file); the gateway
- *   mints tokens from it (src/providers/auth/google-token.ts: the JWT bearer flow, a per-isolate
+ *   mints tokens from it (src/providers/auth/access-tokens.ts: the JWT bearer flow, a per-isolate
  *   cache, a token Vertex refuses with 401 dropped and minted again once). The key is a secret of the
  *   member, never shown. Needs `roles/aiplatform.user` on the member's project.
  * - `caller_token`: a caller's own access token (what `gcloud auth print-access-token` or any

@@ -1,6 +1,6 @@
 /**
  * @module Access tokens minted from a service account key, and the per-isolate cache that keeps
- * them. The gateway signs an assertion (google-key.ts) and POSTs it to the key's `token_uri` as
+ * them. The gateway signs an assertion (service-account.ts) and POSTs it to the key's `token_uri` as
  * `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=...`; the answer is
  * `{"access_token", "expires_in", "token_type": "Bearer"}` and a refusal `{"error",
  * "error_description"}` (developers.google.com/identity/protocols/oauth2/service-account, "HTTP/REST"
@@ -27,7 +27,7 @@
  * The private key lives only in the caller's key object and, once imported, as a non-extractable
  * CryptoKey here; it never enters an error message, a log or storage.
  */
-import { CLOUD_PLATFORM, GoogleAuthError, importSigner, type ServiceAccountKey, type Signer, signAssertion } from "./google-key";
+import { CLOUD_PLATFORM, GoogleAuthError, importSigner, type ServiceAccountKey, type Signer, signAssertion } from "./service-account";
 
 export const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /** The most a token is kept short of its expiry (google-auth-library's eager-refresh margin). */

@@ -4,8 +4,8 @@
 // an injected clock, single flight, a token Vertex refused, its bound). The token endpoint is a
 // fake here; test/node/standin.vertex.test.ts runs the same minter against the stand-in's.
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLOUD_PLATFORM, GoogleAuthError, GOOGLE_TOKEN_URI, readServiceAccountKey, type ServiceAccountKey } from "../../../src/providers/auth/google-key";
-import { FOLLOW_MS, GoogleTokens, JWT_BEARER, REFRESH_MARGIN_MS } from "../../../src/providers/auth/google-token";
+import { CLOUD_PLATFORM, GoogleAuthError, GOOGLE_TOKEN_URI, readServiceAccountKey, type ServiceAccountKey } from "../../../src/providers/auth/service-account";
+import { FOLLOW_MS, GoogleTokens, JWT_BEARER, REFRESH_MARGIN_MS } from "../../../src/providers/auth/access-tokens";
 
 const ALG = { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" };
 const T0 = Date.UTC(2026, 10, 22, 8, 0, 0);
