@@ -1,0 +1,147 @@
+// npm run profile -- [--mode cpu|instructions] [--against REV|DIR]... [--probe] [--only-beside] [--in-flight 1,48] [--seconds N] [--requests N] [--top N] [--out DIR]
+// Where the Worker's own time goes, request by request, for the plain pass-through Worker, this
+// tree's gateway and any beside it (`--against`, `--probe`: bench/trees.ts), each under wrangler dev
+// against the stand-in at latency 0, driven by the openai SDK as the overhead scenario drives it.
+//   cpu           V8's sampling profiler over the inspector (bench/profile/devtools.ts): µs a request
+//                 by function and by source module, self and inclusive; each profile is written to
+//                 --out as a .cpuprofile (open it in Chrome DevTools or speedscope).
+//   instructions  valgrind's callgrind counts the instructions of the workerd process that runs the
+//                 Worker and its objects (bench/profile/callgrind.ts): repeatable on a busy machine.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { loadavg } from "node:os";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
+import { gatewayProviders, type Standin, startStandin } from "../test/support/standin/index.ts";
+import type { ClientSpec } from "./client.ts";
+import { MODEL, PROMPT } from "./context.ts";
+import { runFleet } from "./fleet.ts";
+import { callgrindEnv, callgrindPid, dump, instructionsIn, zero } from "./profile/callgrind.ts";
+import { bundleUrl, devtools, profiled } from "./profile/devtools.ts";
+import { type Locate, moduleOf, summarise, top } from "./profile/summary.ts";
+import { besideTrees, copyOf, here, parseAgainst, probe, type Tree } from "./trees.ts";
+
+const { values } = parseArgs({
+  options: {
+    mode: { type: "string", default: "cpu" },
+    against: { type: "string", multiple: true, default: [] },
+    probe: { type: "boolean", default: false },
+    "only-beside": { type: "boolean", default: false },
+    "in-flight": { type: "string" },
+    seconds: { type: "string", default: "8" },
+    requests: { type: "string", default: "200" },
+    top: { type: "string", default: "25" },
+    out: { type: "string", default: resolve(import.meta.dirname, "profiles") },
+    verbose: { type: "boolean", default: false },
+  },
+});
+const mode = values.mode === "instructions" ? "instructions" : "cpu";
+const inFlight = (values["in-flight"] ?? (mode === "cpu" ? "1,48" : "1,16")).split(",").map(Number);
+const out = resolve(values.out!);
+mkdirSync(out, { recursive: true });
+
+/** A Worker to measure: the plain one, or a tree's gateway. */
+interface Target {
+  name: string;
+  start(extra: Partial<GatewayOptions>): Promise<Gateway>;
+}
+
+/** The same fleet as the overhead scenario: one SDK process per 24 in flight. */
+function fleetOf(gw: Gateway, c: number, more: Partial<ClientSpec>): { k: number; spec: ClientSpec } {
+  const k = Math.max(1, Math.ceil(c / 24));
+  return { k, spec: { baseURL: `${gw.url}/openai/v1`, apiKey: "sk-bench-profile", model: MODEL, prompt: PROMPT, maxTokens: 16, maxRetries: 0, requests: 0, concurrency: Math.ceil(c / k), ...more } };
+}
+
+/** Source positions in the bundle the isolate runs, through its source map beside it. */
+function locator(url: string | null): Locate {
+  const file = url ? fileURLToPath(url) : null;
+  const map = file && existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8"))) : null;
+  return (u, line, column) => {
+    if (!map || u !== url) return null;
+    const e = map.findEntry(line, column) as { originalSource?: string; originalLine?: number };
+    return e.originalSource ? { source: moduleOf(e.originalSource), line: (e.originalLine ?? 0) + 1 } : null;
+  };
+}
+
+const slug = (s: string) => s.replace(/[^A-Za-z0-9.+-]+/g, "-");
+const us = (x: number) => x.toFixed(1);
+
+async function cpu(t: Target, standin: Standin): Promise<string[]> {
+  const gw = await t.start({});
+  const lines: string[] = [];
+  try {
+    const d = await devtools(gw.inspectorPort());
+    const locate = locator(await bundleUrl(d));
+    const warm = fleetOf(gw, 48, { durationMs: 3_000 });
+    await runFleet(warm.k, warm.spec);
+    for (const c of inFlight) {
+      const f = fleetOf(gw, c, { durationMs: Number(values.seconds) * 1_000 });
+      standin.resetStats();
+      let served = 0;
+      const load = loadavg()[0]!;
+      const p = await profiled(d, 200, async () => {
+        served = (await runFleet(f.k, f.spec)).ok;
+      });
+      writeFileSync(resolve(out, `${slug(t.name)}-${c}.cpuprofile`), JSON.stringify(p));
+      const s = summarise(p, locate);
+      const js = s.totalUs - s.idleUs - s.programUs - s.gcUs;
+      lines.push(`\n### ${t.name}, ${c} in flight: ${served} requests in ${values.seconds} s (load ${load.toFixed(1)})\n`);
+      lines.push(`µs a request: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}\n`);
+      const n = Number(values.top);
+      lines.push("| self, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.self, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
+      lines.push("", "| inclusive, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.inclusive, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
+      lines.push("", "| self, by module | µs a request |", "| --- | --- |", ...top(s.byModule.self, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
+    }
+    d.close();
+  } finally {
+    await gw.close();
+  }
+  return lines;
+}
+
+async function instructions(t: Target): Promise<string[]> {
+  const dir = resolve(out, `callgrind-${slug(t.name)}`);
+  mkdirSync(dir, { recursive: true });
+  const gw = await t.start({ env: callgrindEnv(dir), readyMs: 300_000 });
+  const lines: string[] = [];
+  try {
+    const pid = callgrindPid(gw.group());
+    if (!pid) throw new Error(`${t.name}: no workerd under callgrind`);
+    const n = Number(values.requests);
+    for (const c of inFlight) {
+      const f = fleetOf(gw, c, { requests: Math.ceil(n / Math.ceil(c / 24)) });
+      await runFleet(f.k, f.spec, undefined, 1_800_000); // warm: V8 tiers the hot functions up
+      zero(pid);
+      const served = (await runFleet(f.k, f.spec, undefined, 1_800_000)).ok;
+      const file = dump(pid, dir);
+      const ir = instructionsIn(readFileSync(file, "utf8"));
+      lines.push(`| ${t.name} | ${c} | ${served} | ${(ir / served / 1e6).toFixed(2)} | ${file} |`);
+    }
+  } finally {
+    await gw.close();
+  }
+  return lines;
+}
+
+const standin = await startStandin({ latencyMs: 0 });
+const trees: Tree[] = [];
+try {
+  // --only-beside: the trees named (and their probes), without this one or the plain Worker: the variants of an ablation, say.
+  const only = values["only-beside"]!;
+  const named = (a: string) => [copyOf(parseAgainst(a)), ...(values.probe ? [probe(copyOf(parseAgainst(a)))] : [])];
+  trees.push(...(only ? values.against!.flatMap(named) : [here(), ...besideTrees(values.against!, values.probe!)]));
+  const verbose = values.verbose!;
+  const targets: Target[] = [
+    ...(only ? [] : [{ name: "plain Worker", start: (x: Partial<GatewayOptions>) => startGateway({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose, ...x }) }]),
+    ...trees.map((tr) => ({ name: tr.name, start: (x: Partial<GatewayOptions>) => startGateway({ root: tr.root, providers: gatewayProviders(standin.url), vars: { ADMIN_TOKEN: "bench-admin-token" }, verbose, ...x }) })),
+  ];
+  console.error(`profile (${mode}): ${targets.map((t) => t.name).join(", ")} at ${inFlight.join(", ")} in flight; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  const lines: string[] = mode === "cpu" ? [] : ["| Worker | in flight | requests | million instructions a request | dump |", "| --- | --- | --- | --- | --- |"];
+  for (const t of targets) lines.push(...(mode === "cpu" ? await cpu(t, standin) : await instructions(t)));
+  console.log(lines.join("\n"));
+} finally {
+  await standin.close();
+  for (const t of trees) t.remove();
+}
