@@ -65,6 +65,9 @@ function locator(url: string | null): Locate {
   };
 }
 
+/** V8's sampling interval, µs. */
+const INTERVAL_US = 100;
+
 const slug = (s: string) => s.replace(/[^A-Za-z0-9.+-]+/g, "-");
 const us = (x: number) => x.toFixed(1);
 
@@ -81,14 +84,14 @@ async function cpu(t: Target, standin: Standin): Promise<string[]> {
       standin.resetStats();
       let served = 0;
       const load = loadavg()[0]!;
-      const p = await profiled(d, 200, async () => {
+      const p = await profiled(d, INTERVAL_US, async () => {
         served = (await runFleet(f.k, f.spec)).ok;
       });
       writeFileSync(resolve(out, `${slug(t.name)}-${c}.cpuprofile`), JSON.stringify(p));
-      const s = summarise(p, locate);
+      const s = summarise(p, locate, INTERVAL_US);
       const js = s.totalUs - s.idleUs - s.programUs - s.gcUs;
       lines.push(`\n### ${t.name}, ${c} in flight: ${served} requests in ${values.seconds} s (load ${load.toFixed(1)})\n`);
-      lines.push(`µs a request: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}\n`);
+      lines.push(`µs a request in the isolate: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, the runtime outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}\n`);
       const n = Number(values.top);
       lines.push("| self, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.self, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
       lines.push("", "| inclusive, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.inclusive, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));

@@ -25,8 +25,8 @@ export async function devtools(port: number): Promise<Devtools> {
   ws.addEventListener("message", (e) => {
     const m = JSON.parse(String(e.data)) as { id?: number; method?: string; result?: unknown; error?: { message: string }; params?: { scriptId: string; url: string } };
     if (m.method === "Debugger.scriptParsed" && m.params) parsed.push({ scriptId: m.params.scriptId, url: m.params.url });
-    // workerd names the method in its answers too: an id with a result or an error answers a request.
-    const w = m.id !== undefined && ("result" in m || "error" in m) ? waiting.get(m.id) : undefined;
+    // workerd answers some requests (Profiler.enable, .start) by sending them back, without a result.
+    const w = m.id !== undefined ? waiting.get(m.id) : undefined;
     if (!w) return;
     waiting.delete(m.id!);
     if (m.error) w.fail(new Error(m.error.message));

@@ -65,10 +65,12 @@ export interface Summary {
 }
 
 /**
- * Each sample's time is the gap to the next one (the last sample's, the gap to `endTime`), placed
- * on its node (self) and on every distinct function and module on its stack (inclusive).
+ * Each sample's time is the gap to the next one (the last sample's, the gap to `endTime`), at most
+ * the sampling interval: workerd samples only while its isolate runs, so a long gap is time spent
+ * elsewhere (waiting, other isolates), not in the sample before it. The time goes on the sample's
+ * node (self) and on every distinct function and module on its stack (inclusive).
  */
-export function summarise(p: CpuProfile, locate: Locate): Summary {
+export function summarise(p: CpuProfile, locate: Locate, intervalUs: number): Summary {
   const parent = new Map<number, number>();
   const byId = new Map<number, ProfileNode>();
   for (const n of p.nodes) {
@@ -86,7 +88,7 @@ export function summarise(p: CpuProfile, locate: Locate): Summary {
   let at = p.startTime;
   const times = p.samples.map((_, i) => (at += p.timeDeltas[i] ?? 0));
   for (let i = 0; i < p.samples.length; i++) {
-    const us = Math.max(0, (i + 1 < times.length ? times[i + 1]! : p.endTime) - times[i]!);
+    const us = Math.min(intervalUs, Math.max(0, (i + 1 < times.length ? times[i + 1]! : p.endTime) - times[i]!));
     const id = p.samples[i]!;
     const own = keyOf(id);
     out.totalUs += us;

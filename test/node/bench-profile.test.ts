@@ -21,7 +21,8 @@ const profile: CpuProfile = {
     { id: 6, callFrame: frame("(program)") },
     { id: 7, callFrame: frame("(garbage collector)") },
   ],
-  // Each sample's time is the gap to the next: send 100, set 300, upstreamHeaders 50, idle 1000, program 20, gc 30 (to endTime).
+  // Each sample's time is the gap to the next, at most the interval (400): send 100, set 300, upstreamHeaders 50,
+  // idle 400 of 1,000 (the isolate was elsewhere), program 20, gc 30 (to endTime).
   samples: [2, 4, 3, 5, 6, 7],
   timeDeltas: [0, 100, 300, 50, 1_000, 20],
   startTime: 1_000,
@@ -29,11 +30,11 @@ const profile: CpuProfile = {
 };
 
 describe("summarise", () => {
-  const s = summarise(profile, locate);
+  const s = summarise(profile, locate, 400);
 
-  it("gives each sample the time to the next, on its own function (self) and on each function it ran under (inclusive)", () => {
-    expect(s.totalUs).toBe(1_500);
-    expect([s.idleUs, s.programUs, s.gcUs]).toEqual([1_000, 20, 30]);
+  it("gives each sample the time to the next, at most the interval, on its own function (self) and on each function it ran under (inclusive)", () => {
+    expect(s.totalUs).toBe(900);
+    expect([s.idleUs, s.programUs, s.gcUs]).toEqual([400, 20, 30]);
     expect(s.byFunction.self.get("send (src/routes/proxy.ts:3)")).toBe(100);
     expect(s.byFunction.self.get("set (native)")).toBe(300);
     expect(s.byFunction.self.get("upstreamHeaders (src/proxy/forward.ts:2)")).toBe(50);
@@ -61,7 +62,7 @@ describe("summarise", () => {
       startTime: 0,
       endTime: 70,
     };
-    expect(summarise(rec, locate).byFunction.inclusive.get("walk (src/proxy/forward.ts:6)")).toBe(70);
+    expect(summarise(rec, locate, 100).byFunction.inclusive.get("walk (src/proxy/forward.ts:6)")).toBe(70);
   });
 });
 
