@@ -7,10 +7,10 @@
 //                 --out as a .cpuprofile (open it in Chrome DevTools or speedscope).
 //   instructions  valgrind's callgrind counts the instructions of the workerd process that runs the
 //                 Worker and its objects (bench/profile/callgrind.ts): repeatable on a busy machine.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { loadavg } from "node:os";
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
@@ -20,7 +20,7 @@ import { MODEL, PROMPT } from "./context.ts";
 import { runFleet } from "./fleet.ts";
 import { callgrindEnv, callgrindPid, dump, instructionsIn, zero } from "./profile/callgrind.ts";
 import { bundleUrl, devtools, profiled } from "./profile/devtools.ts";
-import { type Locate, moduleOf, summarise, top } from "./profile/summary.ts";
+import { type CpuProfile, type Locate, moduleOf, summarise, top } from "./profile/summary.ts";
 import { besideTrees, copyOf, here, parseAgainst, probe, type Tree } from "./trees.ts";
 
 const { values } = parseArgs({
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     top: { type: "string", default: "25" },
     out: { type: "string", default: resolve(import.meta.dirname, "profiles") },
     verbose: { type: "boolean", default: false },
+    read: { type: "string" },
   },
 });
 const mode = values.mode === "instructions" ? "instructions" : "cpu";
@@ -54,15 +55,21 @@ function fleetOf(gw: Gateway, c: number, more: Partial<ClientSpec>): { k: number
   return { k, spec: { baseURL: `${gw.url}/openai/v1`, apiKey: "sk-bench-profile", model: MODEL, prompt: PROMPT, maxTokens: 16, maxRetries: 0, requests: 0, concurrency: Math.ceil(c / k), ...more } };
 }
 
-/** Source positions in the bundle the isolate runs, through its source map beside it. */
-function locator(url: string | null): Locate {
-  const file = url ? fileURLToPath(url) : null;
-  const map = file && existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8"))) : null;
+/** Bundle positions (of `name`, as workerd names the bundle in a profile) in the TypeScript, through a source map. */
+function mapLocate(mapFile: string | null, name: string | null): Locate {
+  const map = mapFile && existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null;
   return (u, line, column) => {
-    if (!map || u !== url) return null;
+    if (!map || u !== name) return null;
     const e = map.findEntry(line, column) as { originalSource?: string; originalLine?: number };
     return e.originalSource ? { source: moduleOf(e.originalSource), line: (e.originalLine ?? 0) + 1 } : null;
   };
+}
+
+/** The bundle the isolate runs, through its source map beside it, copied to `keep` so a profile can be read after its tree is gone. */
+function locator(url: string | null, keep: string): Locate {
+  const file = url ? fileURLToPath(url) : null;
+  if (file && existsSync(`${file}.map`)) copyFileSync(`${file}.map`, keep);
+  return mapLocate(file ? `${file}.map` : null, file ? basename(file) : null);
 }
 
 /** V8's sampling interval, µs. */
@@ -71,12 +78,27 @@ const INTERVAL_US = 100;
 const slug = (s: string) => s.replace(/[^A-Za-z0-9.+-]+/g, "-");
 const us = (x: number) => x.toFixed(1);
 
+/** A profile's tables, µs a request. */
+function report(p: CpuProfile, locate: Locate, served: number): string[] {
+  const s = summarise(p, locate, INTERVAL_US);
+  const js = s.totalUs - s.idleUs - s.programUs - s.gcUs;
+  const n = Number(values.top);
+  const table = (title: string, m: Map<string, number>) => ["", `| ${title} | µs a request |`, "| --- | --- |", ...top(m, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`)];
+  return [
+    `µs a request in the isolate: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, the runtime outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}`,
+    ...table("self, the runtime's APIs charged to their caller", s.charged),
+    ...table("self, by function", s.byFunction.self),
+    ...table("inclusive, by function (one synchronous stretch: an await ends it)", s.byFunction.inclusive),
+    ...table("self, by module", s.byModule.self),
+  ];
+}
+
 async function cpu(t: Target, standin: Standin): Promise<string[]> {
   const gw = await t.start({});
   const lines: string[] = [];
   try {
     const d = await devtools(gw.inspectorPort());
-    const locate = locator(await bundleUrl(d));
+    const locate = locator(await bundleUrl(d), resolve(out, `${slug(t.name)}.js.map`));
     const warm = fleetOf(gw, 48, { durationMs: 3_000 });
     await runFleet(warm.k, warm.spec);
     for (const c of inFlight) {
@@ -88,14 +110,7 @@ async function cpu(t: Target, standin: Standin): Promise<string[]> {
         served = (await runFleet(f.k, f.spec)).ok;
       });
       writeFileSync(resolve(out, `${slug(t.name)}-${c}.cpuprofile`), JSON.stringify(p));
-      const s = summarise(p, locate, INTERVAL_US);
-      const js = s.totalUs - s.idleUs - s.programUs - s.gcUs;
-      lines.push(`\n### ${t.name}, ${c} in flight: ${served} requests in ${values.seconds} s (load ${load.toFixed(1)})\n`);
-      lines.push(`µs a request in the isolate: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, the runtime outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}\n`);
-      const n = Number(values.top);
-      lines.push("| self, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.self, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
-      lines.push("", "| inclusive, by function | µs a request |", "| --- | --- |", ...top(s.byFunction.inclusive, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
-      lines.push("", "| self, by module | µs a request |", "| --- | --- |", ...top(s.byModule.self, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`));
+      lines.push(`\n### ${t.name}, ${c} in flight: ${served} requests in ${values.seconds} s (load ${load.toFixed(1)})\n`, ...report(p, locate, served));
     }
     d.close();
   } finally {
@@ -126,6 +141,15 @@ async function instructions(t: Target): Promise<string[]> {
     await gw.close();
   }
   return lines;
+}
+
+// --read <x.cpuprofile> --requests N: the tables of a profile written before (its map beside it, `<Worker>.js.map`).
+if (values.read) {
+  const file = resolve(values.read);
+  const map = file.replace(/-\d+\.cpuprofile$/, ".js.map");
+  const locate = mapLocate(map, "index.js");
+  console.log(report(JSON.parse(readFileSync(file, "utf8")) as CpuProfile, locate, Number(values.requests)).join("\n"));
+  process.exit(0);
 }
 
 const standin = await startStandin({ latencyMs: 0 });

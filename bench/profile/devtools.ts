@@ -66,8 +66,10 @@ export async function profiled(d: Devtools, intervalUs: number, during: () => Pr
 
 /** The Worker's bundle as the isolate runs it (its URL a file on disk, with its source map beside it). */
 export async function bundleUrl(d: Devtools): Promise<string | null> {
+  const find = () => d.scripts().find((s) => /\/\.wrangler\/tmp\/[^/]+\/index\.js$/.test(s.url))?.url ?? null;
   await d.send("Debugger.enable");
-  await new Promise((r) => setTimeout(r, 300));
+  // The scripts already parsed are told after the answer, one event each.
+  for (let waited = 0; !find() && waited < 5_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   await d.send("Debugger.disable");
-  return d.scripts().find((s) => /\/\.wrangler\/tmp\/[^/]+\/index\.js$/.test(s.url))?.url ?? null;
+  return find();
 }

@@ -62,6 +62,12 @@ export interface Summary {
   gcUs: number;
   byFunction: Tally;
   byModule: Tally;
+  /**
+   * Self time with the runtime's builtins and APIs (`Headers`, `fetch`, `setTimeout`, a stream's
+   * `read`) charged to the JavaScript function that called them: what each function costs, its
+   * calls into workerd included.
+   */
+  charged: Map<string, number>;
 }
 
 /**
@@ -83,7 +89,7 @@ export function summarise(p: CpuProfile, locate: Locate, intervalUs: number): Su
     if (!k) keys.set(id, (k = frameKey(byId.get(id)!.callFrame, locate)));
     return k;
   };
-  const out: Summary = { totalUs: 0, idleUs: 0, programUs: 0, gcUs: 0, byFunction: { self: new Map(), inclusive: new Map() }, byModule: { self: new Map(), inclusive: new Map() } };
+  const out: Summary = { totalUs: 0, idleUs: 0, programUs: 0, gcUs: 0, byFunction: { self: new Map(), inclusive: new Map() }, byModule: { self: new Map(), inclusive: new Map() }, charged: new Map() };
   const add = (m: Map<string, number>, k: string, us: number) => m.set(k, (m.get(k) ?? 0) + us);
   let at = p.startTime;
   const times = p.samples.map((_, i) => (at += p.timeDeltas[i] ?? 0));
@@ -97,6 +103,9 @@ export function summarise(p: CpuProfile, locate: Locate, intervalUs: number): Su
     else if (own.fn === "(garbage collector)") out.gcUs += us;
     add(out.byFunction.self, own.fn, us);
     add(out.byModule.self, own.module, us);
+    let payer = id;
+    while (keyOf(payer).fn.endsWith(" (native)") && parent.has(payer)) payer = parent.get(payer)!;
+    add(out.charged, keyOf(payer).fn, us);
     const fns = new Set<string>();
     const modules = new Set<string>();
     for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {

@@ -49,6 +49,12 @@ describe("summarise", () => {
     expect(s.byModule.inclusive.get("src/proxy/forward.ts")).toBe(350);
   });
 
+  it("charges the runtime's APIs to the JavaScript that called them", () => {
+    expect(s.charged.get("upstreamHeaders (src/proxy/forward.ts:2)")).toBe(350);
+    expect(s.charged.get("send (src/routes/proxy.ts:3)")).toBe(100);
+    expect(s.charged.has("set (native)")).toBe(false);
+  });
+
   it("lists the largest per request, V8's own entries left out", () => {
     expect(top(s.byFunction.inclusive, 10, 2)).toEqual([["send (src/routes/proxy.ts:3)", 45], ["upstreamHeaders (src/proxy/forward.ts:2)", 35]]);
     expect(top(s.byFunction.self, 0, 1)).toEqual([["set (native)", 0]]);
