@@ -46,6 +46,8 @@ mkdirSync(out, { recursive: true });
 /** A Worker to measure: the plain one, or a tree's gateway. */
 interface Target {
   name: string;
+  /** Its vars, for a start that adds to them. */
+  vars: Record<string, string>;
   start(extra: Partial<GatewayOptions>): Promise<Gateway>;
 }
 
@@ -122,7 +124,9 @@ async function cpu(t: Target, standin: Standin): Promise<string[]> {
 async function instructions(t: Target): Promise<string[]> {
   const dir = resolve(out, `callgrind-${slug(t.name)}`);
   mkdirSync(dir, { recursive: true });
-  const gw = await t.start({ env: callgrindEnv(dir), readyMs: 300_000 });
+  // Counts leave an isolate once a second (STATS_FLUSH_MS): at valgrind's few requests a second that
+  // call would weigh on each request fifty times what it does at full speed, and with the machine's load.
+  const gw = await t.start({ env: callgrindEnv(dir), readyMs: 300_000, vars: { ...t.vars, STATS_FLUSH_MS: "60000" } });
   const lines: string[] = [];
   try {
     const pid = callgrindPid(gw.group());
@@ -161,8 +165,11 @@ try {
   trees.push(...(only ? values.against!.flatMap(named) : [here(), ...besideTrees(values.against!, values.probe!)]));
   const verbose = values.verbose!;
   const targets: Target[] = [
-    ...(only ? [] : [{ name: "plain Worker", start: (x: Partial<GatewayOptions>) => startGateway({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose, ...x }) }]),
-    ...trees.map((tr) => ({ name: tr.name, start: (x: Partial<GatewayOptions>) => startGateway({ root: tr.root, providers: gatewayProviders(standin.url), vars: { ADMIN_TOKEN: "bench-admin-token" }, verbose, ...x }) })),
+    ...(only ? [] : [{ name: "plain Worker", vars: { UPSTREAM: standin.url }, start: (x: Partial<GatewayOptions>) => startGateway({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose, ...x }) }]),
+    ...trees.map((tr) => {
+      const vars = { ADMIN_TOKEN: "bench-admin-token" };
+      return { name: tr.name, vars, start: (x: Partial<GatewayOptions>) => startGateway({ root: tr.root, providers: gatewayProviders(standin.url), vars, verbose, ...x }) };
+    }),
   ];
   console.error(`profile (${mode}): ${targets.map((t) => t.name).join(", ")} at ${inFlight.join(", ")} in flight; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
   const lines: string[] = mode === "cpu" ? [] : ["| Worker | in flight | requests | million instructions a request | dump |", "| --- | --- | --- | --- | --- |"];
