@@ -7,17 +7,9 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import type { Env } from "../../src/env";
+import { ANSWER as ANSWER_TEXT, BODY, BYTES, UPSTREAM } from "./sample";
 
 const RUNS = Number(globalThis.process?.env?.RUNTIME_RUNS ?? 30_000);
-const BODY = JSON.stringify({
-  model: "gpt-4o-mini",
-  max_tokens: 64,
-  messages: [
-    { role: "system", content: "You are a careful grader. Answer with one word." },
-    { role: "user", content: "Question 17 of the eval set: is the following statement true? ".repeat(6) },
-  ],
-});
-const BYTES = new TextEncoder().encode(BODY);
 const CALLER = {
   authorization: "Bearer sk-proj-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH",
   "content-type": "application/json",
@@ -32,20 +24,7 @@ const CALLER = {
   "x-stainless-timeout": "600",
   accept: "application/json",
 };
-const UPSTREAM = {
-  "content-type": "application/json",
-  "x-request-id": "req_0123456789abcdef",
-  "openai-processing-ms": "312",
-  "x-ratelimit-limit-requests": "500000",
-  "x-ratelimit-remaining-requests": "499999",
-  "x-ratelimit-reset-requests": "1ms",
-  "x-ratelimit-limit-tokens": "200000000",
-  "x-ratelimit-remaining-tokens": "199999000",
-  "x-ratelimit-reset-tokens": "1ms",
-};
-const ANSWER = new TextEncoder().encode(
-  JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "True" }, finish_reason: "stop" }], usage: { prompt_tokens: 120, completion_tokens: 1, total_tokens: 121 } }),
-);
+const ANSWER = new TextEncoder().encode(ANSWER_TEXT);
 
 /** workerd's clock moves only at I/O: a timer before and after the runs lets it read the time between. */
 const tick = () => new Promise((r) => setTimeout(r, 0));
