@@ -20,6 +20,7 @@ import { MODEL, PROMPT } from "./context.ts";
 import { runFleet } from "./fleet.ts";
 import { callgrindEnv, callgrindPid, dump, instructionsIn, zero } from "./profile/callgrind.ts";
 import { bundleUrl, devtools, profiled } from "./profile/devtools.ts";
+import { byStage } from "./profile/stages.ts";
 import { type CpuProfile, type Locate, moduleOf, summarise, top } from "./profile/summary.ts";
 import { besideTrees, copyOf, here, parseAgainst, probe, type Tree } from "./trees.ts";
 
@@ -86,8 +87,11 @@ function report(p: CpuProfile, locate: Locate, served: number): string[] {
   const js = s.totalUs - s.idleUs - s.programUs - s.gcUs;
   const n = Number(values.top);
   const table = (title: string, m: Map<string, number>) => ["", `| ${title} | µs a request |`, "| --- | --- |", ...top(m, served, n).map(([k, v]) => `| ${k} | ${us(v)} |`)];
+  const stages = byStage(s.charged);
+  const staged = stages.reduce((a, [, v]) => a + v, 0);
   return [
     `µs a request in the isolate: JavaScript ${us(js / served)}, garbage collection ${us(s.gcUs / served)}, the runtime outside JavaScript (program) ${us(s.programUs / served)}, idle ${us(s.idleUs / served)}`,
+    "", "| by stage (bench/profile/stages.ts) | µs a request | share |", "| --- | --- | --- |", ...stages.map(([k, v]) => `| ${k} | ${us(v / served)} | ${((100 * v) / staged).toFixed(0)}% |`),
     ...table("self, the runtime's APIs charged to their caller", s.charged),
     ...table("self, by function", s.byFunction.self),
     ...table("inclusive, by function (one synchronous stretch: an await ends it)", s.byFunction.inclusive),

@@ -3,6 +3,7 @@
 // TypeScript it came from; the instructions a dump counted.
 import { describe, expect, it } from "vitest";
 import { instructionsIn } from "../../bench/profile/callgrind.ts";
+import { byStage, REST } from "../../bench/profile/stages.ts";
 import { type CpuProfile, frameKey, type Locate, moduleOf, summarise, top } from "../../bench/profile/summary.ts";
 
 const BUNDLE = "file:///tmp/x/.wrangler/tmp/dev-1/index.js";
@@ -90,5 +91,26 @@ describe("instructionsIn", () => {
     expect(instructionsIn("version: 1\nevents: Ir\nfl=a\n0 3\ntotals: 123456789\n")).toBe(123_456_789);
     expect(instructionsIn("summary: 42\n")).toBe(42);
     expect(() => instructionsIn("events: Ir\n")).toThrow(/no totals/);
+  });
+});
+
+describe("byStage", () => {
+  it("puts each charged function in the first stage whose rule it meets, the rest apart, V8's own entries out", () => {
+    const charged = new Map([
+      ["upstreamHeaders (src/proxy/forward.ts:15)", 30],
+      ["callerHeaders (src/proxy/forward.ts:27)", 20],
+      ["sha256Hex16 (src/providers/key.ts:15)", 10],
+      ["send2 (src/routes/proxy.ts:93)", 5],
+      ["setTimeout (node-internal:internal_timers)", 4],
+      ["structuredClone (node-internal:internal_utils)", 3],
+      ["(program)", 100],
+    ]);
+    expect(byStage(charged)).toEqual([
+      ["header copies and writes", 50],
+      ["the credential's SHA-256 and the key", 10],
+      ["the retry loop and stage glue", 5],
+      ["timers", 4],
+      [REST, 3],
+    ]);
   });
 });
