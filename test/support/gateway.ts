@@ -19,11 +19,19 @@ export interface GatewayOptions {
   logLevel?: "warn" | "log" | "debug";
   /** The loopback port to serve on; default: a free one. */
   port?: number;
+  /** More environment for wrangler (bench/profile: MINIFLARE_WORKERD_PATH, to run workerd under callgrind). */
+  env?: Record<string, string>;
+  /** How long it may take to answer /healthz; default 60 s. */
+  readyMs?: number;
 }
 
 export interface Gateway {
   url: string;
   port: number;
+  /** wrangler's --inspector-port: the Chrome DevTools protocol of the Worker's isolate (bench/profile). */
+  inspectorPort(): number;
+  /** wrangler's process group: it and its workerd processes. */
+  group(): number;
   /** wrangler's --persist-to directory: the Durable Objects' storage, for tests that scan it. Removed on close. */
   persistDir: string;
   close(): Promise<void>;
@@ -114,6 +122,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   let port = opts.port ?? (await freePort());
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
   let url = `http://127.0.0.1:${port}`;
+  let inspector = 0;
   let log = "";
   const collect = (b: Buffer) => {
     log += b.toString();
@@ -123,7 +132,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
 
   /** Starts wrangler on this port and storage, and waits until it answers /healthz. */
   const launch = async (): Promise<ChildProcess> => {
-    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()),
+    inspector = await freePort();
+    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
       "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
     if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
     // Virtual keys need a secret of their own beside the admin token (src/keys/keys.ts).
@@ -133,11 +143,11 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
       cwd: root,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true" },
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true", ...opts.env },
     });
     child.stdout!.on("data", collect);
     child.stderr!.on("data", collect);
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + (opts.readyMs ?? 60_000);
     for (;;) {
       if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
       try {
@@ -146,7 +156,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
       } catch {}
       if (Date.now() > deadline) {
         await stop(child);
-        throw new Error(`wrangler dev did not become ready in 60 s:\n${log}`);
+        throw new Error(`wrangler dev did not become ready in ${(opts.readyMs ?? 60_000) / 1000} s:\n${log}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -185,5 +195,5 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   const restart = async () => {
     child = await launch();
   };
-  return { url, port, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!), sched: () => groupSched(child!.pid!) };
+  return { url, port, inspectorPort: () => inspector, group: () => child!.pid!, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!), sched: () => groupSched(child!.pid!) };
 }
