@@ -4,10 +4,11 @@
 // included, is gone within seconds. And a test's gateway takes no configuration from the clone's
 // own `.dev.vars`.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { linkedClone } from "../support/clone.ts";
 import { startGateway } from "../support/gateway.ts";
 import { groupMembers } from "../support/owned.ts";
 
@@ -77,9 +78,7 @@ describe("a group a test started ends with the process that started it", () => {
 describe("a test's gateway owns its configuration", () => {
   it("takes nothing from the clone's .dev.vars: an admin token there does not open the admin routes, the one given does", async () => {
     // A clone with a developer's .dev.vars, beside the same files.
-    const clone = join(scratch, "clone");
-    mkdirSync(clone);
-    for (const name of ["wrangler.toml", "package.json", "src", "assets", "migrations", "node_modules"]) symlinkSync(join(ROOT, name), join(clone, name));
+    const clone = linkedClone(scratch);
     writeFileSync(join(clone, ".dev.vars"), "ADMIN_TOKEN=from-dev-vars\nGATEWAY_TOKENS=from-dev-vars\n");
     const g = await startGateway({ root: clone, vars: { ADMIN_TOKEN: "given-admin-token" } });
     try {
