@@ -1,10 +1,11 @@
-// The launcher behind `npm start`, `npm test` and `npx slotgate`: which Node it picks, and that it
-// stays out of the way where the machine's Node is new enough.
+// The launcher behind `npm start`, `npm test` and the `slotgate` command: which Node it picks, that it
+// stays out of the way where the machine's Node is new enough, and that it says so once a shell.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
-import { chooseNode, isNewEnough, isToolchain, parseVersion, platformPackage, TOOLCHAIN } from "../../scripts/node-choice.mjs";
+import { afterAll, describe, expect, it } from "vitest";
+import { chooseNode, isNewEnough, isToolchain, parseVersion, platformPackage, sessionKey, sessionOf, TOOLCHAIN } from "../../scripts/node-choice.mjs";
 
 const WITH_NODE = resolve(import.meta.dirname, "../../scripts/with-node.mjs");
 
@@ -89,5 +90,48 @@ describe("scripts/with-node.mjs on a Node that is new enough", () => {
     const r = run();
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/usage/);
+  });
+});
+
+describe("the too-old line, once a shell", () => {
+  // /proc/<pid>/stat: pid (comm) state ppid pgrp session ... starttime is field 22.
+  const stat = (sid: number, start = 555) => `4242 (node (x) y) S 1 4242 ${sid} 0 -1 ${Array.from({ length: 13 }, () => "0").join(" ")} ${start} 0`;
+
+  it("keys a process by its session and the session leader's start time", () => {
+    expect(sessionKey(stat(900), stat(900, 12345))).toBe("session-900-12345");
+    expect(sessionKey(stat(900), null)).toBe("session-900-gone");
+    expect(sessionKey(null, null)).toBeNull();
+    expect(sessionKey("garbage", null)).toBeNull();
+    expect(sessionOf("session-900-12345")).toBe("900");
+    expect(sessionOf("parent-77")).toBeNull();
+  });
+
+  // The launcher on an old Node (told so: `version`), with a toolchain already in a home of its own.
+  const home = mkdtempSync(join(tmpdir(), "slotgate-said-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const dir = join(home, ".cache", "node24", "node_modules");
+  const pkg = platformPackage(process.platform, process.arch);
+  mkdirSync(join(dir, pkg, "bin"), { recursive: true });
+  mkdirSync(join(dir, "npm"), { recursive: true });
+  writeFileSync(join(dir, pkg, "package.json"), JSON.stringify({ version: TOOLCHAIN.node }));
+  writeFileSync(join(dir, "npm", "package.json"), JSON.stringify({ version: TOOLCHAIN.npm }));
+  symlinkSync(process.execPath, join(dir, pkg, "bin", "node"));
+  const SETUP = resolve(import.meta.dirname, "../../scripts/node-setup.mjs");
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "SLOTGATE_FALLBACK_NODE"));
+  /** One command as a shell would start it; `newShell`: in a session of its own, as a new terminal's. */
+  const launch = (newShell = false) =>
+    spawnSync(process.execPath, ["--input-type=module", "-e", `(await import(${JSON.stringify(SETUP)})).projectNodeEnv(process.env, { version: "20.20.2" })`], {
+      env: { ...env, HOME: home }, encoding: "utf8", detached: newShell,
+    }).stderr;
+
+  it("says the line in the first command of a shell, not in the next ones, and again in a new shell", () => {
+    const line = /^Node 20\.20\.2 is too old for wrangler and the \.ts scripts .*; using Node .* \(installed from the npm registry\)\n$/;
+    expect(launch()).toMatch(line);
+    expect(launch()).toBe("");
+    expect(launch()).toBe("");
+    expect(launch(true)).toMatch(line);
+    // A marker per shell; the new shell's leader has ended, so the next new shell's launch cleared its marker.
+    expect(launch(true)).toMatch(line);
+    expect(readdirSync(join(home, ".cache", "node24", "said")).length).toBeLessThanOrEqual(2);
   });
 });
