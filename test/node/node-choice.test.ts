@@ -1,6 +1,6 @@
 // The launcher behind `npm start`, `npm test` and the `slotgate` command: which Node it picks, that it
 // stays out of the way where the machine's Node is new enough, and that it says so once a shell.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -120,18 +120,24 @@ describe("the too-old line, once a shell", () => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "SLOTGATE_FALLBACK_NODE"));
   /** One command as a shell would start it; `newShell`: in a session of its own, as a new terminal's. */
   const launch = (newShell = false) =>
-    spawnSync(process.execPath, ["--input-type=module", "-e", `(await import(${JSON.stringify(SETUP)})).projectNodeEnv(process.env, { version: "20.20.2" })`], {
-      env: { ...env, HOME: home }, encoding: "utf8", detached: newShell,
-    }).stderr;
+    new Promise<string>((done) => {
+      // detached: a session of its own (setsid), as a new terminal's shell has.
+      const child = spawn(process.execPath, ["--input-type=module", "-e", `(await import(${JSON.stringify(SETUP)})).projectNodeEnv(process.env, { version: "20.20.2" })`], {
+        env: { ...env, HOME: home }, detached: newShell, stdio: ["ignore", "ignore", "pipe"],
+      });
+      let err = "";
+      child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+      child.once("close", () => done(err));
+    });
 
-  it("says the line in the first command of a shell, not in the next ones, and again in a new shell", () => {
+  it("says the line in the first command of a shell, not in the next ones, and again in a new shell", async () => {
     const line = /^Node 20\.20\.2 is too old for wrangler and the \.ts scripts .*; using Node .* \(installed from the npm registry\)\n$/;
-    expect(launch()).toMatch(line);
-    expect(launch()).toBe("");
-    expect(launch()).toBe("");
-    expect(launch(true)).toMatch(line);
+    expect(await launch()).toMatch(line);
+    expect(await launch()).toBe("");
+    expect(await launch()).toBe("");
+    expect(await launch(true)).toMatch(line);
     // A marker per shell; the new shell's leader has ended, so the next new shell's launch cleared its marker.
-    expect(launch(true)).toMatch(line);
+    expect(await launch(true)).toMatch(line);
     expect(readdirSync(join(home, ".cache", "node24", "said")).length).toBeLessThanOrEqual(2);
   });
 });
