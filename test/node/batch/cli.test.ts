@@ -44,12 +44,14 @@ describe("slotgate command line", () => {
     const dir = tempDir();
     writeInput(dir, inputOf(3));
     const args = ["batch", "requests.jsonl", "--out", "results.jsonl", "--base-url", s.url, "--max-attempts", "1"];
-    const hintOf = (stderr: string) => /To finish, run:\n {2}(.+)\n/.exec(stderr)?.[1] ?? "";
+    // The hint says which credentials to set again: it never prints one.
+    const hintOf = (stderr: string) => /To finish, run \(with OPENAI_API_KEY set as for this run\):\n {2}(.+)\n/.exec(stderr)?.[1] ?? "";
 
     // Run by its path (no `slotgate` on the PATH): the hint names Node and the file.
     const first = cli(args, undefined, dir);
     expect((await first.exited).code).toBe(1);
     const hint = hintOf(first.stderr());
+    expect(first.stderr()).not.toContain(KEY);
     expect(hint).toBe(`node ${BIN} batch requests.jsonl --out results.jsonl --base-url ${s.url} --max-attempts 1 --resume`);
     s.configure({ faults: {} });
     const again = cli([hint], undefined, dir, true);
