@@ -69,6 +69,8 @@ export default defineConfig({
         plugins: [cloudflareTest({ wrangler: { configPath: WRANGLER_CONFIG }, miniflare: { bindings: POOL_BINDINGS } })],
         test: {
           name: "workers",
+          // workerd's logs of the disconnects tests make on purpose, counted rather than printed.
+          globalSetup: ["test/support/quiet-workerd.ts"],
           isolate: false,
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", ...FRESH],
@@ -76,7 +78,7 @@ export default defineConfig({
       },
       {
         plugins: [cloudflareTest({ wrangler: { configPath: WRANGLER_CONFIG }, miniflare: { bindings: POOL_BINDINGS } })],
-        test: { name: "workers-fresh", include: FRESH },
+        test: { name: "workers-fresh", include: FRESH, globalSetup: ["test/support/quiet-workerd.ts"] },
       },
       {
         // End-to-end: real `wrangler dev`, a stand-in provider on loopback, the official SDKs.
