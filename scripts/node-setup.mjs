@@ -107,6 +107,16 @@ export function runAndExit(command, args, env) {
   // to this process alone (kill <pid>) is passed on.
   process.on("SIGINT", () => {});
   for (const signal of /** @type {const} */ (["SIGTERM", "SIGHUP"])) process.on(signal, () => child.kill(signal));
+  // npm does not pass a SIGTERM it is sent on to the script it runs: it exits and leaves the script
+  // running with no parent (`kill <npm's pid>` on `npm test` left the tests, and their gateways,
+  // going). So a parent that goes counts as a SIGTERM for the command.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    child.kill("SIGTERM");
+  }, 500);
+  watch.unref();
   child.on("error", (err) => {
     say(`${command}: ${err.message}`);
     process.exit(127);

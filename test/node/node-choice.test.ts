@@ -1,7 +1,7 @@
 // The launcher behind `npm start`, `npm test` and the `slotgate` command: which Node it picks, that it
 // stays out of the way where the machine's Node is new enough, and that it says so once a shell.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -84,6 +84,26 @@ describe("scripts/with-node.mjs on a Node that is new enough", () => {
   it("ends the way the command ended when a signal stopped it", () => {
     const r = run(process.execPath, "-e", "process.kill(process.pid, 'SIGTERM')");
     expect(r.signal).toBe("SIGTERM");
+  });
+
+  it("stops the command (SIGTERM) when whoever started it goes without passing a signal on, as npm does when it is sent SIGTERM", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "slotgate-orphan-"));
+    let pid = 0;
+    try {
+      const mark = join(dir, "got");
+      const command = `process.on("SIGTERM", () => { require("fs").writeFileSync(${JSON.stringify(mark)}, "SIGTERM"); process.exit(0); }); console.log("up " + process.pid); setInterval(() => {}, 1000);`;
+      // A parent that starts the launcher and is then killed outright, as npm exits on SIGTERM.
+      const parent = spawn(process.execPath, ["-e", `require("child_process").spawn(process.execPath, [${JSON.stringify(WITH_NODE)}, process.execPath, "-e", ${JSON.stringify(command)}], { stdio: "inherit" }); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
+      pid = await new Promise<number>((up) => parent.stdout!.on("data", (b: Buffer) => /up (\d+)/.test(b.toString()) && up(Number(/up (\d+)/.exec(b.toString())![1]))));
+      parent.kill("SIGKILL");
+      await expect.poll(() => (existsSync(mark) ? readFileSync(mark, "utf8") : ""), { timeout: 5_000 }).toBe("SIGTERM");
+    } finally {
+      // Without the watch the command would outlive the test (and hold its output open).
+      try {
+        if (pid) process.kill(pid, "SIGKILL");
+      } catch {}
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses to start without a command", () => {
