@@ -88,6 +88,9 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts", "test/providers/names.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // What a gateway writes after its answer (waitUntil: cache entries, usage, keys) may take
+          // seconds to show on two loaded cores: the default 1 s of expect.poll is too short.
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],
