@@ -1,7 +1,8 @@
 // A virtual key with a budget reserves the most the request can cost (budget/worst.ts), at the
-// dearest tier it may be served at, before anything is sent; each answer is metered (usage/meter.ts)
-// into the ledger and, for a budget, settles it at the tier that served. Whatever was not metered
-// settles when the request has ended.
+// dearest price it may be charged at (the tiers it may be served at; a pool's members, each at its
+// own provider's price for the model), before anything is sent; each answer is metered
+// (usage/meter.ts) into the ledger and, for a budget, settles it at the member and tier that served.
+// Whatever was not metered settles when the request has ended.
 import { pricing } from "../../budget/priceable";
 import { budgetStage } from "../../budget/stage";
 import { worstCase } from "../../budget/worst";
@@ -12,11 +13,10 @@ import type { Call, Stage } from "../call";
 export const budgeted: Stage = async (call, next) => {
   const { asked, read, dialect } = call;
   const vk = call.pooled?.vk;
-  const listed = vk?.budget ? priceOf(call.settings.prices, asked.provider.name, read.model) : null;
-  const { price, noPrice } = priced(call, listed);
+  const { price, noPrice, unlisted } = vk?.budget ? priced(call) : UNPRICED;
   const unknownTier = read.unknownTier ?? noPrice;
   const budget = await budgetStage(call.env, vk, {
-    model: read.model, price, rest: asked.rest,
+    model: unlisted ?? read.model, price, rest: asked.rest,
     pricing: () => pricing({ flavour: asked.provider.flavour, method: asked.method, rest: asked.rest, json: call.json, model: read.model, ...(unknownTier !== null && { tier: { name: unknownTier, priced: false } }) }),
     worst: () => worstCase(call.json, call.bytes.byteLength, price!, read.model),
   }, call.waitUntil);
@@ -37,10 +37,36 @@ export const budgeted: Stage = async (call, next) => {
   }
 };
 
-/** The model's price at the dearest tier the request may be served at, or the tier that has none. */
-function priced(call: Call, listed: Price | null): { price: Price | null; noPrice: string | null } {
-  if (!listed) return { price: null, noPrice: null };
-  const at = call.servedAt.map((t) => ({ t, p: tierPrice(listed, t, call.dialect.tiers?.ratio[t]) }));
-  const none = at.find((x) => x.p === null);
-  return none ? { price: null, noPrice: none.t } : { price: dearest(at.map((x) => x.p!)), noPrice: null };
+interface Priced {
+  price: Price | null;
+  /** A tier it may be served at that has no price. */
+  noPrice: string | null;
+  /** The model with no price, where a pool's member names it otherwise (`bedrock:<its id>`). */
+  unlisted: string | null;
+}
+
+const UNPRICED: Priced = { price: null, noPrice: null, unlisted: null };
+
+/**
+ * The dearest price an answer may be charged at, as the meter will price it: each target's (a pool
+ * member of another provider at its own provider and model, any other at the route's), at each tier
+ * it may be served at (the request's, or standard where its dialect sells none), at the route's
+ * ratios; else the model or tier that has no price: nothing may go where nothing would be charged.
+ */
+function priced(call: Call): Priced {
+  const { asked, read } = call;
+  const targets = call.route?.targets?.() ?? [];
+  const prices: Price[] = [];
+  for (const t of targets.length ? targets : [undefined]) {
+    const as = t?.priceAs ?? { provider: asked.provider.name, model: read.model };
+    const listed = priceOf(call.settings.prices, as.provider, as.model);
+    if (!listed) return { ...UNPRICED, unlisted: t?.priceAs ? `${as.provider}:${as.model}` : null };
+    const tiers = (t?.dialect ?? call.dialect).tiers ? call.servedAt : (["standard"] as const);
+    for (const tier of tiers) {
+      const p = tierPrice(listed, tier, call.dialect.tiers?.ratio[tier]);
+      if (!p) return { ...UNPRICED, noPrice: tier };
+      prices.push(p);
+    }
+  }
+  return { price: dearest(prices), noPrice: null, unlisted: null };
 }
