@@ -41,7 +41,6 @@ import { makeReply } from "./reply.ts";
 import { parseRequest } from "./request.ts";
 import type { ParsedRequest } from "./request.ts";
 import type { Outcome } from "./stats.ts";
-import { charge } from "./tiers.ts";
 import { sleep, writeStream } from "./write.ts";
 
 type Operation = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "chat";
@@ -199,7 +198,6 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
   if (reported && reportsChatUsage) {
     state.stats.used(reported.input, reported.output);
     state.stats.bedrockCharged(caller.account, model, reported.input, reported.output);
-    state.stats.charged(caller.account, model, charge(state.options, null, model, "standard", reported.input, reported.output));
   }
   account.inFlight++;
   state.stats.begin();
