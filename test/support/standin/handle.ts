@@ -185,14 +185,11 @@ export async function handleApi(
       const served = tier ?? "standard";
       Object.assign(okHeaders, reportTier(dialect, result, served));
       const output = endpoint === "/embeddings" ? 0 : reply.outputTokens;
-      const usd = charge(o, dialect, model, served, reply.inputTokens, output);
-      state.stats.served(served, reply.inputTokens, output, usd);
+      state.stats.served(served, reply.inputTokens, output, charge(o, dialect, model, served, reply.inputTokens, output));
       const streamed = "stream" in result;
       // What the answer reports in its usage is what it served (some streams report it only when asked).
-      if (!streamed || dialect.reportsStreamUsage(endpoint, req)) {
+      if (!streamed || dialect.reportsStreamUsage(endpoint, req))
         state.stats.used(reply.inputTokens, output, owner, model);
-        state.stats.charged(owner, model, usd);
-      }
       const opened = o.heldMs > 0 && (await holdOpen(res, dialect, streamed, okHeaders, o.heldMs, o.keepAliveMs));
       if (streamed) await writeStream(res, result.stream, totalMs, okHeaders, dialect.sseEol, opened);
       else {

@@ -80,12 +80,6 @@ export interface Stats {
   tiers: Record<"flex" | "standard" | "priority", TierStats>;
   /** The stand-in Bedrock's charge: per account, per model (as the path names it), what its answers reported. */
   bedrock: Record<string, Record<string, BedrockCharge>>;
-  /**
-   * What each account is charged (USD) for each model, as `usageBy` and `bedrock` count them: the
-   * usage its answers reported, at `prices` for that model (at the tier that served); a model with
-   * no price adds nothing. What a ledger's cost per member is compared with.
-   */
-  charged: Record<string, Record<string, number>>;
 }
 
 export interface BedrockCharge {
@@ -169,7 +163,6 @@ function empty(): Stats {
     batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
     tiers: { flex: emptyTier(), standard: emptyTier(), priority: emptyTier() },
     bedrock: {},
-    charged: {},
   };
 }
 
@@ -209,13 +202,6 @@ export class StatsRecorder {
     u.answers++;
     u.input += input;
     u.output += output;
-  }
-
-  /** What one answer to `account` for `model` is charged (null: the model has no price). */
-  charged(account: string, model: string, usd: number | null): void {
-    if (usd === null) return;
-    const of = (this.#s.charged[account] ??= {});
-    of[model] = (of[model] ?? 0) + usd;
   }
 
   /** One event at Google's token endpoint or of a token it issued. */

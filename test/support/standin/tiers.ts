@@ -134,10 +134,10 @@ export function reportTier(d: Dialect, result: EndpointResult, tier: Tier): Reco
 }
 
 /** What the provider charges for an answer at a tier (USD), from `prices`: the tier's own, else the provider's ratio; null: unpriced. */
-export function charge(o: StandinOptions, d: Dialect | null, model: string, tier: Tier, input: number, output: number): number | null {
+export function charge(o: StandinOptions, d: Dialect, model: string, tier: Tier, input: number, output: number): number | null {
   const listed = o.prices[model];
   if (!listed) return null;
-  const ratio = tier === "standard" ? 1 : d ? ROWS[d.name]?.ratio[tier] : undefined;
+  const ratio = tier === "standard" ? 1 : ROWS[d.name]?.ratio[tier];
   const p: TierPrice | undefined = (tier === "standard" ? listed : listed[tier]) ?? (ratio === undefined ? undefined : { input: listed.input * ratio, output: listed.output * ratio });
   return p ? (input * p.input + output * p.output) / 1e6 : null;
 }
