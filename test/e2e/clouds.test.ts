@@ -6,9 +6,11 @@
 // member serves some, and the ledger prices each member's answers at its own price; a budgeted key
 // reserves at the dearest member's price and, near its cap, is refused at once.
 import Anthropic from "@anthropic-ai/sdk";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  cloudsProviders, cloudsStandin, cloudsVars, CLOUDS, type Cloud, costOf, MEMBER, MODEL, newCredentials, POOL, RATES, servedBy,
+  CLOUDS_POOLS, cloudsProviders, cloudsStandin, cloudsVars, CLOUDS, type Cloud, costOf, MEMBER, MODEL, newCredentials, POOL, RATES, servedBy,
 } from "../support/clouds-pool.ts";
 import { type Gateway, startGateway } from "../support/gateway.ts";
 import { Admin } from "../support/pools.ts";
@@ -90,6 +92,15 @@ describe("one Claude model on three clouds", () => {
       expect({ c, requests: sum("requests"), input: sum("inputTokens"), output: sum("outputTokens") }).toEqual({ c, requests: served[c].answers, input: served[c].input, output: served[c].output });
       expect(sum("costUsd"), c).toBeCloseTo(costOf(c, served[c]), 10);
     }
+  });
+});
+
+describe("docs/pools-and-virtual-keys.md", () => {
+  it("shows the pool this file runs, as POOLS takes it", () => {
+    const doc = readFileSync(resolve(import.meta.dirname, "../../docs/pools-and-virtual-keys.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## One Claude model on three clouds"));
+    const block = /```json\n([\s\S]*?)\n```/.exec(section);
+    expect(JSON.parse(block![1]!)).toEqual(CLOUDS_POOLS);
   });
 });
 
