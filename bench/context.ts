@@ -51,8 +51,10 @@ export interface Scenario {
   beside?: boolean;
   /** One shape of the real-client matrix (bench/real): selected together by `--only real`. */
   real?: boolean;
-  /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's. */
-  vars?: () => Record<string, string>;
+  /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's; given the stand-in (a key it made). */
+  vars?: (standin: Standin) => Record<string, string>;
+  /** Providers beyond the built-ins at the stand-in (`PROVIDERS`), merged into the one gateway's. */
+  providers?: (standinUrl: string) => Record<string, { baseUrl: string }>;
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 

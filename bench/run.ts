@@ -69,7 +69,9 @@ function options(): Options {
                  Fleets are fixed per shape (--k/--m/--concurrency do not apply; --quick shrinks them)
   --only pools   key pools and virtual keys (issue 19): pools-share (600+600 and 900+300 RPM beside one key
                  of 1,200), pools-quota (a member without quota; --pool-seconds N, default 120, quick 20;
-                 BENCH_POOL_SECONDS), pools-revoke, pools-overhead. Fleets fixed per row
+                 BENCH_POOL_SECONDS), pools-revoke, pools-overhead, clouds-pool (issue 41: one Claude model on an
+                 Anthropic, a Bedrock and a Vertex member at 240+120+120 RPM, the Anthropic SDK with a virtual key,
+                 against the ideal at the sum). Fleets fixed per row
   --only batch   provider batches (issue 27): one 2,000-line job (quick: 400) by slotgate batch through the
                  gateway, sync beside --mode provider: the ledger's cost and the wall time
   --only providers  every built-in beyond OpenAI and Anthropic at its limit in its own dialect (issue 32), its
@@ -164,8 +166,8 @@ async function main(): Promise<void> {
     const gatewayOf = (root: string) =>
       start({
         // Every built-in at its dialect in the stand-in (openai and anthropic unprefixed, as before).
-        root, providers: gatewayProviders(standin.url), verbose,
-        vars: { ...Object.assign({}, ...only.map((s) => s.vars?.() ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
+        root, providers: { ...gatewayProviders(standin.url), ...Object.assign({}, ...only.map((s) => s.providers?.(standin.url) ?? {})) }, verbose,
+        vars: { ...Object.assign({}, ...only.map((s) => s.vars?.(standin) ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
         // A timeline reads the limiter's grants from its debug lines.
         ...(opts.timeline && { logLevel: "debug" as const }),
       });

@@ -38,7 +38,7 @@ const WORD = { day: "daily", month: "monthly", total: "total" } as const;
 
 /** What the stage knows of a request's price. */
 export interface Priced {
-  /** The model the request names; `*` when it names none. */
+  /** The model the request names (`*` when it names none), or the one with no price (a pool member's own: `bedrock:<id>`). */
   model: string;
   /** Its price at the dearest tier it may be served at (null: no price). */
   price: Price | null;

@@ -146,7 +146,7 @@ function wired(m: Member, wire: Wire, r: Asking): { path: string; served: { body
   const path = filled(streams ? wire.streamPath : wire.path, { ...m.address.fields, model: encodeURIComponent(model) });
   const body = wireBody(wire, r.json, r.headers);
   if (!body) return null;
-  return { path, served: { body, model, ...(streams && wire.stream === "eventstream" && { answer: wireStream }) } };
+  return { path, served: { body, model, ...(streams && wire.stream === "eventstream" && { answer: (res: Response) => wireStream(wire, res) }) } };
 }
 
 /** The caller's headers for a member of another family: those its wire moves into the body are not sent. */

@@ -51,6 +51,10 @@ export class PoolRoute implements Route {
     return this.members.find((m) => m.target === t)?.name;
   }
 
+  targets(): readonly Target[] {
+    return this.members.map((m) => m.target);
+  }
+
   pick(now: number, avoid?: Target, skip?: ReadonlySet<Target>): Target | { backAt: number } | null {
     let list = skip?.size ? this.members.filter((m) => !skip.has(m.target)) : this.members;
     if (list.length === 0) return null;

@@ -36,7 +36,7 @@ const sse = (json: string, type: string) => enc.encode(`event: ${type}\ndata: ${
  * throttling or a model's error mid-stream) as Anthropic's `error` event. Frames that cannot be
  * read cut the stream with an error, never a clean end: a truncated answer must not look whole.
  */
-export function wireStream(res: Response): Response {
+export function wireStream(wire: Wire, res: Response): Response {
   if (!res.body) return res;
   const reader = new FrameReader();
   const body = res.body.pipeThrough(
@@ -61,7 +61,7 @@ export function wireStream(res: Response): Response {
                 return "";
               }
             })();
-            out.enqueue(sse(JSON.stringify({ type: "error", error: { type: type === "throttlingException" ? "rate_limit_error" : "api_error", message } }), "error"));
+            out.enqueue(sse(JSON.stringify({ type: "error", error: { type: wire.exceptions?.[type] ?? "api_error", message } }), "error"));
             continue;
           }
           if (m.headers[":event-type"] !== "chunk") continue;

@@ -42,7 +42,8 @@ export interface HostPart {
  * a field of its address), its path when the request streams, the body's fields it drops and sets,
  * request headers that move into the body (an array), and how its streamed answer is framed
  * (`eventstream`: Bedrock's event-stream frames, each chunk's payload one event of the caller's
- * family: given back as server-sent events).
+ * family: given back as server-sent events, an exception frame as the caller's family's `error`
+ * event, its type as `exceptions` names it, else `api_error`).
  */
 export interface Wire {
   from: RegExp;
@@ -52,6 +53,7 @@ export interface Wire {
   set: Readonly<Record<string, unknown>>;
   headersToBody?: Readonly<Record<string, string>>;
   stream?: "eventstream";
+  exceptions?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -48,10 +48,17 @@ export const MODELS =
   "grok-3-mini 131072 131072 .3 .5 .075;" +
   // Bedrock (aws.amazon.com/bedrock/pricing, read 2026-11-28 as third parties quote its tables;
   // Claude's match Anthropic's list prices; windows from each model card, userguide/model-card-*):
-  // on-demand, in-region; a cross-region profile's id is priced as its base model (NAME_PARTS).
-  "bedrock:anthropic.claude-opus-4-5-20251101-v1:0 200000 64000 5 25 .5 6.25," +
-  "anthropic.claude-sonnet-4-5-20250929-v1:0 200000 64000 3 15 .3 3.75," +
-  "anthropic.claude-haiku-4-5-20251001-v1:0 200000 64000 1 5 .1 1.25," +
+  // on-demand; a cross-region profile's id is priced as its base model (NAME_PARTS). Claude 4.5
+  // costs 10% more in-region or through a geographic profile (`us.`, `eu.`, ...) than through
+  // `global.` (userguide/global-cross-region-inference.html: "approximately 10% savings" for
+  // global; platform.claude.com "Claude on Amazon Bedrock", global vs regional endpoints: "a 10%
+  // pricing premium"): the base id at the regional price, the global profile at the list price.
+  "bedrock:anthropic.claude-opus-4-5-20251101-v1:0 200000 64000 5.5 27.5 .55 6.875," +
+  "anthropic.claude-sonnet-4-5-20250929-v1:0 200000 64000 3.3 16.5 .33 4.125," +
+  "anthropic.claude-haiku-4-5-20251001-v1:0 200000 64000 1.1 5.5 .11 1.375," +
+  "global.anthropic.claude-opus-4-5-20251101-v1:0 200000 64000 5 25 .5 6.25," +
+  "global.anthropic.claude-sonnet-4-5-20250929-v1:0 200000 64000 3 15 .3 3.75," +
+  "global.anthropic.claude-haiku-4-5-20251001-v1:0 200000 64000 1 5 .1 1.25," +
   "anthropic.claude-opus-4-1-20250805-v1:0 200000 32000 15 75 1.5 18.75," +
   "anthropic.claude-sonnet-4-20250514-v1:0 200000 64000 3 15 .3 3.75," +
   "anthropic.claude-3-7-sonnet-20250219-v1:0 200000 64000 3 15 .3 3.75," +
@@ -70,13 +77,14 @@ export const MODELS =
   "gemini-2.0-flash-lite 1048576 8192 .075 .3";
 
 /**
- * The parts of a model's name a provider's price does not depend on, by provider: Bedrock's ARN
- * and cross-region inference profile prefix (`us.`, `eu.`, `global.` ...: userguide/cross-region-inference),
- * Vertex's `@version` and Gemini's `-00N` version. A name is looked up as it is, then without them.
+ * The parts of a model's name a provider's price does not depend on, by provider, each taken off
+ * in turn: Bedrock's ARN, then its cross-region inference profile prefix (`us.`, `eu.`, `global.`
+ * ...: userguide/cross-region-inference; a `global.` id the table names is found before it goes),
+ * Vertex's `@version` and Gemini's `-00N` version. A name is looked up as it is, then without each.
  */
-export const NAME_PARTS: Readonly<Record<string, RegExp>> = {
-  bedrock: /^(?:arn:aws[a-z-]*:bedrock:[^:]*:[^:]*:(?:foundation-model|inference-profile)\/)?(?:(?:global|us|us-gov|eu|apac|jp|au|ca)\.)?/,
-  vertex: /@\d{8}$|-\d{3}$/,
+export const NAME_PARTS: Readonly<Record<string, readonly RegExp[]>> = {
+  bedrock: [/^arn:aws[a-z-]*:bedrock:[^:]*:[^:]*:(?:foundation-model|inference-profile)\//, /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./],
+  vertex: [/@\d{8}$|-\d{3}$/],
 };
 
 /**

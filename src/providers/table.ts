@@ -130,6 +130,8 @@ const ROWS = {
       anthropic: {
         from: /^\/v1\/messages$/, path: "/model/{model}/invoke", streamPath: "/model/{model}/invoke-with-response-stream",
         drop: ["model", "stream"], set: { anthropic_version: "bedrock-2023-05-31" }, headersToBody: { "anthropic-beta": "anthropic_beta" }, stream: "eventstream",
+        // A stream's exception events (APIReference API_runtime_ResponseStream) as Anthropic's error types (docs.claude.com/en/api/errors).
+        exceptions: { throttlingException: "rate_limit_error", serviceUnavailableException: "overloaded_error", validationException: "invalid_request_error" },
       },
     },
     headers: { member: ["x-amzn-requestid", "x-amz-apigw-id", "x-amzn-trace-id"] },

@@ -44,6 +44,8 @@ export interface Route {
   pool: string;
   /** The member's name (a span's attribute). */
   memberOf?(t: Target): string | undefined;
+  /** Every target it may pick (a budget reserves at the dearest of their prices). */
+  targets?(): readonly Target[];
   /** The member whose answer the caller got, once stamped (the batch stage records what it made there). */
   served?: string;
 }

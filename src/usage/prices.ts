@@ -183,9 +183,13 @@ const baseName = (model: string) => model.replace(/(-\d{4}-\d{2}-\d{2}|-\d{8}|-l
 
 /** The price of a provider's model: `provider:model`, then `model`, then both again without a date suffix. */
 export function priceOf(table: PriceTable, provider: string, model: string): Price | null {
-  const parts = Object.hasOwn(NAME_PARTS, provider) ? NAME_PARTS[provider] : undefined;
-  const bare = parts ? model.replace(parts, "") : model;
-  for (const m of new Set([model, baseName(model), bare, baseName(bare)])) {
+  const names = [model, baseName(model)];
+  let bare = model;
+  for (const part of Object.hasOwn(NAME_PARTS, provider) ? NAME_PARTS[provider]! : []) {
+    bare = bare.replace(part, "");
+    names.push(bare, baseName(bare));
+  }
+  for (const m of new Set(names)) {
     const p = table.get(`${provider}:${m}`) ?? table.get(m);
     if (p) return p;
   }
@@ -193,8 +197,9 @@ export function priceOf(table: PriceTable, provider: string, model: string): Pri
 }
 
 /**
- * A price at least as dear as each of `prices` in every rate (the same model at the tiers a
- * request may be served at): what a budget reserves at when it cannot know which will serve.
+ * A price at least as dear as each of `prices` in every rate, and as wide in its bounds (the same
+ * model at the tiers a request may be served at, or a pool's members' prices for it): what a budget
+ * reserves at when it cannot know which will serve. A bound one of them leaves out is left out.
  */
 export function dearest(prices: readonly Price[]): Price {
   const [first, ...rest] = prices;
@@ -215,6 +220,10 @@ function higherRates(a: Rates, b: Rates): Rates {
 function higher(a: Price, b: Price): Price {
   const p: Price = { ...a, ...higherRates(a, b) };
   if (a.long || b.long) p.long = { above: Math.min(a.long?.above ?? Infinity, b.long?.above ?? Infinity), ...higherRates(a.long ?? a, b.long ?? b) };
+  for (const k of ["maxOutput", "context"] as const) {
+    if (a[k] === undefined || b[k] === undefined) delete p[k];
+    else p[k] = Math.max(a[k], b[k]);
+  }
   return p;
 }
 

@@ -1,22 +1,22 @@
 // A virtual key with a budget reserves the most the request can cost (budget/worst.ts), at the
-// dearest tier it may be served at, before anything is sent; each answer is metered (usage/meter.ts)
-// into the ledger and, for a budget, settles it at the tier that served. Whatever was not metered
-// settles when the request has ended.
+// dearest price it may be charged at (budget/dearest.ts: the tiers it may be served at; a pool's
+// members, each at its own provider's price for the model), before anything is sent; each answer is metered
+// (usage/meter.ts) into the ledger and, for a budget, settles it at the member and tier that served.
+// Whatever was not metered settles when the request has ended.
+import { type Chargeable, dearestPrice, UNPRICED } from "../../budget/dearest";
 import { pricing } from "../../budget/priceable";
 import { budgetStage } from "../../budget/stage";
 import { worstCase } from "../../budget/worst";
-import { dearest, type Price, priceOf, tierPrice } from "../../usage/prices";
 import { Meter, type UsageRecord } from "../../usage/meter";
 import type { Call, Stage } from "../call";
 
 export const budgeted: Stage = async (call, next) => {
   const { asked, read, dialect } = call;
   const vk = call.pooled?.vk;
-  const listed = vk?.budget ? priceOf(call.settings.prices, asked.provider.name, read.model) : null;
-  const { price, noPrice } = priced(call, listed);
+  const { price, noPrice, unlisted } = vk?.budget ? dearestPrice(call.settings.prices, { provider: asked.provider.name, model: read.model }, chargeable(call), call.servedAt, dialect.tiers?.ratio) : UNPRICED;
   const unknownTier = read.unknownTier ?? noPrice;
   const budget = await budgetStage(call.env, vk, {
-    model: read.model, price, rest: asked.rest,
+    model: unlisted ?? read.model, price, rest: asked.rest,
     pricing: () => pricing({ flavour: asked.provider.flavour, method: asked.method, rest: asked.rest, json: call.json, model: read.model, ...(unknownTier !== null && { tier: { name: unknownTier, priced: false } }) }),
     worst: () => worstCase(call.json, call.bytes.byteLength, price!, read.model),
   }, call.waitUntil);
@@ -37,10 +37,9 @@ export const budgeted: Stage = async (call, next) => {
   }
 };
 
-/** The model's price at the dearest tier the request may be served at, or the tier that has none. */
-function priced(call: Call, listed: Price | null): { price: Price | null; noPrice: string | null } {
-  if (!listed) return { price: null, noPrice: null };
-  const at = call.servedAt.map((t) => ({ t, p: tierPrice(listed, t, call.dialect.tiers?.ratio[t]) }));
-  const none = at.find((x) => x.p === null);
-  return none ? { price: null, noPrice: none.t } : { price: dearest(at.map((x) => x.p!)), noPrice: null };
+/** Every target the route may pick (or the request's own), as the budget prices them. */
+function chargeable(call: Call): Chargeable[] {
+  const targets = call.route?.targets?.() ?? [];
+  if (!targets.length) return [{ tiered: !!call.dialect.tiers }];
+  return targets.map((t) => ({ ...(t.priceAs && { priceAs: t.priceAs }), tiered: !!(t.dialect ?? call.dialect).tiers }));
 }

@@ -86,12 +86,22 @@ function asked(body: Record<string, unknown>, raw: string, model: string, stream
   return { ...p, model, stream, maxTokens: max ?? null, lastUserText: p.lastUserText || (typeof body.prompt === "string" ? body.prompt : "") };
 }
 
-/** The checks Bedrock makes of a body before inference; the message's form is its JSON-schema validator's (observed, third party). */
+/**
+ * The checks Bedrock makes of a body before inference; the message's form is its JSON-schema
+ * validator's (observed, third party). Claude's InvokeModel body names neither its model nor a
+ * stream (the path does: model-parameters-anthropic-claude-messages): either is an extraneous key
+ * (`#: extraneous key [model] is not permitted`, as fumito-ito/AnthropicSwiftSDK#19 and
+ * sigoden/aichat#543 quote it).
+ */
 function invalid(op: Operation, family: string, body: Record<string, unknown>): string | null {
   const required = (key: string) => `Malformed input request: #: required key [${key}] not found, please reformat your input and try again.`;
   if (op === "converse" || op === "converse-stream") return Array.isArray(body.messages) ? null : "The model returned the following errors: messages: Field required";
   if (op === "chat") return typeof body.model === "string" && Array.isArray(body.messages) ? null : "messages and model are required";
-  if (family === "anthropic") for (const k of ["anthropic_version", "max_tokens", "messages"]) if (!(k in body)) return required(k);
+  if (family === "anthropic") {
+    for (const k of ["anthropic_version", "max_tokens", "messages"]) if (!(k in body)) return required(k);
+    const extra = ["model", "stream"].filter((k) => k in body);
+    if (extra.length) return `Malformed input request: ${extra.map((k) => `#: extraneous key [${k}] is not permitted`).join("")}, please reformat your input and try again.`;
+  }
   return null;
 }
 
