@@ -93,6 +93,14 @@ function commandWith(bin: string, args: string[], flag: "--resume" | "--cancel")
   return `${commandName(thisInvocation(bin))} batch ${quoted.join(" ")} ${flag}`;
 }
 
+/**
+ * " (with OPENAI_API_KEY set as for this run)": a printed command carries no credential (it would
+ * show in a terminal's scrollback), so a key given on the run's own command line must be given again.
+ */
+function withCredentials(vars: string[]): string {
+  return vars.length === 0 ? "" : ` (with ${vars.join(" and ")} set as for this run)`;
+}
+
 /** A yes/no question on the terminal; undefined when there is none to ask on. */
 function terminalConfirm(): ((q: string) => Promise<boolean>) | undefined {
   if (!process.stdin.isTTY) return undefined;
@@ -142,8 +150,9 @@ export async function main(argv: string[], bin: string = process.argv[1] ?? "slo
     const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) }, confirm: terminalConfirm() });
     out.write(`${formatSummary(summary)}\n`);
     if (options.cancel) return 0;
-    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
-    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(bin, rest, "--cancel")}\n`);
+    const creds = withCredentials(summary.credentials);
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run${creds}:\n  ${commandWith(bin, rest, "--resume")}\n`);
+    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead${creds}:\n  ${commandWith(bin, rest, "--cancel")}\n`);
     if (summary.stopped) return 130;
     return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
   } catch (e) {
@@ -152,7 +161,7 @@ export async function main(argv: string[], bin: string = process.argv[1] ?? "slo
       return e.exitCode;
     }
     if (e instanceof JobStopped) {
-      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run (with the credentials set as for this run):\n  ${commandWith(bin, rest, "--resume")}\n`);
       return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);

@@ -38,6 +38,6 @@ export function summarize(s: Session, pending: number, extra: Partial<BatchSumma
     succeeded: t.succeeded, failed: t.failed, failedByReason: t.byReason, retryable: t.retryable,
     notDone: pending - answered + t.interrupted,
     absorbed429: s.ctx.counters.absorbed429, retries: s.ctx.counters.retries, wallMs: s.ctx.now() - s.startedAt, stopped: s.ctx.stop.aborted,
-    spend: s.spend.s, ...extra,
+    spend: s.spend.s, credentials: s.credentialVars, ...extra,
   };
 }

@@ -37,6 +37,8 @@ export interface Session {
   entries: { id: string; provider: string | null }[];
   /** custom_ids the output already answers (--resume). */
   done: Set<string>;
+  /** The variables the credentials came from, one per provider of the lines to send. */
+  credentialVars: string[];
   ctx: SendContext;
   spend: SpendTally;
   tally: Tally;
@@ -154,6 +156,7 @@ export async function openSession(o: BatchOptions): Promise<Session> {
 
   return {
     o, startedAt, entries, done, ctx, spend, tally, pool, baseOf, headersOf, record, sync,
+    credentialVars: [...keys.keys()].map((p) => route(p).credentialVar),
     close: () => {
       limiters.close();
       writer.close();

@@ -94,6 +94,8 @@ export interface BatchSummary {
   stopped: boolean;
   /** Tokens the succeeded answers reported, and their cost at the price table. */
   spend: SpendSummary;
+  /** The variables this run read credentials from (OPENAI_API_KEY, ...): a printed --resume needs them set again. */
+  credentials: string[];
   /** Provider mode: the batches, and how their lines ended. */
   batches?: BatchesSummary;
 }

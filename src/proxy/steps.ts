@@ -157,15 +157,18 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
   const sent = { tier: slot.tier, headers: res.headers, ...(at.priceAs && { price: at.priceAs }) };
   // The tier that served, as the answer's headers tell it, else the tier it went at (a plain answer's body may say more: below).
   const served = (tier: Tier | undefined): Tier => tier ?? servedTier(d.tiers, res.headers, null) ?? slot.tier;
-  let body = res.body && timer.watch(res.body);
+  let body = res.body;
   let held = false;
   if (!streaming && body) {
     let read;
     try {
-      read = await readUpTo(body, BUFFER_MAX);
+      // Read whole where it is small, under one idle limit for the whole read (no stream of its own in between).
+      read = await readUpTo(body, BUFFER_MAX, (r) => timer.idle(r));
     } catch (err) {
       return unreachable(s, slot, err, true);
     }
+    // Cut by the idle limit: its end is no end.
+    if (timer.timedOut) return unreachable(s, slot, timer.signal.reason, true);
     if ("whole" in read) {
       slot.stop();
       const usage = plan.meter?.plain(read.whole, plan.tags, sent);
@@ -177,6 +180,8 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
     if ("held" in read) held = true;
     body = "held" in read ? read.held : read.rest;
   }
+  // What is passed on as it comes has the idle limit on each of its reads.
+  body = body && timer.watch(body);
   limiter.settle(leaseId, { ...success, release: false, streaming: streaming || held });
   const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags, sent);
   return stampTier(

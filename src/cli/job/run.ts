@@ -37,8 +37,6 @@ export async function runProviderJob(s: Session, mode: "provider" | "auto"): Pro
   if (events.length === 0 && o.cancel) throw new UsageError(`${file} names no batches: nothing to cancel`);
   if (events.length > 0 && !o.resume && !o.cancel) throw new UsageError(`${file} holds the batches of an earlier run: pass --resume to attach to them, or choose another --out`);
   const job = fold(events, randomUUID());
-  const journal = new Journal(file);
-  if (events.length === 0) journal.add({ e: "job", job: job.job, at: s.ctx.now() });
 
   // Every line not yet answered; in provider mode, each must have a batch API.
   const items = new Map<string, Item>();
@@ -49,11 +47,13 @@ export async function runProviderJob(s: Session, mode: "provider" | "auto"): Pro
   }
   const refusedLines = unbatched.filter((it): it is Item => !("custom_id" in it));
   if (mode === "provider" && refusedLines.length > 0 && !o.cancel) {
-    journal.close();
     s.close();
     const shown = refusedLines.slice(0, 5).map((it) => `${it.customId} (${it.provider} ${it.url})`).join(", ");
     throw new UsageError(`--mode provider: ${refusedLines.length} lines have no batch API here (${BATCHED}): ${shown}; use --mode auto to run them synchronously`);
   }
+  // Refused before this: no state file, as no output file (a job that never started leaves nothing).
+  const journal = new Journal(file);
+  if (events.length === 0) journal.add({ e: "job", job: job.job, at: s.ctx.now() });
 
   const lane = new SyncLane(s);
   const steps = new Steps(s, journal, job, items, apisFor(s, s.ctx), lane);
