@@ -154,7 +154,9 @@ const ROWS = {
    */
   vertex: {
     title: "Google Vertex AI",
-    credentialHeaders: [AUTHORIZATION, "x-goog-api-key"],
+    // Google's APIs also take a token or an API key as a query parameter, and a quota project in a
+    // header (cloud.google.com/apis/docs/system-parameters): all in the credential's hash.
+    credentialHeaders: [AUTHORIZATION, "x-goog-api-key"], credentialParams: ["key", "access_token"], scopeHeaders: ["x-goog-user-project"],
     send: { kind: "service-account" },
     model: "gemini-path",
     // Hosts by location (/docs/learn/locations): `global` at aiplatform.googleapis.com, the `us`

@@ -6,11 +6,13 @@
  * start from nothing at every rotation. Keyed by the path's project instead, every token of the
  * project shares one limiter, as its quotas are the project's. But the path names any project: a
  * stranger with a bad token could then queue in, slow, or teach (with its 401s and 403s) the
- * limiter of a project it may not use. So a credential is keyed by the project only once the
- * provider has answered it there with a 2xx (Google checks a caller's permission on the project
- * before anything else), and by its own hash until then. A 401 or 403 there takes the proof back
- * (a revoked token, a role removed). Kept per isolate, for `ttlMs` after the last 2xx (an hour: a
- * token's life), at most `max` pairs (the oldest proven goes first); time is passed in.
+ * limiter of a project it may not use, and read its state in the answer's headers. So a credential
+ * is keyed by the project only once the provider itself has answered it there with a 2xx (Google
+ * checks a caller's permission on the project before anything else), and by its own hash until
+ * then. A 401 or 403 there takes the proof back (a revoked token, a role removed). Pairs are per
+ * provider (another provider of the same row may point elsewhere), kept per isolate for `ttlMs`
+ * after the last 2xx (an hour: a token's life), at most `max` (the oldest proven goes first); time
+ * is passed in.
  */
 import { remember } from "../bounded";
 
@@ -29,15 +31,15 @@ export class Proofs {
     this.#max = max;
   }
 
-  /** Whether `credentialHash` has been answered with a 2xx at `identity` within the proof's life. */
-  proven(credentialHash: string, identity: string, now: number): boolean {
-    const until = this.#until.get(pair(credentialHash, identity));
+  /** Whether `credentialHash` has been answered with a 2xx by `provider` at `identity` within the proof's life. */
+  proven(provider: string, credentialHash: string, identity: string, now: number): boolean {
+    const until = this.#until.get(pair(provider, credentialHash, identity));
     return until !== undefined && now < until;
   }
 
   /** What the provider answered the credential at `identity`: a 2xx proves it (again), a 401 or 403 takes the proof back, anything else says nothing. */
-  answered(credentialHash: string, identity: string, status: number, now: number): void {
-    const id = pair(credentialHash, identity);
+  answered(provider: string, credentialHash: string, identity: string, status: number, now: number): void {
+    const id = pair(provider, credentialHash, identity);
     if (status >= 200 && status < 300) remember(this.#until, id, now + this.#ttlMs, this.#max);
     else if (status === 401 || status === 403) this.#until.delete(id);
   }
@@ -48,4 +50,4 @@ export class Proofs {
   }
 }
 
-const pair = (credentialHash: string, identity: string) => `${credentialHash}\n${identity}`;
+const pair = (provider: string, credentialHash: string, identity: string) => `${provider}\n${credentialHash}\n${identity}`;
