@@ -51,8 +51,10 @@ export interface Scenario {
   beside?: boolean;
   /** One shape of the real-client matrix (bench/real): selected together by `--only real`. */
   real?: boolean;
-  /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's. */
-  vars?: () => Record<string, string>;
+  /** Vars the gateway needs for it (POOLS and the members' keys, made at the stand-in where it issues them), merged into the one gateway's. */
+  vars?: (standin: Standin) => Record<string, string>;
+  /** Providers beyond the built-ins `gatewayProviders` points at the stand-in, given its URL. */
+  providers?: (standinUrl: string) => Record<string, { baseUrl: string }>;
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 

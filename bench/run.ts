@@ -27,9 +27,10 @@ import { shared } from "./scenarios/shared.ts";
 import { tierRounds } from "./scenarios/tier-rounds.ts";
 import { tiers } from "./scenarios/tiers.ts";
 import { tokens } from "./scenarios/tokens.ts";
+import { vertex } from "./scenarios/vertex.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, tiers, tierRounds];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, vertex, tiers, tierRounds];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
@@ -164,8 +165,8 @@ async function main(): Promise<void> {
     const gatewayOf = (root: string) =>
       start({
         // Every built-in at its dialect in the stand-in (openai and anthropic unprefixed, as before).
-        root, providers: gatewayProviders(standin.url), verbose,
-        vars: { ...Object.assign({}, ...only.map((s) => s.vars?.() ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
+        root, providers: { ...gatewayProviders(standin.url), ...Object.assign({}, ...only.map((s) => s.providers?.(standin.url) ?? {})) }, verbose,
+        vars: { ...Object.assign({}, ...only.map((s) => s.vars?.(standin) ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
         // A timeline reads the limiter's grants from its debug lines.
         ...(opts.timeline && { logLevel: "debug" as const }),
       });

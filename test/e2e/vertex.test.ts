@@ -3,12 +3,16 @@
 // account key whose tokens the gateway mints at the stand-in's token endpoint, and the official
 // clients changed only in their base URL: @anthropic-ai/vertex-sdk (messages.create, whole and
 // streamed) and @google/genai with `vertexai: true` (generateContent, generateContentStream), each
-// through a virtual key and with the caller's own access token. Then a caller's token proving its
+// through a virtual key and with the caller's own access token; express mode and @ai-sdk/google-vertex
+// through a virtual key. Then a caller's token proving its
 // project as an attacker would try to skip that, a member's token expiring mid-run, several callers
 // at a quota the stand-in enforces with no headers, the ledger against the stand-in's counts, and a
 // scan of every output for the key, its tokens and its signatures.
+import { createVertex } from "@ai-sdk/google-vertex";
+import { createVertexAnthropic } from "@ai-sdk/google-vertex/anthropic";
 import AnthropicVertex from "@anthropic-ai/vertex-sdk";
 import { GoogleGenAI } from "@google/genai";
+import { generateText, streamText } from "ai";
 import { OAuth2Client } from "google-auth-library";
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -142,6 +146,33 @@ describe("the clients with only their base URL changed", () => {
     expect(upstreamOf("caller-proj")).toEqual([
       "aiplatform.googleapis.com rawPredict 200", "aiplatform.googleapis.com streamRawPredict 200",
       "europe-west4-aiplatform.googleapis.com generateContent 200", "europe-west4-aiplatform.googleapis.com streamGenerateContent 200",
+    ]);
+  });
+});
+
+describe("more ways in through a virtual key", () => {
+  it("@google/genai in express mode: the virtual key as its API key, no project or location in the path; the member's put in", async () => {
+    const before = upstreamOf("member-proj").length;
+    const ai = new GoogleGenAI({ vertexai: true, apiKey: vk.key, httpOptions: { baseUrl: `${gateway.url}/vertex` } });
+    const answer = await ai.models.generateContent({ model: GEMINI, contents: "hello" });
+    expect(answer.usageMetadata?.candidatesTokenCount).toBe(7);
+    expect(upstreamOf("member-proj").slice(before)).toEqual(["us-east5-aiplatform.googleapis.com generateContent 200"]);
+  });
+
+  it("@ai-sdk/google-vertex: Gemini with baseURL down to /publishers/google, Claude down to /publishers/anthropic/models, whole and streamed", async () => {
+    const before = upstreamOf("member-proj").length;
+    const vertex = createVertex({ baseURL: `${gateway.url}/vertex/v1beta1/projects/any-project/locations/us-central1/publishers/google`, googleAuthOptions: { authClient: bearer(vk.key) as never } });
+    const gemini = await generateText({ model: vertex(GEMINI), prompt: "hello", maxRetries: 0 });
+    const geminiStream = streamText({ model: vertex(GEMINI), prompt: "hello", maxRetries: 0 });
+    await geminiStream.consumeStream();
+    const anthropic = createVertexAnthropic({ baseURL: `${gateway.url}/vertex/v1/projects/any-project/locations/us-east5/publishers/anthropic/models`, generateAuthToken: async () => vk.key });
+    const claude = await generateText({ model: anthropic(CLAUDE), prompt: "hello", maxRetries: 0 });
+    const claudeStream = streamText({ model: anthropic(CLAUDE), prompt: "hello", maxRetries: 0 });
+    await claudeStream.consumeStream();
+    expect([gemini.usage.outputTokens, (await geminiStream.usage).outputTokens, claude.usage.outputTokens, (await claudeStream.usage).outputTokens]).toEqual([7, 7, 7, 7]);
+    expect(upstreamOf("member-proj").slice(before)).toEqual([
+      "us-east5-aiplatform.googleapis.com generateContent 200", "us-east5-aiplatform.googleapis.com streamGenerateContent 200",
+      "us-east5-aiplatform.googleapis.com rawPredict 200", "us-east5-aiplatform.googleapis.com streamRawPredict 200",
     ]);
   });
 });
