@@ -25,8 +25,12 @@ export const idealMs = (n: number, rpm: number, latencyMs: number) => Math.max(0
 async function ledgerOf(ctx: Ctx, since: number, n: number): Promise<{ requests: number; inputTokens: number; outputTokens: number; unknownUsage: number } | null> {
   for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
     const res = await fetch(`${ctx.gateway.url}/admin/usage?since=${since}&by=model`, { headers: { authorization: `Bearer ${ctx.adminToken}` } });
-    const row = res.ok ? ((await res.json()) as { rows: { model: string; requests: number; inputTokens: number; outputTokens: number; unknownUsage: number }[] }).rows.find((r) => r.model === MODEL) : undefined;
-    if (row && row.requests >= n) return row;
+    if (!res.ok) continue;
+    // A model's usage comes in several rows (by hour, caller, key): summed.
+    const rows = ((await res.json()) as { rows: { model: string; requests: number; inputTokens: number; outputTokens: number; unknownUsage: number }[] }).rows.filter((r) => r.model === MODEL);
+    const row = { requests: 0, inputTokens: 0, outputTokens: 0, unknownUsage: 0 };
+    for (const r of rows) for (const k of ["requests", "inputTokens", "outputTokens", "unknownUsage"] as const) row[k] += r[k];
+    if (row.requests >= n) return row;
   }
   return null;
 }
