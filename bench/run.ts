@@ -27,9 +27,10 @@ import { shared } from "./scenarios/shared.ts";
 import { tierRounds } from "./scenarios/tier-rounds.ts";
 import { tiers } from "./scenarios/tiers.ts";
 import { tokens } from "./scenarios/tokens.ts";
+import { vertex } from "./scenarios/vertex.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, tiers, tierRounds];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, vertex, tiers, tierRounds];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";

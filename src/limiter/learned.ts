@@ -45,7 +45,9 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
     for (const e of q.recent ?? []) if ((n === undefined || e.n < n) && e.at > since && !refusedN.has(e.n)) counted += kind === "requests" ? 1 : e.cost;
     // Nothing let through in the period, as far as this log knows (a restart, a first request): no estimate; the hint alone holds the key.
     if (counted === 0 && prev?.limit == null) return;
-    limit = prev?.limit != null ? Math.max(counted, Math.ceil(prev.limit * MOST_CUT)) : counted;
+    // A refusal says the limit is at most what was let through: it lowers a learned limit, never
+    // raises it (a period that still holds the first episode's burst counts more than the refill).
+    limit = prev?.limit != null ? Math.min(prev.limit, Math.max(counted, Math.ceil(prev.limit * MOST_CUT))) : counted;
     // A refused request never counts itself; a token window holds at least the refused request.
     limit = Math.max(limit, kind === "requests" ? 1 : g.cost);
   }

@@ -8,7 +8,7 @@ import { readServiceAccountKey } from "../providers/auth/service-account";
 import { isMade, type Placed, placeCredential } from "../providers/credential";
 import type { Wire } from "../providers/flavour";
 import { CREDENTIAL_AND_SCOPE_HEADERS, CREDENTIAL_HEADERS, CREDENTIAL_PARAMS } from "../providers/headers";
-import { credentialHash, keyFor, sha256Hex16 } from "../providers/key";
+import { credentialHash, identityHash, keyFor } from "../providers/key";
 import { type FlavourName, FLAVOURS } from "../providers/table";
 import { upstreamUrl } from "../providers/url";
 import type { KeyMeta } from "../limiter/types";
@@ -47,7 +47,7 @@ const hashes = new WeakMap<Member, string>();
 export async function memberHash(m: Member): Promise<string> {
   let hash = hashes.get(m);
   if (hash === undefined) {
-    if (m.address?.identity !== undefined) hash = await sha256Hex16(`identity\n${m.provider.flavour}\n${m.address.identity}`);
+    if (m.address?.identity !== undefined) hash = await identityHash(m.provider.flavour, m.address.identity);
     else {
       const placed = placedOf(m);
       const url = new URL("https://member.invalid/");

@@ -161,6 +161,12 @@ export interface ScopeSpec {
   bodyRoutes?: RegExp;
   /** A limit is per resource too: the resource is in the key (Azure's, the first path segment). */
   resource?: boolean;
+  /**
+   * The end of a model's name its limits do not depend on (a version: Vertex's quotas hold per base
+   * model, every version of it counting against one): taken off the key's model, so every version
+   * shares one limiter. The ledger keeps the name as sent.
+   */
+  version?: RegExp;
 }
 
 /** The tiers a synchronous request may go at: half price and sheddable, the default, or dearer and faster. */

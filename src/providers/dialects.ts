@@ -306,7 +306,9 @@ const ROWS = {
     // A service account that may not use the project, or whose project has no billing: the member's (its ErrorInfo reason, cloud.google.com/apis/design/errors).
     refusals: [...GOOGLE, { means: "bad_key", status: [403], reason: ["IAM_PERMISSION_DENIED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"] }, { means: "spent", status: [403], reason: ["BILLING_DISABLED"] }],
     usage: READS,
-    scope: { resource: true },
+    // "The requests per minute (RPM) quota applies to a base model and all versions, identifiers,
+    // and tuned versions of that model" (/docs/quotas): Claude's `@20250929`, Gemini's `-001`.
+    scope: { resource: true, version: /@\d{8}$|-\d{3}$/ },
   },
 } as const satisfies Record<string, Omit<Dialect, "name">>;
 

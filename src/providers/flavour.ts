@@ -24,15 +24,22 @@ export type CredentialSend =
 /**
  * Where a caller's path names the part of its provider's host that varies: Azure's resource and
  * Bedrock's region (the path's first segment, taken off), Vertex's location (kept in the path).
- * The base URL's `{resource}` takes it; `hosts` gives a whole base URL for some values (Vertex's
- * `global` endpoint has no location in its host).
+ * The base URL's `{resource}` takes it.
  */
 export interface HostPart {
   from: RegExp;
   /** The segment is the gateway's, not the provider's: it is taken off the path. */
   strip: boolean;
   check: RegExp;
-  hosts?: Readonly<Record<string, string>>;
+  /**
+   * Values whose host is written otherwise: `[text, instead]` replaces `text` of the base URL
+   * before `{resource}` is filled (Vertex's `global` endpoint has no location in its host, its
+   * `us` and `eu` multi-regions another name). A base URL without `text` (a `PROVIDERS` one
+   * pointing elsewhere) takes the value in `{resource}` as any other: never a host it did not name.
+   */
+  hosts?: Readonly<Record<string, readonly [text: string, instead: string]>>;
+  /** The value when the path names none (Vertex's express mode, whose path has no location: the global endpoint); absent: such a path is refused. */
+  otherwise?: string;
 }
 
 /**
@@ -173,6 +180,14 @@ export interface Flavour {
   send: CredentialSend | readonly CredentialSend[];
   /** Where a caller's path names the varying part of the host; absent: a `{resource}` base URL takes the path's first segment. */
   host?: HostPart;
+  /**
+   * Where a caller's path names whose limits it counts against (its group 1: Vertex's project).
+   * A caller's own credential is keyed by it, as a pool member naming it is, once the provider
+   * has answered that credential there with a 2xx (proxy/proofs.ts); until then, and on a path
+   * that names none, by the credential's own hash. A token that rotates keeps one limiter, and a
+   * stranger naming another's project never reaches its limiter. Absent: always the credential's.
+   */
+  identity?: RegExp;
   /** How its members serve other families' requests (a cross-cloud pool), by the caller's family. */
   wires?: Readonly<Record<string, Wire>>;
   /** Headers every request of the family carries, which the gateway's own requests and the CLI's set (Anthropic's API version). */

@@ -8,7 +8,10 @@ export const LABEL = /^[A-Za-z0-9._@+\/-]{1,128}$/;
 export interface KeyParts {
   key: string;
   model: string;
+  /** The hash of the caller's own credential (its cache entries and labels are the credential's), or a member's. */
   credentialHash: string;
+  /** Whose limits the path says it counts against, where its row reads one (Vertex's project); null: none. */
+  identity?: string | null;
 }
 
 /** The first 16 hex of SHA-256: enough to tell credentials (or tokens) apart, never enough to recover one. */
@@ -20,10 +23,24 @@ export async function sha256Hex16(text: string): Promise<string> {
 /**
  * `<provider>:<model or *>:<first 16 hex of SHA-256(credential + org/project)>`. The raw
  * credential only ever enters the hash; provider and hash always stay, so a label cannot
- * reach another tenant's limiter.
+ * reach another tenant's limiter. Where the row reads whose limits the path names (Vertex's
+ * project) and `proven` says the provider has answered this credential there, the hash is that
+ * identity's instead (the one its pool members' keys carry): every token of it shares one limiter.
  */
-export async function limitKey(p: Provider, headers: Headers, url: URL, rest: string, body: unknown, label: string | null): Promise<KeyParts> {
-  return keyFor(p, await credentialHash(p, headers, url), rest, body, label);
+export async function limitKey(p: Provider, headers: Headers, url: URL, rest: string, body: unknown, label: string | null, proven?: (credentialHash: string, identity: string) => boolean): Promise<KeyParts> {
+  const hash = await credentialHash(p, headers, url);
+  const identity = pathIdentity(p, rest);
+  const owner = identity !== null && proven?.(hash, identity) ? await identityHash(p.flavour, identity) : hash;
+  return { ...keyFor(p, owner, rest, body, label), credentialHash: hash, identity };
+}
+
+/** The hash an identity (an account, a project) goes by in limit keys, for its members and its proven callers alike. */
+export const identityHash = (flavour: string, identity: string): Promise<string> => sha256Hex16(`identity\n${flavour}\n${identity}`);
+
+/** Whose limits a caller's path names, as its row reads it (null: the row reads none, or the path names none). */
+export function pathIdentity(p: Provider, rest: string): string | null {
+  const m = FLAVOURS[p.flavour].identity?.exec(routeOf(p, rest));
+  return m ? m[1]! : null;
 }
 
 /** The hash of the credential and its org/project scope, as the key carries it. */
@@ -38,16 +55,21 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
 }
 
 /**
- * The key for a credential already hashed: the label, else the model the body or path names, else
- * `*`; where the dialect scopes limits per resource (Azure), `<resource>/` before it, label or not.
+ * The key for a credential already hashed: the label, else the model the body or path names
+ * (without a version its dialect says limits ignore), else `*`; where the dialect scopes limits per
+ * resource (Azure, Bedrock, Vertex), `<resource>/` before it, label or not.
  */
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
-  let model = label ?? requestModel(p, rest, body);
+  const scope = DIALECTS[p.dialect].scope;
+  let model = label ?? limitModel(requestModel(p, rest, body), scope?.version);
   model = model && model.length <= 128 ? model : "*";
-  const resource = DIALECTS[p.dialect].scope?.resource ? resourceOf(p, rest) : null;
+  const resource = scope?.resource ? resourceOf(p, rest) : null;
   if (resource) model = `${resource}/${model}`;
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
+
+/** The model whose limits a request counts against: its name without the version the row says its limits ignore. */
+const limitModel = (model: string | null, version: RegExp | undefined) => (model && version ? model.replace(version, "") || model : model);
 
 /** The resource a request goes to: a pool member's own, else its path's part of a base URL that takes one (an Azure resource, a region, a location). */
 function resourceOf(p: Provider, rest: string): string | null {

@@ -13,6 +13,10 @@ import { ANTHROPIC_PRICING, GEMINI_PRICING, OPENAI_PRICING, VERTEX_PRICING } fro
 const AUTHORIZATION = "authorization";
 /** An AWS region's name (us-east-1, ap-southeast-2, us-gov-west-1). */
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
+/** A Google Cloud project id (cloud.google.com/resource-manager/docs/creating-managing-projects: 6-30 characters; longer ones are still read). */
+const PROJECT = String.raw`[a-z][a-z0-9-]{4,61}[a-z0-9]`;
+/** A Google Cloud location's name (us-east5, europe-west4, global, us). */
+const LOCATION = /^[a-z][a-z0-9-]{0,38}[a-z0-9]$/;
 /** OpenAI's org and project scoping: part of a credential's key, and whose account answered. */
 const OPENAI_SCOPE = ["openai-organization", "openai-project"];
 /** OpenAI's wire, which Azure OpenAI speaks too: its rate-limit headers and its streams' last events. */
@@ -152,14 +156,25 @@ const ROWS = {
    */
   vertex: {
     title: "Google Vertex AI",
-    credentialHeaders: [AUTHORIZATION, "x-goog-api-key"],
+    // Google's APIs also take a token or an API key as a query parameter, and a quota project in a
+    // header (cloud.google.com/apis/docs/system-parameters): all in the credential's hash.
+    credentialHeaders: [AUTHORIZATION, "x-goog-api-key"], credentialParams: ["key", "access_token"], scopeHeaders: ["x-goog-user-project"],
     send: { kind: "service-account" },
     model: "gemini-path",
-    host: { from: /\/locations\/([a-z0-9-]+)\//, strip: false, check: /^[a-z0-9-]{1,40}$/, hosts: { global: "https://aiplatform.googleapis.com" } },
+    // Hosts by location (/docs/learn/locations): `global` at aiplatform.googleapis.com, the `us`
+    // and `eu` multi-regions at aiplatform.{us,eu}.rep.googleapis.com (the same three rules in
+    // @anthropic-ai/vertex-sdk's client.ts and @google/genai's ApiClient); express mode's path
+    // names no location and is served by the global endpoint (/docs/start/express-mode).
+    host: {
+      from: /\/locations\/([^/]+)\//, strip: false, check: LOCATION, otherwise: "global",
+      hosts: { global: ["{resource}-aiplatform.", "aiplatform."], us: ["{resource}-aiplatform.", "aiplatform.us.rep."], eu: ["{resource}-aiplatform.", "aiplatform.eu.rep."] },
+    },
+    // Quotas per project, location and base model (/docs/quotas): a caller's own token is keyed by its path's project once proven there.
+    identity: new RegExp(`^/v1(?:beta1)?/projects/(${PROJECT})/locations/`),
     member: {
       fields: {
-        project: { check: /^[a-z][a-z0-9-]{4,61}[a-z0-9]$/, says: "a Google Cloud project id", identity: true },
-        location: { check: /^[a-z0-9-]{1,40}$/, says: "a Vertex AI location (us-east5, global)", resource: true },
+        project: { check: new RegExp(`^${PROJECT}$`), says: "a Google Cloud project id", identity: true },
+        location: { check: LOCATION, says: "a Vertex AI location (us-east5, global)", resource: true },
         models: { kind: "models", check: /^[A-Za-z0-9.@_-]{1,128}$/, says: "map model names to Vertex model ids", each: "a Vertex model id", optional: true },
       },
       path: [

@@ -7,17 +7,20 @@ const FIRST_SEGMENT: HostPart = { from: /^\/([^/]+)/, strip: true, check: /^[a-z
 /** The part of a caller's path that names the varying part of `p`'s host, if its base URL has one. */
 export const hostPartOf = (p: Provider): HostPart | null => (p.baseUrl.includes("{resource}") ? (FLAVOURS[p.flavour].host ?? FIRST_SEGMENT) : null);
 
-/** A base URL with its `{resource}` given (or the whole URL the row gives for that value: Vertex's `global`). */
+/** A base URL with its `{resource}` given, written as the row says for that value where it names one (Vertex's `global`, `us`, `eu`). */
 export function baseFor(baseUrl: string, part: HostPart | null | undefined, value: string): string {
-  return part?.hosts?.[value] ?? baseUrl.replace("{resource}", value);
+  const swap = part?.hosts?.[value];
+  const base = swap && baseUrl.includes(swap[0]) ? baseUrl.replace(swap[0], swap[1]) : baseUrl;
+  return base.replace("{resource}", value);
 }
 
 /**
  * The value of `rest`'s host part (lowercased) and the path that goes upstream, or null when the
- * path names none, or one that is not a plain host label.
+ * path names none (and the row gives no value `otherwise`), or one that is not a plain host label.
  */
 export function hostValue(part: HostPart, rest: string): { value: string; path: string } | null {
   const m = part.from.exec(rest);
+  if (!m && part.otherwise !== undefined) return { value: part.otherwise, path: rest || "/" };
   if (!m || !part.check.test(m[1]!)) return null;
   const path = part.strip ? rest.slice(0, m.index) + rest.slice(m.index + m[0].length) : rest;
   return { value: m[1]!.toLowerCase(), path: path || "/" };

@@ -56,8 +56,9 @@ export class Call implements Plan {
   ask!: TierAsk;
   pooled: Pooled | null = null;
 
-  // Its body (body), and what it says (described).
+  // Its body (body), whether its credential has proven the identity its path names (proven), and what it says (described).
   bytes: Uint8Array = new Uint8Array(0);
+  proven?: (credentialHash: string, identity: string) => boolean;
   #json: unknown = UNREAD;
   read!: Described;
   dialect!: Dialect;

@@ -28,9 +28,13 @@ export interface Described {
   route: string;
 }
 
-/** What a body (read by the body stage, proxy/held.ts; `json` its JSON, null: none) asks: its key, cost, model and what goes upstream. */
-export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, json: unknown, label: string | null): Promise<Described> {
-  const key = await limitKey(p, headers, url, rest, json, label);
+/**
+ * What a body (read by the body stage, proxy/held.ts; `json` its JSON, null: none) asks: its key,
+ * cost, model and what goes upstream. `proven`: whether the credential has proven the identity its
+ * path names (providers/key.ts limitKey).
+ */
+export async function describe(p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, json: unknown, label: string | null, proven?: (credentialHash: string, identity: string) => boolean): Promise<Described> {
+  const key = await limitKey(p, headers, url, rest, json, label, proven);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);

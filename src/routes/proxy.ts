@@ -16,6 +16,7 @@ import { door } from "../proxy/stages/door";
 import { gated } from "../proxy/stages/gated";
 import { labelled } from "../proxy/stages/labelled";
 import { logged } from "../proxy/stages/logged";
+import { proven } from "../proxy/stages/proven";
 import { routed } from "../proxy/stages/routed";
 import { sent } from "../proxy/stages/sent";
 import { stored } from "../proxy/stages/stored";
@@ -27,6 +28,7 @@ const serve = pipeline([
   traced, // the request's span (OTEL_*), ended with its answer
   caller, // who asks: caller, lane, tier headers, virtual key
   body, // the body, read as it arrives, held until the request has ended
+  proven, // whether a caller's own credential has proven the identity its path names; each answer told
   described, // its key, cost, model, tier (its JSON parsed once)
   labelled, // x-slotgate-limit-key: a credential's labels, kept once answered
   batches, // a virtual key's own batches and files

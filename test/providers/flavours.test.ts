@@ -56,7 +56,7 @@ describe("header families over the rows", () => {
     expect(MEMBER_HEADERS).toEqual(["x-ms-", "azureml-", "apim-request-id", "x-amzn-requestid", "x-amz-apigw-id", "x-amzn-trace-id"]);
     expect(new Set(CREDENTIAL_HEADERS)).toEqual(new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key"]));
     expect(new Set(CREDENTIAL_AND_SCOPE_HEADERS)).toEqual(new Set([...CREDENTIAL_HEADERS, "openai-organization", "openai-project", "x-goog-user-project"]));
-    expect(CREDENTIAL_PARAMS).toEqual(["key"]);
+    expect(CREDENTIAL_PARAMS).toEqual(["key", "access_token"]);
     expect(new Set(STREAM_ENDS)).toEqual(new Set(["data: [DONE]", "event: message_stop", '"type":"message_stop"', "response.completed", '"finishReason"']));
   });
 

@@ -94,6 +94,30 @@ describe("limitKey", () => {
     expect(o1.key).toMatch(/^openai:m:[0-9a-f]{16}$/);
   });
 
+  it("Vertex: by location and base model; the token's hash until the path's project is proven for it, the project's after", async () => {
+    const path = "/v1/projects/team-a/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict";
+    const proven = new Set<string>();
+    const key = (token: string, url = "/vertex/x", p = path) => limitKey(table.vertex!, h(token ? { authorization: `Bearer ${token}` } : {}), u(url), p, null, null, (hash, id) => proven.has(`${hash} ${id}`));
+    const a = await key("ya29.a");
+    expect(a.model).toBe("us-east5/claude-sonnet-4-5");
+    expect(a.identity).toBe("team-a");
+    const b = await key("ya29.b");
+    expect(a.key).not.toBe(b.key);
+    proven.add(`${a.credentialHash} team-a`);
+    proven.add(`${b.credentialHash} team-a`);
+    const [pa, pb] = [await key("ya29.a"), await key("ya29.b")];
+    expect(pa.key).toBe(pb.key);
+    expect(pa.key).not.toBe(a.key);
+    expect(pa.credentialHash, "its own hash still names the credential (labels, cache)").toBe(a.credentialHash);
+    // Proven for team-a says nothing of team-b.
+    expect((await key("ya29.a", "/vertex/x", path.replace("team-a", "team-b"))).key).not.toBe(pa.key);
+    // A token in Google's query parameters is a credential of its own: never the empty one another request proved.
+    const [none, q1, q2] = [await key(""), await key("", "/vertex/x?access_token=ya29.a"), await key("", "/vertex/x?key=AIza1")];
+    expect(new Set([none.credentialHash, q1.credentialHash, q2.credentialHash]).size).toBe(3);
+    // Express mode's path names no project: always the credential's own.
+    expect((await key("ya29.a", "/vertex/x", "/v1/publishers/google/models/gemini-2.5-flash-001:generateContent")).identity).toBeNull();
+  });
+
   it("a label replaces only the model part", async () => {
     const k = await limitKey(table.anthropic!, h({ "x-api-key": "sk-ant" }), u("/x"), "/v1/messages", { model: "claude" }, "team-evals");
     expect(k.key).toMatch(/^anthropic:team-evals:[0-9a-f]{16}$/);

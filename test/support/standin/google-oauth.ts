@@ -87,6 +87,8 @@ export interface TokenReply {
 export class GoogleIssuer {
   readonly #accounts = new Map<string, Account>();
   readonly #tokens = new Map<string, Issued>();
+  /** The signatures of the assertions it was sent (a test scans what must never be shown for them). */
+  readonly #signatures: string[] = [];
   readonly #stats: StatsRecorder;
   readonly #tokenUri: () => string;
   #made = 0;
@@ -139,6 +141,7 @@ export class GoogleIssuer {
     const account = typeof claims.iss === "string" ? this.#accounts.get(claims.iss) : undefined;
     if (!account) return refuse("invalid_grant", "Invalid grant: account not found");
     const keys = typeof header.kid === "string" ? [account.keys.get(header.kid)].filter((k) => k !== undefined) : [...account.keys.values()];
+    if (parts[2]) this.#signatures.push(parts[2]);
     const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
     const signature = Buffer.from(parts[2]!, "base64url");
     if (!keys.some((k) => verify("sha256", signed, k, signature))) return refuse("invalid_grant", "Invalid JWT Signature.");
@@ -176,6 +179,11 @@ export class GoogleIssuer {
       return { status: 403, body: googleError(403, message, [{ ...info("IAM_PERMISSION_DENIED"), metadata: { permission: "aiplatform.endpoints.predict", resource } }]) };
     }
     return null;
+  }
+
+  /** Every access token issued so far, and every assertion signature sent: what a test looks for where none may be. */
+  secrets(): { tokens: string[]; signatures: string[] } {
+    return { tokens: [...this.#tokens.keys()], signatures: [...this.#signatures] };
   }
 
   /** Every token issued so far expires now (a test's way to expire them mid-run without waiting). */

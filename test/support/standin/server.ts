@@ -37,6 +37,8 @@ export interface Standin {
   deleteKey(clientEmail: string, privateKeyId: string): void;
   /** Every access token issued so far expires now. */
   expireTokens(): void;
+  /** Every access token its token endpoint issued, and every assertion signature it was sent. */
+  googleSecrets(): { tokens: string[]; signatures: string[] };
   close(): Promise<void>;
 }
 
@@ -142,6 +144,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
     serviceAccount: (spec) => state.google.serviceAccount(spec),
     deleteKey: (email, kid) => state.google.deleteKey(email, kid),
     expireTokens: () => state.google.expireAll(),
+    googleSecrets: () => state.google.secrets(),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));
