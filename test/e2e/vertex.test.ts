@@ -324,8 +324,9 @@ describe("what the gateway says of it", () => {
     const where = { "admin answers, metrics and errors": texts.join("\n"), "spans": spans.join("\n"), "event lines": output };
     for (const [place, text] of Object.entries(where)) for (const s of secrets) expect(text.includes(s), `${s.slice(0, 12)}... in ${place}`).toBe(false);
     // Storage (every Durable Object's files, and wrangler's local trace store): the tokens the gateway
-    // minted. Not the one an attacker above put in its own URL's query: wrangler's trace store (the
-    // [observability] of wrangler.toml) records request URLs as sent.
+    // minted. Not the one an attacker above put in its own URL's query: wrangler dev's local trace
+    // store records request URLs as sent even with invocation logs off (wrangler.toml), as Cloudflare
+    // would a deployed Worker's URLs in the traces an operator turns on (docs/providers.md says so).
     const minted = tokens.filter((t) => t !== attackerUrlToken);
     for (const s of [...pem, member.private_key_id, ...minted]) expect(filesContaining(gateway.persistDir, s), `${s.slice(0, 12)}... stored`).toEqual([]);
   });
