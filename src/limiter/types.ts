@@ -1,6 +1,6 @@
 import type { LimiterOverride } from "../config/limits";
 import type { CallerView } from "./callers";
-import type { Outcome } from "./core";
+import type { Outcome } from "./state";
 import type { Lane } from "./lanes";
 import type { Shed } from "./tier-outlooks";
 import type { Tier } from "../providers/dialect";
