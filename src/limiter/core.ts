@@ -16,10 +16,10 @@ import { type Learned, learnedFrom, persistedOf, Settings } from "./settings";
 import type { Admission, Lease, Outcome, Persisted } from "./state";
 import { learningLimit, nextLearningStep, nextOpeningStep, type Opening, opening, openingLimit, SEND_JITTER_MS } from "./timing";
 import type { MemberView, Pacing, SettleAnswer } from "./types";
-import { isTicket, TicketBook } from "./ticket-book";
+import { isTicket, TicketBook } from "./tickets/book";
 import { TierOutlooks } from "./tier-outlooks";
-import { holdBack, issue as issueTickets, lapse, use, windows } from "./ticketing";
-import { type Ask, fellBelow, TICKET_LAPSE_MS } from "./tickets";
+import { holdBack, issue as issueTickets, lapse, use, windows } from "./tickets/effects";
+import { type Ask, fellBelow, TICKET_LAPSE_MS } from "./tickets/policy";
 import type { Lane } from "./lanes";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";

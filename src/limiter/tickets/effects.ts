@@ -1,15 +1,15 @@
-// What tickets do to a key's state (tickets.ts decides when and how many): issued as leases that
+// What tickets do to a key's state (policy.ts decides when and how many; book.ts keeps the ones out): issued as leases that
 // hold their slots and reserve their cost in the windows, charged to the windows when a request
 // uses one or it lapses, and released when it comes back. Pure: time is passed in.
-import type { LimiterConfig } from "../config/limits";
-import { type AimdState, noteInFlight } from "./aimd";
-import type { CallerBook } from "./callers";
-import type { Lane } from "./lanes";
-import type { Leases } from "./leases";
-import { noteCost, type PaceState } from "./pace";
-import { available, charge, type QuotaState } from "./quota";
-import { TICKET_LAPSE_MS, TICKET_SHARE, type Ask, type KeyRoom, ticketsFor } from "./tickets";
-import { isTicket, type TicketBook } from "./ticket-book";
+import type { LimiterConfig } from "../../config/limits";
+import { type AimdState, noteInFlight } from "../aimd";
+import type { CallerBook } from "../callers";
+import type { Lane } from "../lanes";
+import type { Leases } from "../leases";
+import { noteCost, type PaceState } from "../pace";
+import { available, charge, type QuotaState } from "../quota";
+import { TICKET_LAPSE_MS, TICKET_SHARE, type Ask, type KeyRoom, ticketsFor } from "./policy";
+import { isTicket, type TicketBook } from "./book";
 
 /** The parts of a key's state tickets touch (LimiterCore's). */
 export interface Ticketed {
