@@ -1,5 +1,13 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { resolve } from "node:path";
 import { defineConfig } from "vitest/config";
+import { isolatedWranglerConfig } from "./test/support/wrangler-config.ts";
+
+/**
+ * The tests own their configuration: wrangler.toml, copied where no `.dev.vars` or `.env` is (a
+ * developer's own would be laid over it), and the bindings below.
+ */
+const WRANGLER_CONFIG = isolatedWranglerConfig(import.meta.dirname, resolve(import.meta.dirname, "node_modules/.cache/slotgate-workers-tests"));
 
 /**
  * ADMIN_TOKEN is a secret (never in wrangler.toml); the admin tests need one. The pools and their
@@ -58,24 +66,26 @@ export default defineConfig({
     projects: [
       {
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: POOL_BINDINGS } })],
+        plugins: [cloudflareTest({ wrangler: { configPath: WRANGLER_CONFIG }, miniflare: { bindings: POOL_BINDINGS } })],
         test: {
           name: "workers",
+          // workerd's logs of the disconnects tests make on purpose, counted rather than printed.
+          globalSetup: ["test/support/quiet-workerd.ts"],
           isolate: false,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", ...FRESH],
+          exclude: ["test/e2e/**", "test/node/**", "test/sim/**", "test/docs/**", "test/providers/names.test.ts", ...FRESH],
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: POOL_BINDINGS } })],
-        test: { name: "workers-fresh", include: FRESH },
+        plugins: [cloudflareTest({ wrangler: { configPath: WRANGLER_CONFIG }, miniflare: { bindings: POOL_BINDINGS } })],
+        test: { name: "workers-fresh", include: FRESH, globalSetup: ["test/support/quiet-workerd.ts"] },
       },
       {
         // End-to-end: real `wrangler dev`, a stand-in provider on loopback, the official SDKs.
         test: {
           name: "node",
           environment: "node",
-          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/node/**/*.test.ts", "test/sim/**/*.test.ts", "test/docs/**/*.test.ts", "test/providers/names.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

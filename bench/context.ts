@@ -29,12 +29,26 @@ export interface Ctx {
   /** The plain pass-through Worker, when a scenario that needs it was selected. */
   passthrough: Gateway | null;
   adminToken: string;
+  /** The tree `gateway` runs (its commit, `+` when src/ differs from it). */
+  name?: string;
+  /** Gateways of other trees beside it (`--against`, `--probe`), for the scenarios that compare them. */
+  beside?: Beside[];
+}
+
+/** Another tree's gateway, run side by side with the one under test (bench/trees.ts). */
+export interface Beside {
+  name: string;
+  gateway: Gateway;
+  /** It grants every acquire in the Worker, never asking its limiter (bench/trees.ts). */
+  probe: boolean;
 }
 
 export interface Scenario {
   name: string;
   /** Needs the pass-through Worker. */
   passthrough?: boolean;
+  /** Compares the gateways of other trees when asked (`--against`, `--probe`). */
+  beside?: boolean;
   /** One shape of the real-client matrix (bench/real): selected together by `--only real`. */
   real?: boolean;
   /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's. */
@@ -44,9 +58,10 @@ export interface Scenario {
 
 /**
  * `floor`: the plain Worker after one empty Durable Object call (what any per-request object call
- * costs); `memory`: the plain Worker answering from memory, never calling the stand-in.
+ * costs); `memory`: the plain Worker answering from memory, never calling the stand-in;
+ * `beside:<name>`: the gateway of another tree (`ctx.beside`).
  */
-export type Via = "direct" | "gateway" | "passthrough" | "floor" | "memory";
+export type Via = "direct" | "gateway" | "passthrough" | "floor" | "memory" | `beside:${string}`;
 
 export const MODEL = "gpt-4o-mini";
 export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
@@ -54,6 +69,11 @@ export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
 /** Where an OpenAI client points for each way of reaching the stand-in. */
 export function baseURL(ctx: Ctx, via: Via): string {
   if (via === "direct") return `${ctx.standin.url}/v1`;
+  if (via.startsWith("beside:")) {
+    const other = ctx.beside?.find((b) => `beside:${b.name}` === via);
+    if (!other) throw new Error(`no gateway ${via.slice(7)} was started`);
+    return `${other.gateway.url}/openai/v1`;
+  }
   const gw = via === "gateway" ? ctx.gateway : ctx.passthrough;
   if (!gw) throw new Error("the pass-through Worker was not started");
   return `${gw.url}${via === "floor" ? "/do" : via === "memory" ? "/memory" : ""}/openai/v1`;

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,real,pools,...] [--pool-seconds N] [--verbose]
+// npm run bench [-- --quick] [--k N] [--m N] [--concurrency N] [--only shared,cap,real,pools,...] [--pool-seconds N] [--against REV|DIR] [--probe] [--verbose]
 // (or BENCH_QUICK=1, BENCH_K, BENCH_M, BENCH_CONCURRENCY, BENCH_SCENARIOS). One stand-in provider
 // in this process, one gateway under wrangler dev from a snapshot of the tree (plus a plain Worker
 // when a scenario needs it), K client processes per run. Prints a markdown table and writes bench/results.json.
@@ -9,8 +9,8 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
 import { gatewayProviders, startStandin } from "../test/support/standin/index.ts";
-import type { BenchOptions, Ctx, Scenario } from "./context.ts";
-import { snapshot } from "./snapshot.ts";
+import type { BenchOptions, Beside, Ctx, Scenario } from "./context.ts";
+import { besideTrees, here, type Tree } from "./trees.ts";
 import { batch } from "./scenarios/batch.ts";
 import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
@@ -34,7 +34,17 @@ const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
 
-function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
+interface Options {
+  opts: BenchOptions;
+  only: Scenario[];
+  verbose: boolean;
+  /** `--against`: other revisions or directories whose gateways run beside this tree's. */
+  against: string[];
+  /** `--probe`: beside each tree's gateway, its probe (bench/trees.ts). */
+  probe: boolean;
+}
+
+function options(): Options {
   const { values } = parseArgs({
     options: {
       quick: { type: "boolean", default: process.env.BENCH_QUICK === "1" },
@@ -45,6 +55,8 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
       "pool-seconds": { type: "string", default: process.env.BENCH_POOL_SECONDS },
       verbose: { type: "boolean", default: false },
       timeline: { type: "boolean", default: false },
+      against: { type: "string", multiple: true, default: [] },
+      probe: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
@@ -67,6 +79,10 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
   --concurrency  in flight per process (default 16; BENCH_CONCURRENCY)
   --only LIST    scenarios to run (default all; BENCH_SCENARIOS)  --verbose  echo wrangler's output
+  --against X    overhead: another tree's gateway in the same alternated rounds, X a revision (git archive
+                 of it) or a directory (a worktree, as its files are now), e.g. --against b2ddb70; repeatable
+  --probe        overhead: beside each tree's gateway, its probe (its acquires granted in the Worker, the
+                 limiter never asked: bench/trees.ts), e.g. --only overhead --against b2ddb70 --probe
   --timeline     real-client shapes write bench/timeline-<shape>-<via>.json: each request and upstream attempt
                  (print the first seconds with: node bench/real/timeline.ts <file> [--until 2000])`);
     process.exit(0);
@@ -78,7 +94,7 @@ function options(): { opts: BenchOptions; only: Scenario[]; verbose: boolean } {
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; choose from ${[...ALL.map((s) => s.name), ...Object.keys(GROUPS)].join(", ")}`);
   const poolSeconds = values["pool-seconds"] === undefined ? undefined : int(values["pool-seconds"], 120);
   const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick, poolSeconds, timeline: values.timeline! };
-  return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose! };
+  return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose!, against: values.against!, probe: values.probe! };
 }
 
 /** Ports are picked free and then bound by wrangler; another run on this machine can win the race. */
@@ -120,33 +136,48 @@ const machine = () => ({
   loadavg: loadavg().map((x) => x.toFixed(2)).join(" "),
 });
 
+/** The trees to run beside this one (`--against`, `--probe`), for the scenarios that compare them. */
+function treesBeside(o: Options): Tree[] {
+  if (!o.against.length && !o.probe) return [];
+  if (!o.only.some((s) => s.beside)) throw new Error(`--against and --probe apply to ${ALL.filter((s) => s.beside).map((s) => s.name).join(", ")}: select one with --only`);
+  return besideTrees(o.against, o.probe);
+}
+
 async function main(): Promise<void> {
-  const { opts, only, verbose } = options();
+  const o = options();
+  const { opts, only, verbose } = o;
   const started = Date.now();
   const before = machine();
   const fleet = only.every((s) => s.real || s.vars) ? "fleets fixed per shape" : `K=${opts.k} M=${opts.m} concurrency=${opts.concurrency}`;
   console.error(`bench: ${only.map((s) => s.name).join(", ")} with ${fleet}${opts.quick ? " (quick)" : ""}; ${before.cores} cores, Node ${before.node}, load ${before.loadavg}`);
   const standin = await startStandin({ logLimit: 200_000 });
-  const tree = snapshot();
+  const tree = here();
   const measured = commit();
-  const gateways: Gateway[] = [];
+  const others = treesBeside(o);
+  /** Every wrangler started, with the file its output goes to at the end. */
+  const gateways: { gateway: Gateway; log: string }[] = [];
   const rows: Row[] = [];
   const matrix: MatrixLine[] = [];
   const results: Record<string, unknown> = {};
   try {
     const needPlain = only.some((s) => s.passthrough);
-    const [gateway, passthrough] = await Promise.all([
+    const gatewayOf = (root: string) =>
       start({
         // Every built-in at its dialect in the stand-in (openai and anthropic unprefixed, as before).
-        root: tree.root, providers: gatewayProviders(standin.url), verbose,
+        root, providers: gatewayProviders(standin.url), verbose,
         vars: { ...Object.assign({}, ...only.map((s) => s.vars?.() ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
         // A timeline reads the limiter's grants from its debug lines.
         ...(opts.timeline && { logLevel: "debug" as const }),
-      }),
+      });
+    const [gateway, passthrough, ...besides] = await Promise.all([
+      gatewayOf(tree.root),
       needPlain ? start({ root: resolve(import.meta.dirname, "passthrough"), vars: { UPSTREAM: standin.url }, verbose }) : null,
+      ...others.map((t) => gatewayOf(t.root)),
     ]);
-    gateways.push(gateway, ...(passthrough ? [passthrough] : []));
-    const ctx: Ctx = { opts, standin, gateway, passthrough, adminToken: ADMIN_TOKEN };
+    gateways.push({ gateway, log: "gateway.log" }, ...(passthrough ? [{ gateway: passthrough, log: "passthrough.log" }] : []));
+    gateways.push(...besides.map((b, i) => ({ gateway: b, log: `beside-${i + 1}.log` })));
+    const beside: Beside[] = others.map((t, i) => ({ name: t.name, gateway: besides[i]!, probe: t.probe === true }));
+    const ctx: Ctx = { opts, standin, gateway, passthrough, adminToken: ADMIN_TOKEN, name: measured, beside };
     for (const s of only) {
       const t = Date.now();
       console.error(`bench: ${s.name} ...`);
@@ -158,16 +189,18 @@ async function main(): Promise<void> {
     }
   } finally {
     // wrangler's warnings and errors (a Durable Object reset, an exception) for when a figure looks odd.
-    gateways.forEach((g, i) => writeFileSync(resolve(import.meta.dirname, i === 0 ? "gateway.log" : "passthrough.log"), g.output()));
-    await Promise.all(gateways.map((g) => g.close()));
+    for (const g of gateways) writeFileSync(resolve(import.meta.dirname, g.log), g.gateway.output());
+    await Promise.all(gateways.map((g) => g.gateway.close()));
     await standin.close();
     tree.remove();
+    for (const t of others) t.remove();
   }
   const after = machine();
   const text = table(rows);
   console.log(text);
   if (matrix.length) console.log(`\nReal-client matrix (targets: quota <= 1.10x ideal, cap <= 1.15x, faults <= 1.0x direct, promptfoo <= 1.15x and generations = tests; <= 2% upstream 429s; no caller-visible 429 or error; simulator within 10% / 2 points)\n\n${matrixTable(matrix)}`);
-  console.log(`\ncommit ${measured}; ${after.cores} x ${after.cpu}, Node ${after.node}, ${after.date}; load average ${before.loadavg} before, ${after.loadavg} after; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+  const besideNames = others.length ? `, beside ${others.map((t) => t.name).join(", ")}` : "";
+  console.log(`\ncommit ${measured}${besideNames}; ${after.cores} x ${after.cpu}, Node ${after.node}, ${after.date}; load average ${before.loadavg} before, ${after.loadavg} after; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
   const misses = rows.filter((r) => r.pass === false).length;
   console.log("Direct callers: openai SDK, default maxRetries 2. Through the gateway: maxRetries 0 (the gateway retries).");
   console.log(`${rows.filter((r) => r.pass).length} targets met, ${misses} missed`);

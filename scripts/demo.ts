@@ -7,7 +7,9 @@
 //   npm run demo                      # the gateway on http://127.0.0.1:8787
 //   npm run demo -- --port 8788       # another port
 //   npm run demo -- --traffic         # and two callers sending requests for a minute, for the dashboard
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { shellWord } from "../src/cli/invoked.ts";
 import { startGateway } from "../test/support/gateway.ts";
 import { startStandin } from "../test/support/standin/index.ts";
 
@@ -42,6 +44,8 @@ try {
   process.exit(1);
 }
 const url = gateway.url;
+/** A file of this clone, as a shell word: the printed commands run from any folder. */
+const here = (path: string) => shellWord(fileURLToPath(new URL(path, import.meta.url)));
 
 console.log(`
 Slotgate demo: the gateway is on ${url}, and no provider key is needed.
@@ -55,7 +59,9 @@ accepts any key, and allows each key ${LIMITS.rpm} requests and ${LIMITS.tpm.toL
   virtual key  curl -H "authorization: Bearer ${ADMIN_TOKEN}" -H "content-type: application/json" \\
                  -d '{"name":"my-job","pool":"demo"}' ${url}/admin/virtual-keys
                (pool "demo": two stand-in keys; use the "key" it answers, sgk-..., as the API key)
-  batch        node ${new URL("../bin/slotgate.mjs", import.meta.url).pathname} batch requests.jsonl --out results.jsonl --gateway ${url}
+  batch        OPENAI_API_KEY=sk-my-key node ${here("../bin/slotgate.mjs")} batch ${here("../examples/requests.jsonl")} \\
+                 --out results.jsonl --gateway ${url}
+               (three example lines; results.jsonl is written in the folder you run it from)
 
 Ctrl-C stops the gateway and the stand-in.${values.traffic ? "\nSending traffic for a minute: two callers, 24 requests in flight together (watch the dashboard)." : ""}
 `);
@@ -67,7 +73,8 @@ const stop = async () => {
   await Promise.allSettled([gateway.close(), standin.close()]);
   process.exit(0);
 };
-// wrangler runs in a process group of its own (support/gateway.ts): whatever ends this one ends it too.
+// wrangler runs under a supervisor tied to this process (support/owned.ts): however this one ends, it
+// ends too; on these signals both are closed first, so the stand-in's port is freed at once.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
 
 if (values.traffic) void traffic(url);

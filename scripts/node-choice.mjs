@@ -97,3 +97,29 @@ export function chooseNode({ version, platform, arch, home, pinned = false }) {
 export function isToolchain(installed, pkg) {
   return installed[pkg] === TOOLCHAIN.node && installed.npm === TOOLCHAIN.npm;
 }
+
+/**
+ * Which shell a process runs under, as a file name: its session (the terminal's shell leads it, and
+ * every command typed there shares it) with the leader's start time, so a new shell that gets an old
+ * id is new. `stat` is the process's /proc/<pid>/stat, `leaderStat` its session leader's (null when
+ * that is gone). Null when `stat` cannot be read (no /proc: then the caller keys by parent instead).
+ * @param {string | null} stat
+ * @param {string | null} leaderStat
+ * @returns {string | null}
+ */
+export function sessionKey(stat, leaderStat) {
+  /** @param {string} text */
+  const fields = (text) => text.slice(text.lastIndexOf(")") + 2).split(" ");
+  if (!stat || !stat.includes(")")) return null;
+  const sid = fields(stat)[3];
+  if (!sid || !/^\d+$/.test(sid)) return null;
+  // starttime is field 22 of /proc/<pid>/stat; after the command, index 19.
+  const started = leaderStat && leaderStat.includes(")") ? fields(leaderStat)[19] : undefined;
+  return `session-${sid}-${started ?? "gone"}`;
+}
+
+/**
+ * The session id a key names, for pruning the markers of shells that have ended.
+ * @param {string} key
+ */
+export const sessionOf = (key) => /^session-(\d+)-/.exec(key)?.[1] ?? null;

@@ -1,10 +1,10 @@
 // Brings the pinned toolchain (Node 24 and npm) from the npm registry when the machine's Node is too
 // old for the project's commands, or when CI asks for it, and runs a command with it first on PATH. Plain JavaScript that Node 18 and 20 can run.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { MIN_NODE_TEXT, TOOLCHAIN, chooseNode, isToolchain } from "./node-choice.mjs";
+import { MIN_NODE_TEXT, TOOLCHAIN, chooseNode, isToolchain, sessionKey, sessionOf } from "./node-choice.mjs";
 
 /** @typedef {Extract<ReturnType<typeof chooseNode>, { plain: false }>} Fallback */
 /** @typedef {Record<string, string | undefined>} Env */
@@ -15,29 +15,32 @@ const say = (line) => process.stderr.write(`${line}\n`);
 /**
  * The environment to run the project's commands in: `env` itself when this Node is new enough (and
  * the toolchain is not asked for by `pinned`); otherwise one with the toolchain's Node and npm first
- * on PATH, installed first if missing or of other versions, and one line saying so.
+ * on PATH, installed first if missing or of other versions, and one line saying so (once a shell:
+ * firstInThisShell). `version`: the Node to decide for, this one's unless a test says otherwise.
  * @param {Env} env
- * @param {{ pinned?: boolean }} [options]
+ * @param {{ pinned?: boolean, version?: string }} [options]
  * @returns {Env}
  */
-export function projectNodeEnv(env = process.env, { pinned = false } = {}) {
-  const choice = chooseNode({ version: process.versions.node, platform: process.platform, arch: process.arch, home: homedir(), pinned });
+export function projectNodeEnv(env = process.env, { pinned = false, version = process.versions.node } = {}) {
+  const choice = chooseNode({ version, platform: process.platform, arch: process.arch, home: homedir(), pinned });
   if (choice.plain) return env;
   // Set below: a command started on the toolchain runs as it is; one that still sees an old Node must not loop.
   if (env.SLOTGATE_FALLBACK_NODE) {
     if (process.execPath === env.SLOTGATE_FALLBACK_NODE) return env;
-    say(`Node ${process.versions.node} is too old and ${env.SLOTGATE_FALLBACK_NODE} did not take its place on PATH`);
+    say(`Node ${version} is too old and ${env.SLOTGATE_FALLBACK_NODE} did not take its place on PATH`);
     process.exit(1);
   }
   const tools = `Node ${TOOLCHAIN.node} and npm ${TOOLCHAIN.npm}`;
   const why = pinned
     ? `CI runs on the pinned toolchain (${tools})`
-    : `Node ${process.versions.node} is too old for wrangler and the .ts scripts (needs ${MIN_NODE_TEXT})`;
+    : `Node ${version} is too old for wrangler and the .ts scripts (needs ${MIN_NODE_TEXT})`;
   if (isToolchain(installedVersions(choice), choice.pkg)) {
-    say(`${why}; using ${tools} from ${choice.dir} (installed from the npm registry)`);
+    // Once a shell is enough to know: CI's pinned runs say it every time, in their logs.
+    if (pinned || firstInThisShell(choice.dir)) say(`${why}; using ${tools} from ${choice.dir} (installed from the npm registry)`);
   } else {
     say(`${why}; installing ${tools} from the npm registry into ${choice.dir} and using them`);
     install(choice, env);
+    firstInThisShell(choice.dir);
   }
   const pathKey = Object.keys(env).find((k) => k.toUpperCase() === "PATH") ?? "PATH";
   return { ...env, ...machineNpmConfig(env), SLOTGATE_FALLBACK_NODE: choice.exe, [pathKey]: [...choice.bins, env[pathKey] ?? ""].join(delimiter) };
@@ -104,6 +107,16 @@ export function runAndExit(command, args, env) {
   // to this process alone (kill <pid>) is passed on.
   process.on("SIGINT", () => {});
   for (const signal of /** @type {const} */ (["SIGTERM", "SIGHUP"])) process.on(signal, () => child.kill(signal));
+  // npm does not pass a SIGTERM it is sent on to the script it runs: it exits and leaves the script
+  // running with no parent (`kill <npm's pid>` on `npm test` left the tests, and their gateways,
+  // going). So a parent that goes counts as a SIGTERM for the command.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    child.kill("SIGTERM");
+  }, 500);
+  watch.unref();
   child.on("error", (err) => {
     say(`${command}: ${err.message}`);
     process.exit(127);
@@ -114,4 +127,38 @@ export function runAndExit(command, args, env) {
       process.kill(process.pid, signal);
     } else process.exit(code ?? 1);
   });
+}
+
+/**
+ * True the first time it is asked in this shell (the terminal session: sessionKey), false after:
+ * a marker file per shell in `<dir>/said/`, made with O_EXCL so two commands at once agree. Markers
+ * of shells that have ended go when a new one is made. Without /proc (macOS, Windows) the parent
+ * process stands for the shell, and its marker goes after a day. Anything failing here says the line again rather than hide it.
+ * @param {string} dir the toolchain's folder
+ */
+export function firstInThisShell(dir) {
+  const DAY_MS = 86_400_000;
+  const said = join(dir, "said");
+  const read = (/** @type {string} */ p) => {
+    try {
+      return readFileSync(p, "utf8");
+    } catch {
+      return null;
+    }
+  };
+  const stat = read("/proc/self/stat");
+  const sid = stat === null ? null : stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3];
+  const key = sessionKey(stat, sid ? read(`/proc/${sid}/stat`) : null) ?? `parent-${process.ppid}`;
+  try {
+    mkdirSync(said, { recursive: true });
+    for (const old of readdirSync(said)) {
+      const s = sessionOf(old);
+      const ended = s !== null ? !existsSync(`/proc/${s}`) : Date.now() - statSync(join(said, old)).mtimeMs > DAY_MS;
+      if (ended) rmSync(join(said, old), { force: true });
+    }
+    writeFileSync(join(said, key), "", { flag: "wx" });
+    return true;
+  } catch (err) {
+    return /** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST";
+  }
 }

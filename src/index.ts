@@ -1,5 +1,6 @@
 import { Hono } from "hono/tiny";
 import type { Env } from "./env";
+import { EXAMPLE_PATH } from "./providers/table";
 import { gatewayError } from "./proxy/errors";
 import { admin } from "./routes/admin";
 import { proxy } from "./routes/proxy";
@@ -18,7 +19,7 @@ app.get("/healthz", (c) => c.json({ ok: true }));
 // Before the proxy: otherwise /admin/... would be read as a provider named "admin".
 app.route("/", admin);
 app.route("/", proxy);
-app.notFound(() => gatewayError("unknown_provider", "use /<provider>/<path>, e.g. /openai/v1/chat/completions"));
+app.notFound(() => gatewayError("unknown_provider", `use /<provider>/<path>, e.g. ${EXAMPLE_PATH}`));
 // Never a stack trace to the caller; the message stays in the logs, which hold no credentials.
 app.onError((err) => {
   console.error("slotgate: unhandled error", err instanceof Error ? err.message : String(err));

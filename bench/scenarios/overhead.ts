@@ -1,24 +1,23 @@
 // Overhead: no rate pressure, stand-in latency 0, the gateway beside a plain pass-through Worker
 // run the same way (wrangler dev), and beside the same plain Worker after one empty Durable Object
-// call (the floor of any design that asks an object per request). Runs alternate so background
-// noise hits all alike. Added latency at 1 and 2 in flight (SDK clients); throughput at 32 and 48
-// in flight; the limiter's own count of calls into it per request in each (a key with room hands
-// its isolates tickets: most requests make no call, issue 36).
+// call (the floor of any design that asks an object per request). Runs alternate, each round in a
+// new order, so background noise hits all alike. Added latency at 1 and 2 in flight (SDK clients);
+// throughput at 32 and 48 in flight; the limiter's own count of calls into it per request in each
+// (a key with room hands its isolates tickets: most requests make no call, issue 36). With
+// `--against <rev or dir>` and `--probe`, the gateways of other trees (and probes: gateways that
+// never ask their limiter) run in the same rounds, each set against the same plain Worker.
+import { loadavg } from "node:os";
 import { configure, type Ctx, limiterCalls, type Scenario, side, type SideSpec, type Via } from "../context.ts";
-import { goal, ms, perSec, type Row, share, spread, times } from "../stats.ts";
+import { compared, latencyRows, type Pooled, rotation, throughputRows } from "../side-by-side.ts";
+import { goal, type Row, share } from "../stats.ts";
 
-export interface Pooled {
-  ok: number;
-  seconds: number;
-  latency: number[];
-  key: string | null;
-}
+export type { Pooled };
 
-/** `rounds` alternating runs of each target; answers, time and latencies pooled per target. */
+/** `rounds` alternating runs of each target, each round in a new order; answers, time and latencies pooled per target. */
 export async function alternate(ctx: Ctx, vias: Via[], rounds: number, spec: Omit<SideSpec, "via">): Promise<Record<string, Pooled>> {
   const out: Record<string, Pooled> = Object.fromEntries(vias.map((v) => [v, { ok: 0, seconds: 0, latency: [], key: null }]));
   for (let r = 0; r < rounds; r++)
-    for (const via of vias) {
+    for (const via of rotation(vias, r)) {
       const { fleet } = await side(ctx, { ...spec, via });
       const p = out[via]!;
       p.ok += fleet.ok;
@@ -29,42 +28,40 @@ export async function alternate(ctx: Ctx, vias: Via[], rounds: number, spec: Omi
   return out;
 }
 
-const rate = (p: Pooled) => share(p.ok, p.seconds);
-
 async function run(ctx: Ctx) {
   configure(ctx, {});
   const slice = ctx.opts.quick ? 1_000 : 3_000;
-  const vias: Via[] = ["passthrough", "floor", "gateway"];
+  const gateways = compared(ctx.name, ctx.beside);
+  const vias: Via[] = ["passthrough", "floor", ...gateways.map((g) => g.via)];
   const base = { apiKey: "sk-bench-overhead", maxTokens: 16 };
-  await alternate(ctx, vias, 1, { ...base, k: 1, spec: { concurrency: 4, durationMs: 1_000 } }); // warm all three
+  await alternate(ctx, vias, 1, { ...base, k: 1, spec: { concurrency: 4, durationMs: 1_000 } }); // warm them all
   const scenario = "overhead (stand-in latency 0, no limits)";
   const rows: Row[] = [];
   const data: Record<string, unknown> = {};
   const lowKey = (await alternate(ctx, ["gateway"], 1, { ...base, k: 1, spec: { concurrency: 1, durationMs: 200 } })).gateway!.key;
   for (const c of [1, 2]) {
     const before = await limiterCalls(ctx, lowKey);
+    const load = loadavg()[0]!;
     const r = await alternate(ctx, vias, 3, { ...base, k: 1, spec: { concurrency: c, durationMs: slice } });
     const after = await limiterCalls(ctx, lowKey);
-    const [pt, fl, gw] = [spread(r.passthrough!.latency), spread(r.floor!.latency), spread(r.gateway!.latency)];
-    const [added50, added99] = [gw.p50 - pt.p50, gw.p99 - pt.p99];
-    rows.push({ scenario, metric: `${c} in flight: p50 / p99 (plain Worker + 1 empty object call: ${ms(fl.p50)} / ${ms(fl.p99)})`, baseline: `${ms(pt.p50)} / ${ms(pt.p99)}`, value: `${ms(gw.p50)} / ${ms(gw.p99)}` });
-    rows.push(goal({ scenario, metric: `${c} in flight: added p50 / p99 (floor: ${ms(fl.p50 - pt.p50)} / ${ms(fl.p99 - pt.p99)})`, baseline: "0", value: `${ms(added50)} / ${ms(added99)}` }, "p50 <= +1 ms", added50 <= 1));
+    const lat = latencyRows(scenario, c, (load + loadavg()[0]!) / 2, r, gateways);
+    rows.push(...lat.rows);
     const calls = callsPer(before, after);
     rows.push(goal({ scenario, metric: `object calls per proxied request at ${c} in flight, a key with room (limiter's own count; ops carried)`, baseline: "1 (an acquire each)", value: calls ? `${calls.calls.toFixed(2)} (${calls.ops.toFixed(2)} ops)` : "?" }, "<= 0.5", calls !== null && calls.calls <= 0.5));
-    data[`c${c}`] = { passthrough: pt, floor: fl, gateway: gw, ...calls };
+    data[`c${c}`] = { ...lat.data, ...calls };
   }
   for (const per of [16, 24]) {
     const inFlight = 2 * per;
     const key = (await alternate(ctx, ["gateway"], 1, { ...base, k: 1, spec: { concurrency: 1, durationMs: 200 } })).gateway!.key;
     const before = await limiterCalls(ctx, key);
+    const load = loadavg()[0]!;
     const t = await alternate(ctx, vias, 2, { ...base, k: 2, spec: { concurrency: per, durationMs: slice } });
     const after = await limiterCalls(ctx, key);
-    const ratio = share(rate(t.gateway!), rate(t.passthrough!));
-    const floor = share(rate(t.floor!), rate(t.passthrough!));
-    rows.push(goal({ scenario, metric: `throughput at ${inFlight} in flight (gateway / plain Worker; plain + 1 object call: ${times(floor)})`, baseline: perSec(rate(t.passthrough!)), value: `${perSec(rate(t.gateway!))} = ${times(ratio)}` }, ">= 0.9x", ratio >= 0.9));
+    const put = throughputRows(scenario, inFlight, (load + loadavg()[0]!) / 2, t, gateways);
+    rows.push(...put.rows);
     const calls = callsPer(before, after);
     rows.push(goal({ scenario, metric: `object calls per proxied request at ${inFlight} in flight (limiter's own count; ops carried)`, baseline: "1.05 to 1.18 before tickets", value: calls ? `${calls.calls.toFixed(2)} (${calls.ops.toFixed(2)} ops)` : "?" }, "<= 0.5", calls !== null && calls.calls <= 0.5));
-    data[`throughput${inFlight}`] = { passthrough: rate(t.passthrough!), floor: rate(t.floor!), gateway: rate(t.gateway!), ratio, ...calls };
+    data[`throughput${inFlight}`] = { ...put.data, ratio: put.data[`${gateways[0]!.name} ratio`], ...calls };
   }
   rows.push(await busyQueue(ctx, scenario, slice, data));
   return { rows, data };
@@ -107,4 +104,4 @@ async function setLimit(ctx: Ctx, key: string, n: number): Promise<void> {
   });
 }
 
-export const overhead: Scenario = { name: "overhead", passthrough: true, run };
+export const overhead: Scenario = { name: "overhead", passthrough: true, beside: true, run };

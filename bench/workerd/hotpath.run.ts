@@ -22,17 +22,9 @@ import { upstreamHeaders } from "../../src/proxy/forward";
 import { describe } from "../../src/proxy/request";
 import { type Settings, settingsOf } from "../../src/proxy/settings";
 import { Meter } from "../../src/usage/meter";
+import { ANSWER, BODY, BYTES, UPSTREAM } from "./sample";
 
 const RUNS = Number(globalThis.process?.env?.HOTPATH_RUNS ?? 5_000);
-const BODY = JSON.stringify({
-  model: "gpt-4o-mini",
-  max_tokens: 64,
-  messages: [
-    { role: "system", content: "You are a careful grader. Answer with one word." },
-    { role: "user", content: "Question 17 of the eval set: is the following statement true? ".repeat(6) },
-  ],
-});
-const BYTES = new TextEncoder().encode(BODY);
 const HEADERS = {
   authorization: "Bearer sk-proj-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH",
   "content-type": "application/json",
@@ -40,18 +32,6 @@ const HEADERS = {
   "x-stainless-lang": "js",
   accept: "application/json",
 };
-const UPSTREAM = {
-  "content-type": "application/json",
-  "x-request-id": "req_0123456789abcdef",
-  "openai-processing-ms": "312",
-  "x-ratelimit-limit-requests": "500000",
-  "x-ratelimit-remaining-requests": "499999",
-  "x-ratelimit-reset-requests": "1ms",
-  "x-ratelimit-limit-tokens": "200000000",
-  "x-ratelimit-remaining-tokens": "199999000",
-  "x-ratelimit-reset-tokens": "1ms",
-};
-const ANSWER = JSON.stringify({ id: "chatcmpl-1", object: "chat.completion", model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "True" }, finish_reason: "stop" }], usage: { prompt_tokens: 120, completion_tokens: 1, total_tokens: 121 } });
 
 const request = () => new Request("https://gw.example/openai/v1/chat/completions", { method: "POST", headers: HEADERS, body: BODY });
 

@@ -1,35 +1,47 @@
 // What a batch or file request asks (by flavour, method and path), what a batch object says, and
-// what one result line used. Pure: the providers' published shapes, as data and small readers.
-import type { FlavourName } from "../providers/table";
+// what one result line used. Pure: the providers' published shapes (their rows' `batches`
+// column, providers/batches.ts) read by small readers.
+import type { BatchOpKind, BatchRoutes } from "../providers/flavour";
+import { FLAVOURS, type FlavourName } from "../providers/table";
 import { type Tokens, usageIn } from "../usage/tokens";
 
 /** A request on the batch or file endpoints. `id`: the batch or file it names. */
 export type Op =
-  | { k: "upload" | "files" | "create" | "list" }
-  | { k: "file" | "content" | "unfile" | "batch" | "cancel" | "results" | "unbatch"; id: string };
+  | { k: Extract<BatchOpKind, "upload" | "files" | "create" | "list"> }
+  | { k: Exclude<BatchOpKind, "upload" | "files" | "create" | "list">; id: string };
 
-/**
- * `method path op` by API family; `{id}` is the batch or file named. OpenAI's `/v1` is optional as
- * in the endpoint table; Azure's paths (behind `/openai`) are not tracked, and are left to the scopes.
- */
-const TABLE: Partial<Record<FlavourName, string>> = {
-  openai:
-    "POST /files upload;GET /files files;GET /files/{id} file;GET /files/{id}/content content;DELETE /files/{id} unfile;" +
-    "POST /batches create;GET /batches list;GET /batches/{id} batch;POST /batches/{id}/cancel cancel",
-  anthropic:
-    "POST /messages/batches create;GET /messages/batches list;GET /messages/batches/{id} batch;" +
-    "GET /messages/batches/{id}/results results;POST /messages/batches/{id}/cancel cancel;DELETE /messages/batches/{id} unbatch",
+/** Each tracked family's routes as `[method, path pattern, op]`; Azure's and Gemini's are not tracked, and are left to the scopes. */
+const ROUTES = Object.fromEntries(
+  Object.entries(FLAVOURS).flatMap(([flavour, f]) =>
+    f.batches
+      ? [[flavour, f.batches.ops.split(";").map((row) => {
+          const [method, path, k] = row.split(" ") as [string, string, Op["k"]];
+          return [method, RegExp(`^${f.batches!.prefix}${path.replace("{id}", "([^/]+)")}$`), k] as const;
+        })]]
+      : [],
+  ),
+) as Partial<Record<FlavourName, (readonly [string, RegExp, Op["k"]])[]>>;
+
+/** The families whose batches (and files) the gateway keeps to the key that made them, as a refusal names them. */
+const tracked = Object.values(FLAVOURS).filter((f) => f.batches);
+export const TRACKED = {
+  batches: tracked.map((f) => f.title).join(" and "),
+  files: tracked.flatMap((f) => (f.batches!.files ? [`${f.title}'s ${f.batches!.files}`] : [])).join(" and "),
 };
 
-const ROUTES = Object.fromEntries(
-  Object.entries(TABLE).map(([flavour, rows]) => [
-    flavour,
-    rows.split(";").map((row) => {
-      const [method, path, k] = row.split(" ") as [string, string, Op["k"]];
-      return [method, RegExp(`^${flavour === "openai" ? "(?:/v1)?" : "/v1"}${path.replace("{id}", "([^/]+)")}$`), k] as const;
-    }),
-  ]),
-) as Partial<Record<FlavourName, (readonly [string, RegExp, Op["k"]])[]>>;
+/** The batch routes of `flavour`'s row, where its batches are tracked. */
+export const batchRoutes = (flavour: FlavourName): BatchRoutes | undefined => FLAVOURS[flavour].batches;
+
+/** A read path of the routes (`{id}`, `{output}`) filled in, encoded; null when a value it names is missing. */
+export function readPath(template: string, values: Record<string, string | null>): string | null {
+  let missing = false;
+  const path = template.replace(/\{(\w+)\}/g, (_, k: string) => {
+    const v = values[k];
+    if (v == null) missing = true;
+    return encodeURIComponent(v ?? "");
+  });
+  return missing ? null : path;
+}
 
 /** The batch or file operation a request is, or null (another endpoint, or a family whose batches are not tracked). */
 export function opOf(flavour: FlavourName, method: string, rest: string): Op | null {

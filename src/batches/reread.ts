@@ -4,9 +4,11 @@
 import type { Env } from "../env";
 import { poolsOf } from "../pools/config";
 import { memberHash, memberRequest } from "../pools/member";
+import type { BatchRoutes } from "../providers/flavour";
 import { providers } from "../providers/registry";
+import { FLAVOURS } from "../providers/table";
 import { priceTable } from "../usage/prices";
-import { type BatchFacts, factsOf } from "./ops";
+import { type BatchFacts, batchRoutes, factsOf, readPath } from "./ops";
 import { type Metered, pricedLines } from "./price";
 import { tapResults } from "./tap";
 
@@ -21,18 +23,20 @@ export interface Holder {
 /** A read that takes longer than this is given up, and tried again at the next alarm. */
 const READ_TIMEOUT_MS = 120_000;
 
-/** The member's answer to a GET of `rest`, or null: the member is gone from POOLS, or refused it. */
-async function ask(env: Env, h: Holder, rest: (anthropic: boolean) => string | null) {
+/** The member's answer to a GET of `rest` (a read path of the provider's batch routes), or null: the member is gone from POOLS, or refused it. */
+async function ask(env: Env, h: Holder, rest: (read: BatchRoutes["read"]) => string | null) {
   const table = providers(env.PROVIDERS);
   const pool = poolsOf(env.POOLS, table, env)[h.pool];
   const member = pool?.members.find((m) => m.name === h.member);
-  const provider = table[h.provider];
-  const path = provider && rest(provider.flavour === "anthropic");
+  const routes = table[h.provider] && batchRoutes(table[h.provider]!.flavour);
+  const path = routes && rest(routes.read);
   if (!member || !path) return null;
-  // Anthropic's API wants its version; other providers ignore the header.
-  const req = await memberRequest(member, path, "", new Headers({ "anthropic-version": "2023-06-01" }), null);
+  // The headers every request of the member's family carries (Anthropic's API version).
+  const req = await memberRequest(member, { rest: path, search: "", headers: new Headers(FLAVOURS[member.provider.flavour].fixed), json: null, family: member.provider.flavour });
   if (!req) return null;
-  const res = await fetch(req.url, { headers: req.headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
+  const headers = req.headers;
+  await req.authorizer?.authorize("GET", req.url, headers, null);
+  const res = await fetch(req.url, { headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
   if (res.ok) return { res, member };
   await res.body?.cancel();
   return null;
@@ -40,7 +44,7 @@ async function ask(env: Env, h: Holder, rest: (anthropic: boolean) => string | n
 
 /** The batch as its provider shows it now; null when it cannot be read. */
 export async function batchNow(env: Env, h: Holder, id: string): Promise<BatchFacts | null> {
-  const got = await ask(env, h, (anthropic) => `${anthropic ? "/v1/messages/batches" : "/v1/batches"}/${encodeURIComponent(id)}`);
+  const got = await ask(env, h, (read) => readPath(read.batch, { id }));
   return got ? factsOf(await got.res.json().catch(() => null)) : null;
 }
 
@@ -50,9 +54,7 @@ export async function batchNow(env: Env, h: Holder, id: string): Promise<BatchFa
  */
 export async function readResults(env: Env, h: Holder, facts: BatchFacts, each: (lines: Metered[]) => Promise<unknown>): Promise<boolean> {
   if (!facts.ended) return false;
-  const got = await ask(env, h, (anthropic) =>
-    anthropic ? `/v1/messages/batches/${encodeURIComponent(facts.id)}/results` : facts.output ? `/v1/files/${encodeURIComponent(facts.output)}/content` : null,
-  );
+  const got = await ask(env, h, (read) => readPath(read.results, { id: facts.id, output: facts.output }));
   if (!got) return facts.lines === 0;
   const whose = { provider: h.provider, vk: h.vk, pool: h.pool, memberHash: await memberHash(got.member) };
   const prices = priceTable(env.PRICES);

@@ -15,7 +15,7 @@ import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
 import { batchPrice, type PriceTable, priceOf } from "../usage/prices";
 import { BATCH_HOLD_MS, bookKey, bookOf, type Owned } from "./book";
-import { factsOf, type Op, opOf } from "./ops";
+import { batchRoutes, factsOf, type Op, opOf, readPath, TRACKED } from "./ops";
 import { pricedLines } from "./price";
 import { tapResults } from "./tap";
 
@@ -58,7 +58,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
   // Batches and files whose owner the gateway cannot tell (Gemini's, Azure's, Anthropic's files, OpenAI's uploads): only a key that may see the whole account.
   const untracked = !op && !vk.scopes.includes("all") ? scopeOf(b.flavour, b.method, b.rest) : null;
   if (untracked === "batches" || untracked === "files")
-    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own ${untracked} on ${untracked === "batches" ? "OpenAI and Anthropic" : "OpenAI's /v1/files"} only; here that needs the scope all`);
+    return gatewayError("forbidden", `virtual key ${vk.name}: the gateway keeps each key to its own ${untracked} on ${TRACKED[untracked]} only; here that needs the scope all`);
   if (!op) return null;
   // A key whose scopes reach the whole account (all) keeps that meaning; otherwise only its own.
   const own = !vk.scopes.includes("all");
@@ -79,7 +79,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
     upload = read;
   } else if (op.k === "create") {
     const asked = b.json() as { input_file_id?: unknown; requests?: { params?: unknown }[] } | null;
-    if (b.flavour === "openai") {
+    if (batchRoutes(b.flavour)?.input === "file") {
       const file = typeof asked?.input_file_id === "string" ? await book.find(asked.input_file_id) : null;
       if (own && file?.kind !== "file") return forbid(`did not upload the input file ${String(asked?.input_file_id).slice(0, 100)}`);
       member = file?.member;
@@ -154,14 +154,16 @@ const parse = (v: Uint8Array | string): unknown => {
 };
 
 /**
- * The answer as the provider sent it, but for Anthropic's results_url, which names the provider:
- * the caller is sent back through the gateway instead.
+ * The answer as the provider sent it, but for a results_url naming the provider's host (where the
+ * row says a batch has one: Anthropic's): the caller is sent back through the gateway instead.
  */
 function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | null, res: Response): Response {
-  if (typeof obj?.results_url !== "string") return new Response(text, res);
+  const routes = batchRoutes(b.flavour);
+  const results = routes?.resultsUrl && readPath(routes.read.results, { id: String(obj?.id) });
+  if (typeof obj?.results_url !== "string" || !results) return new Response(text, res);
   const headers = new Headers(res.headers);
   headers.delete("content-length");
-  const body = JSON.stringify({ ...obj, results_url: `${b.here}/v1/messages/batches/${encodeURIComponent(String(obj.id))}/results` });
+  const body = JSON.stringify({ ...obj, results_url: `${b.here}${results}` });
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
 
@@ -172,7 +174,7 @@ async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Pro
   const { ids, objs, more } = await book.list(op.k === "files" ? "file" : "batch", limit, after);
   const tail = `"first_id":${JSON.stringify(ids[0] ?? null)},"last_id":${JSON.stringify(ids.at(-1) ?? null)},"has_more":${more}`;
   // The objects are the provider's JSON as stored: put together, not parsed again.
-  return new Response(`{${b.flavour === "anthropic" ? "" : '"object":"list",'}"data":[${objs.join(",")}],${tail}}`, { headers: { "content-type": "application/json" } });
+  return new Response(`{${batchRoutes(b.flavour)?.listHead ?? ""}"data":[${objs.join(",")}],${tail}}`, { headers: { "content-type": "application/json" } });
 }
 
 /** An upload's form: `batchOnly` (the batches scope alone) uploads batch input only; a budgeted key's lines are priced now. */

@@ -1,23 +1,12 @@
 // What a budgeted virtual key may ask for: what the gateway can price from an answer's own token
 // counts and the price table, and what costs nothing. Anything else would spend money its budget
-// never sees, so it is refused (budget/stage.ts). Data, a row per API family, read by one function.
+// never sees, so it is refused (budget/stage.ts). Data, the `pricing` column of each API family's
+// row (providers/table.ts), read by one function.
 import { scopeOf } from "../providers/endpoints";
-import type { FlavourName } from "../providers/table";
+import { FLAVOURS, type FlavourName } from "../providers/table";
 
 /** What a request is to a budget: free, priced by its answer's tokens, or unpriceable (why). */
 export type Pricing = { kind: "free" } | { kind: "priced" } | { kind: "unpriceable"; why: string };
-
-/**
- * One API family's row. `counts`: its token-count endpoints (free). `toolFees`: server-side tools
- * billed per use, which `usage` tokens do not show (as a tool's `type`, or Gemini's tool key).
- * `perUse`: body fields that bill per use the same way. (A long-context band is a price: the
- * table's `long`, chosen by the prompt's reported size, usage/prices.ts.)
- */
-interface Row {
-  counts: RegExp;
-  toolFees: RegExp;
-  perUse: readonly string[];
-}
 
 /** What a budget reads of a request to price it. */
 export interface PricingAsk {
@@ -37,31 +26,6 @@ export interface PricingAsk {
 /** Scopes whose endpoints cost nothing (lists, reads, moderation), or whose cost another stage accounts (a provider batch reserves at creation). */
 const FREE_SCOPES = new Set(["models", "moderations", "files", "batches", "stored"]);
 
-const OPENAI: Row = {
-  counts: /\/responses\/input_tokens$/,
-  // Web search, file search, code interpreter containers and image generation bill per call or per image (openai.com/api/pricing).
-  toolFees: /^(?:web_search|file_search|code_interpreter|image_generation)/,
-  // `web_search_options`: chat completions' web search, per call; `background`: the answer comes later, without usage.
-  perUse: ["web_search_options", "background"],
-};
-
-const ROWS: Record<FlavourName, Row> = {
-  openai: OPENAI,
-  azure: OPENAI,
-  anthropic: {
-    counts: /\/messages\/count_tokens$/,
-    // Web search ($10 per 1,000 searches) and code execution (container hours) bill apart from tokens (docs.claude.com, pricing).
-    toolFees: /^(?:web_search_|code_execution_)/,
-    perUse: [],
-  },
-  gemini: {
-    counts: /:countTokens$/,
-    // Grounding with Google Search or Maps bills per grounded request (ai.google.dev/gemini-api/docs/pricing); code execution is tokens.
-    toolFees: /^(?:googleSearch|google_search|googleSearchRetrieval|google_search_retrieval|googleMaps|google_maps|enterpriseWebSearch|enterprise_web_search)$/,
-    perUse: [],
-  },
-};
-
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A tool's name as its API spells it: its `type`, or (Gemini) the key it is set under. */
@@ -73,7 +37,7 @@ export function pricing(r: PricingAsk): Pricing {
   if (scope && FREE_SCOPES.has(scope)) return { kind: "free" };
   const no = (why: string): Pricing => ({ kind: "unpriceable", why });
   if (scope !== "inference") return no(`${r.method} ${r.rest.slice(0, 100)} is not priced by tokens`);
-  const row = ROWS[r.flavour];
+  const row = FLAVOURS[r.flavour].pricing;
   if (row.counts.test(r.rest)) return { kind: "free" };
   if (!isObj(r.json)) return no("its body is not JSON, so its model and size cannot be read");
   if (r.model === "*") return no("it names no model");

@@ -1,7 +1,10 @@
 /**
- * A stored answer's metadata and the pure decisions about it: which headers are kept, whether an
+ * @module A stored answer's metadata and the pure decisions about it: which headers are kept, whether an
  * entry may answer a request now, whether a captured body is whole, and what the caller is told.
  */
+import type { Spellings } from "../providers/flavour";
+import { ACCOUNT_HEADERS, QUOTA_HEADERS, spelled, STREAM_ENDS, TIMING_HEADERS } from "../providers/headers";
+
 export interface EntryMeta {
   /** Epoch ms. */
   storedAt: number;
@@ -14,23 +17,22 @@ export interface EntryMeta {
 /** R2 custom metadata is bounded (2 KiB in all): past this the headers shrink to content-type. */
 const HEADERS_JSON_MAX = 1_500;
 
-/** Headers that describe the provider's state at the time, not the answer: never replayed. */
-function transient(name: string): boolean {
-  return name.startsWith("x-ratelimit-") || name.startsWith("anthropic-ratelimit-") || name.startsWith("x-slotgate-") ||
-    name.startsWith("retry-after") || name === "date" || name === "content-length" ||
-    name === "age" || name === "cache-status" || name === "openai-processing-ms";
-}
+/**
+ * Headers that describe the provider's state at the time, not the answer: never replayed. The
+ * providers' rate-limit families and timings are their rows' (providers/headers.ts).
+ */
+const TRANSIENT: Spellings = [...QUOTA_HEADERS, "x-slotgate-", "retry-after", "retry-after-", "date", "content-length", "age", "cache-status", ...TIMING_HEADERS];
 
 /**
  * Headers that say whose account answered (a pool's member, an org or project) or carry a session:
  * a hit is replayed to whoever shares the entry, so they are never stored.
  */
-const IDENTITY = new Set(["openai-organization", "openai-project", "anthropic-organization-id", "set-cookie", "set-cookie2"]);
+const IDENTITY: Spellings = [...ACCOUNT_HEADERS, "set-cookie", "set-cookie2"];
 
 /** Whether a header is replayed; metadata read back may name headers in any case. */
 function keep(name: string): boolean {
   const n = name.toLowerCase();
-  return !transient(n) && !IDENTITY.has(n);
+  return !spelled(n, TRANSIENT) && !spelled(n, IDENTITY);
 }
 
 /** The headers an entry keeps (Headers iterates names lowercased). */
@@ -72,12 +74,9 @@ export function usable(m: EntryMeta, now: number, maxAgeS: number | null): boole
 /** The `age` header: whole seconds since the entry was stored. */
 export const ageSeconds = (m: EntryMeta, now: number) => Math.max(0, Math.floor((now - m.storedAt) / 1_000));
 
-/** Markers of a stream's last event, by API: OpenAI chat, Anthropic, the Responses API, Gemini. */
-const STREAM_ENDS = ["data: [DONE]", "event: message_stop", '"type":"message_stop"', "response.completed", '"finishReason"'];
-
 /**
  * Whether a captured body is a whole answer. A stream must end on an event boundary and carry its
- * API's final event (a stream cut short by the provider can still close cleanly); a JSON answer
+ * API's final event (its family's row's `streamEnds`) (a stream cut short by the provider can still close cleanly); a JSON answer
  * must parse. Anything else (plain text, binary) is taken as whole once it has ended.
  */
 export function complete(body: Uint8Array, contentType: string | null): boolean {

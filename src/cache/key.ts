@@ -1,8 +1,10 @@
 /**
- * The cache key: provider, method, upstream path and query, tenant, namespace, sample, the request
+ * @module The cache key: provider, method, upstream path and query, tenant, namespace, sample, the request
  * headers that change the answer, and the body as canonical JSON. Two requests that differ in any
  * of them never share an entry; two that differ only in key order or whitespace do.
  */
+import { SEMANTIC_HEADERS } from "../providers/headers";
+
 export interface KeyInput {
   provider: string;
   method: string;
@@ -20,20 +22,16 @@ export interface KeyInput {
 }
 
 /**
- * Request headers that change the answer: the API version and the beta features asked for, and
- * Google's field mask (`x-goog-fieldmask`: which fields of the answer come back). Credentials and
- * org/project headers need no place here: they are in the tenant (the credential hash). Gemini's
- * version is in its path and Azure's `api-version` in the query, both keyed already.
- */
-export const SEMANTIC_HEADERS = ["anthropic-beta", "anthropic-version", "openai-beta", "x-goog-fieldmask"] as const;
-
-/**
- * The semantic headers a request sent, in a fixed order, each value read as a comma list of
- * features: trimmed, deduplicated and sorted (`a,b` and `b, a` ask for the same). Absent or empty
- * ones are left out, so a request that sends none keys exactly as before these were keyed.
+ * The semantic headers a request sent (those that change the answer: the API version, the beta
+ * features asked for, a field mask; each family's row names its own), in a fixed order, each value
+ * read as a comma list of features: trimmed, deduplicated and sorted (`a,b` and `b, a` ask for
+ * the same). Absent or empty ones are left out, so a request that sends none keys exactly as
+ * before these were keyed.
  */
 export function semanticHeaders(get: (name: string) => string | null): [string, string][] {
   const out: [string, string][] = [];
+  // Credentials and org/project headers need no place here: they are in the tenant (the credential
+  // hash). A version in the path or the query is keyed already.
   for (const name of SEMANTIC_HEADERS) {
     const items = [...new Set((get(name) ?? "").split(",").map((s) => s.trim()).filter(Boolean))].sort();
     if (items.length) out.push([name, items.join(",")]);

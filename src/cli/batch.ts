@@ -1,11 +1,10 @@
-import type { Item } from "./input";
-import { parseLine, readLines, UsageError } from "./input";
+import { UsageError } from "./input";
 import { Journal, journalPath } from "./job/journal";
 import { runProviderJob } from "./job/run";
-import { outputLine } from "./output";
-import { startReporter, type ProgressState } from "./progress";
-import { openSession, type Session } from "./session";
-import type { BatchOptions, BatchSummary, OutputLine } from "./types";
+import { fileItems, progressOf, summarize } from "./pending";
+import { startReporter } from "./progress";
+import { openSession } from "./session";
+import type { BatchOptions, BatchSummary } from "./types";
 
 export type { BatchOptions, BatchSummary } from "./types";
 export { defaultCaller } from "./session";
@@ -43,37 +42,3 @@ export const BATCH_WINDOW_MS = 24 * 3_600_000;
 
 /** `--mode auto`: whether the job runs synchronously at flex rather than in provider batches. */
 export const flexByDeadline = (deadline: number | undefined, now: number) => deadline !== undefined && deadline - now < BATCH_WINDOW_MS;
-
-/** The input's lines not yet answered: an item to send, or the error line of a line that cannot be sent. */
-export async function* fileItems(s: Session, keep: (it: Item) => boolean = () => true): AsyncGenerator<Item | OutputLine> {
-  const provider = s.o.provider ?? "openai";
-  for await (const { line, text } of readLines(s.o.input)) {
-    if (text.trim() === "") continue;
-    const parsed = parseLine(text, line, provider);
-    const id = parsed.ok ? parsed.item.customId : parsed.bad.customId;
-    if (s.done.has(id)) continue;
-    if (!parsed.ok) yield outputLine(id, null, { code: "invalid_line", message: parsed.bad.message });
-    else if (keep(parsed.item)) yield parsed.item;
-  }
-}
-
-export function progressOf(s: Session, total: number): ProgressState {
-  const c = s.ctx.counters;
-  return {
-    total, succeeded: s.tally.succeeded, failed: s.tally.failed, inFlight: c.inFlight, waiting: Math.max(0, s.pool.open - c.inFlight), absorbed429: c.absorbed429, startedAt: s.startedAt,
-  };
-}
-
-/** The closing figures; `pending`: the lines this run had to answer. */
-export function summarize(s: Session, pending: number, extra: Partial<BatchSummary> = {}): BatchSummary {
-  const t = s.tally;
-  const answered = t.succeeded + t.failed + t.interrupted;
-  const lines = s.entries.length;
-  return {
-    out: s.o.out, lines, skipped: lines - pending,
-    succeeded: t.succeeded, failed: t.failed, failedByReason: t.byReason, retryable: t.retryable,
-    notDone: pending - answered + t.interrupted,
-    absorbed429: s.ctx.counters.absorbed429, retries: s.ctx.counters.retries, wallMs: s.ctx.now() - s.startedAt, stopped: s.ctx.stop.aborted,
-    spend: s.spend.s, ...extra,
-  };
-}

@@ -7,6 +7,7 @@ import type { Outlook } from "../tiers/fallback";
 import type { Item } from "./input";
 import { type OutputLine, outputLine } from "./output";
 import { requestId } from "./providers";
+import type { StandardWhy } from "./types";
 
 /** Counters the runner shows while it works and sums up at the end. */
 export interface Counters {
@@ -17,9 +18,6 @@ export interface Counters {
   /** Attempts after the first, for any reason. */
   retries: number;
 }
-
-/** Why a line of a run that asked a tier went at standard: its model sells none here, the tier refused it, or the tier looked shed. */
-export type StandardWhy = "not_sold" | "refused" | "shed";
 
 /** The tier that served a line, and, in a run that asked another, why it was standard. */
 export interface Served {

@@ -5,63 +5,8 @@ import { JobStopped } from "./job/api";
 import { UsageError } from "./input";
 import { formatSummary } from "./progress";
 import { commandName, shellWord, thisInvocation } from "./invoked";
-import { BATCH_PROVIDERS, credentialVar } from "./providers";
+import { HELP } from "./help";
 
-const HELP = `slotgate: edge gateway for LLM APIs
-
-Usage:
-  slotgate batch <requests.jsonl> --out <results.jsonl> [options]
-
-Sends every line of an OpenAI Batch API file ({"custom_id", "method", "url", "body"}) through the
-limiter and appends one OpenAI batch output line per request as it finishes. No item is lost:
-each ends with a response or a recorded error.
-
-Options:
-  --out FILE          where results are appended (required)
-  --gateway URL       send through a Slotgate gateway, which does the limiting; without it the
-                      providers are called directly with the same limiter running in this process
-  --provider NAME     provider of lines that name none (default openai): ${BATCH_PROVIDERS.join(", ")}
-  --concurrency N     most requests open at once (default 16)
-  --caller LABEL      with --gateway: the caller this job is at the gateway (x-slotgate-caller;
-                      default batch.<input file name>): callers of a key share it fairly
-  --priority LANE     with --gateway: high, normal or low (default low): a batch job yields to
-                      interactive calls on the same key, and is never starved by them
-  --resume            skip custom_ids already answered in --out, run the rest
-  --max-attempts N    attempts per request on transient errors (default 8); 429s are waited
-                      out until the request's deadline (120 s from its first send)
-  --base-url URL      direct mode: send to this base URL instead of the provider's (testing)
-  --mode MODE         sync (default): every line through the limiter, at once;
-                      flex: the same at the flex tier where the line's provider and model sell it
-                      (OpenAI: half price; Gemini: half; Groq: higher limits), waiting through
-                      its capacity refusals and then at standard, so no line is lost;
-                      provider: every line through the provider's batch API (OpenAI chat
-                      completions, embeddings, completions and responses; Anthropic messages), at
-                      its batch price (half, on a separate quota), answered within 24 h;
-                      auto: with a --deadline within 24 h, flex; else the batch API where the
-                      line's provider has one, sync for the rest
-  --deadline WHEN     provider/auto: at WHEN (90m, 2h, 30s from now, or an ISO time) running
-                      batches are cancelled and the lines they did not answer run synchronously;
-                      auto: within 24 h (a batch's completion window), the job runs at flex
-  --poll SECONDS      provider/auto: look at running batches at most this often (default 30)
-  --batch-lines N     provider/auto: most lines per batch (default the provider's: 50,000 OpenAI,
-                      100,000 Anthropic)
-  --batch-bytes N     provider/auto: most bytes per batch (default the provider's; 8 MiB with
-                      --gateway, under its MAX_BODY_BYTES)
-  --cancel            provider/auto: cancel the running batches of the job in --out's state file
-  -h, --help          this text
-
-Credentials come from the environment only: ${BATCH_PROVIDERS.map(credentialVar).join(", ")}.
-With --gateway, SLOTGATE_TOKEN (if set) is sent as x-slotgate-token.
-
-Provider batches: the output is what sync mode writes, one line per input line. The batch ids go to
-<out>.batches.jsonl before anything else happens; --resume attaches to running batches and never
-submits a line whose batch exists. Lines a batch did not answer (failed, expired, or cancelled at
-the deadline) run synchronously, once. Through --gateway with a virtual key, the key needs the
-batches scope, and the gateway meters the batches' answers at batch prices.
-
-Ctrl-C stops sending and waits for requests in flight; a second Ctrl-C aborts them. In provider
-mode Ctrl-C leaves the batches running and says how to resume; a second Ctrl-C offers to cancel them.
-Exit codes: 0 all succeeded, 1 some lines failed, 2 usage or input error (nothing sent), 130 stopped.`;
 
 const OPTIONS = {
   out: { type: "string" },
@@ -148,6 +93,14 @@ function commandWith(bin: string, args: string[], flag: "--resume" | "--cancel")
   return `${commandName(thisInvocation(bin))} batch ${quoted.join(" ")} ${flag}`;
 }
 
+/**
+ * " (with OPENAI_API_KEY set as for this run)": a printed command carries no credential (it would
+ * show in a terminal's scrollback), so a key given on the run's own command line must be given again.
+ */
+function withCredentials(vars: string[]): string {
+  return vars.length === 0 ? "" : ` (with ${vars.join(" and ")} set as for this run)`;
+}
+
 /** A yes/no question on the terminal; undefined when there is none to ask on. */
 function terminalConfirm(): ((q: string) => Promise<boolean>) | undefined {
   if (!process.stdin.isTTY) return undefined;
@@ -197,8 +150,9 @@ export async function main(argv: string[], bin: string = process.argv[1] ?? "slo
     const summary = await runBatch({ ...options, stop: signals.stop, abort: signals.abort, progress: { stream: err, tty: Boolean(err.isTTY) }, confirm: terminalConfirm() });
     out.write(`${formatSummary(summary)}\n`);
     if (options.cancel) return 0;
-    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
-    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead:\n  ${commandWith(bin, rest, "--cancel")}\n`);
+    const creds = withCredentials(summary.credentials);
+    if (summary.notDone > 0 || summary.retryable > 0) err.write(`\nTo finish, run${creds}:\n  ${commandWith(bin, rest, "--resume")}\n`);
+    if (summary.batches?.running.length) err.write(`To cancel the batches still running instead${creds}:\n  ${commandWith(bin, rest, "--cancel")}\n`);
     if (summary.stopped) return 130;
     return summary.failed > 0 || summary.notDone > 0 ? 1 : 0;
   } catch (e) {
@@ -207,7 +161,7 @@ export async function main(argv: string[], bin: string = process.argv[1] ?? "slo
       return e.exitCode;
     }
     if (e instanceof JobStopped) {
-      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run:\n  ${commandWith(bin, rest, "--resume")}\n`);
+      err.write(`slotgate batch: ${e.message}\nWhat was made is in the state file; once that is fixed, run (with the credentials set as for this run):\n  ${commandWith(bin, rest, "--resume")}\n`);
       return 1;
     }
     err.write(`slotgate batch: ${(e as Error)?.stack ?? String(e)}\n`);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, fdatasyncSync, openSync, readSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fdatasyncSync, openSync, readSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { classify } from "../policy/classify";
 import { DIALECTS } from "../providers/dialects";
 import { readLines, UsageError } from "./input";
@@ -37,15 +38,17 @@ function asLine(text: string): OutputLine | null {
 }
 
 /**
- * Readies the output file and returns the custom_ids already answered. Without `resume` an
- * existing non-empty file is refused (it holds someone's results). With it, lines that are not
- * final, repeated, or cut short by a crash are dropped by an atomic rewrite, so that after the
- * run every custom_id appears exactly once.
+ * Checks the output file and returns the custom_ids already answered. A file that is not there is
+ * not made here: the first line written makes it (OutputWriter), so a run refused before its first
+ * line leaves no file behind; where it would go must be writable now, before anything is sent.
+ * Without `resume` an existing non-empty file is refused (it holds someone's results). With it,
+ * lines that are not final, repeated, or cut short by a crash are dropped by an atomic rewrite, so
+ * that after the run every custom_id appears exactly once.
  */
 export async function prepareOutput(path: string, resume: boolean): Promise<{ done: Set<string>; dropped: number }> {
   const done = new Set<string>();
   if (!existsSync(path) || statSync(path).size === 0) {
-    writeFileSync(path, "");
+    writable(path);
     return { done, dropped: 0 };
   }
   if (!resume) throw new UsageError(`${path} already holds results: pass --resume to continue that run, or choose another --out`);
@@ -67,6 +70,18 @@ export async function prepareOutput(path: string, resume: boolean): Promise<{ do
   return { done, dropped };
 }
 
+/** UsageError unless `path` can be written: the file itself if it is there, else its folder. */
+function writable(path: string): void {
+  const there = existsSync(path);
+  const target = there ? path : dirname(resolve(path));
+  try {
+    if (!there && !statSync(target).isDirectory()) throw new Error();
+    accessSync(target, constants.W_OK);
+  } catch {
+    throw new UsageError(there ? `${path}: cannot write it` : `${path}: cannot write there (${target} is not a folder this user may write in)`);
+  }
+}
+
 function endsWithNewline(path: string): boolean {
   const size = statSync(path).size;
   if (size === 0) return true;
@@ -79,17 +94,22 @@ function endsWithNewline(path: string): boolean {
   }
 }
 
-/** Appends one line per finished item, straight to the OS (a crash of this process loses nothing written). */
+/**
+ * Appends one line per finished item, straight to the OS (a crash of this process loses nothing
+ * written). The file is opened (made, if it is not there) by the first line.
+ */
 export class OutputWriter {
-  private fd: number;
+  private readonly path: string;
+  private fd: number | null = null;
   private lastSync = 0;
   written = 0;
 
   constructor(path: string) {
-    this.fd = openSync(path, "a");
+    this.path = path;
   }
 
   write(line: OutputLine): void {
+    this.fd ??= openSync(this.path, "a");
     const buf = Buffer.from(`${JSON.stringify(line)}\n`, "utf8");
     for (let off = 0; off < buf.length; ) off += writeSync(this.fd, buf, off, buf.length - off);
     this.written += 1;
@@ -102,7 +122,9 @@ export class OutputWriter {
   }
 
   close(): void {
+    if (this.fd === null) return;
     fdatasyncSync(this.fd);
     closeSync(this.fd);
+    this.fd = null;
   }
 }

@@ -1,5 +1,5 @@
 import cliProgress from "cli-progress";
-import type { BatchSummary } from "./batch";
+import type { BatchSummary } from "./types";
 import type { BatchesSummary } from "./types";
 import { spendRows } from "./spend";
 

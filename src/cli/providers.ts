@@ -1,9 +1,11 @@
-import { BUILT_IN } from "../providers/table";
+import { credentialHeadersOf } from "../providers/credential";
+import { lineUrlsOf, SPEAKS } from "../providers/lines";
+import { BUILT_IN, FLAVOURS, type FlavourName } from "../providers/table";
 
 /**
  * What the batch command knows per provider: the request paths a batch line may name, the
- * variable holding the credential, and the headers that carry it. Base URLs come from the
- * gateway's own table (BUILT_IN), so the two never disagree.
+ * variable holding the credential, and the headers that carry it. All of it comes from the
+ * gateway's own rows (BUILT_IN, the flavours, providers/lines.ts), so the two never disagree.
  */
 export interface Route {
   provider: string;
@@ -11,35 +13,21 @@ export interface Route {
   credentialVar: string;
 }
 
-const OPENAI_COMPATIBLE = ["/v1/chat/completions", "/v1/completions", "/v1/embeddings"];
+/** Batch needs a fixed origin per provider: one whose host depends on a resource (Azure's) is left out. */
+const fixedOrigin = (provider: string) => !BUILT_IN[provider]!.baseUrl.includes("{");
 
-/** Exact paths per provider; gemini's native paths carry the model, so they are matched by pattern. */
-const KNOWN_URLS: Record<string, (string | RegExp)[]> = {
-  openai: ["/v1/chat/completions", "/v1/responses", "/v1/embeddings", "/v1/completions"],
-  anthropic: ["/v1/messages"],
-  gemini: [
-    "/v1beta/openai/chat/completions",
-    "/v1beta/openai/embeddings",
-    /^\/v1beta\/models\/[A-Za-z0-9._-]+:(generateContent|embedContent|countTokens)$/,
-  ],
-};
-
-/** Batch needs a fixed origin per provider; azure's host depends on the resource, so it is left out. */
-const UNSUPPORTED = new Set(["azure"]);
-
-export const BATCH_PROVIDERS = Object.keys(BUILT_IN).filter((p) => !UNSUPPORTED.has(p));
+export const BATCH_PROVIDERS = Object.keys(BUILT_IN).filter(fixedOrigin);
 
 export function isProvider(name: string): boolean {
   return BATCH_PROVIDERS.includes(name);
 }
 
 export function knownUrl(provider: string, url: string): boolean {
-  const list = KNOWN_URLS[provider] ?? OPENAI_COMPATIBLE;
-  return list.some((u) => (typeof u === "string" ? u === url : u.test(url)));
+  return lineUrlsOf(provider).some((u) => (typeof u === "string" ? u === url : u.pattern.test(url)));
 }
 
 export function knownUrls(provider: string): string[] {
-  return (KNOWN_URLS[provider] ?? OPENAI_COMPATIBLE).map((u) => (typeof u === "string" ? u : "/v1beta/models/<model>:generateContent"));
+  return lineUrlsOf(provider).map((u) => (typeof u === "string" ? u : u.shown));
 }
 
 /** OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ... */
@@ -49,15 +37,20 @@ export function credentialVar(provider: string): string {
 
 export function route(provider: string, baseUrlOverride?: string): Route {
   const p = BUILT_IN[provider];
-  if (!p || UNSUPPORTED.has(provider)) throw new Error(`unknown provider ${JSON.stringify(provider)}`);
+  if (!p || !isProvider(provider)) throw new Error(`unknown provider ${JSON.stringify(provider)}`);
   return { provider, baseUrl: (baseUrlOverride ?? p.baseUrl).replace(/\/+$/, ""), credentialVar: credentialVar(provider) };
 }
 
-/** The credential headers the provider expects (never anything else: the key comes from the environment). */
+/**
+ * The credential headers the provider expects (never anything else: the key comes from the
+ * environment): as its flavour sends a credential, or as the family it speaks on `url` does
+ * (providers/lines.ts `SPEAKS`), with the headers every request of its family carries.
+ */
 export function authHeaders(provider: string, url: string, key: string): Record<string, string> {
-  if (provider === "anthropic") return { "x-api-key": key, "anthropic-version": "2023-06-01" };
-  if (provider === "gemini" && !url.startsWith("/v1beta/openai/")) return { "x-goog-api-key": key };
-  return { authorization: `Bearer ${key}` };
+  const f = FLAVOURS[BUILT_IN[provider]!.flavour];
+  const speaks = Object.hasOwn(SPEAKS, provider) ? SPEAKS[provider] : undefined;
+  const send = speaks?.routes.test(url) ? FLAVOURS[speaks.as as FlavourName].send : f.send;
+  return { ...credentialHeadersOf(send, key), ...f.fixed };
 }
 
 /** Where the provider puts the id of a request, for the output line's `request_id`. */

@@ -7,6 +7,7 @@ import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } fro
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
 import { LABEL } from "../providers/key";
+import { DEFAULT_LINE_PROVIDER } from "../providers/lines";
 import { priceTable } from "../usage/prices";
 import { runDirect } from "./direct";
 import type { Counters, SendContext } from "./exchange";
@@ -36,6 +37,8 @@ export interface Session {
   entries: { id: string; provider: string | null }[];
   /** custom_ids the output already answers (--resume). */
   done: Set<string>;
+  /** The variables the credentials came from, one per provider of the lines to send. */
+  credentialVars: string[];
   ctx: SendContext;
   spend: SpendTally;
   tally: Tally;
@@ -60,7 +63,7 @@ export interface Session {
 export async function openSession(o: BatchOptions): Promise<Session> {
   const now = o.now ?? Date.now;
   const startedAt = now();
-  const provider = o.provider ?? "openai";
+  const provider = o.provider ?? DEFAULT_LINE_PROVIDER;
   const concurrency = o.concurrency ?? 16;
   const env = o.env ?? process.env;
   if (!isProvider(provider)) throw new UsageError(`unknown provider ${JSON.stringify(provider)}`);
@@ -153,6 +156,7 @@ export async function openSession(o: BatchOptions): Promise<Session> {
 
   return {
     o, startedAt, entries, done, ctx, spend, tally, pool, baseOf, headersOf, record, sync,
+    credentialVars: [...keys.keys()].map((p) => route(p).credentialVar),
     close: () => {
       limiters.close();
       writer.close();

@@ -1,33 +1,10 @@
 // What a batch run's answers report they used, and cost at the price table (PRICES over the built-in one).
 import type { Tier } from "../providers/dialect";
-import type { StandardWhy } from "./exchange";
 import { DIALECTS } from "../providers/dialects";
 import { BUILT_IN } from "../providers/table";
 import { batchPrice, costOf, priceOf, type PriceTable, tierPrice } from "../usage/prices";
 import { usageIn } from "../usage/tokens";
-
-export interface SpendSummary {
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  /** Priced answers only. */
-  costUsd: number;
-  /** Answers with usage but no price for their model. */
-  unpriced: number;
-  /** Successful answers that carried no usage. */
-  unknownUsage: number;
-  /** Of costUsd, what answers from provider batches cost (at batch prices), and how many they were. */
-  batchCostUsd: number;
-  batchAnswers: number;
-  /** What the same answers would have cost synchronously, at standard. */
-  syncCostUsd: number;
-  /** Synchronous answers by the service tier that served them (issue 35): how many, and what they cost. */
-  tiers: Partial<Record<Tier, { answers: number; costUsd: number }>>;
-  /** The tier the run asked for (`--mode flex`), and why each answer not served at it was not (issue 39); the models that sell none. */
-  asked?: Tier;
-  why: Partial<Record<StandardWhy, number>>;
-  notSold: string[];
-}
+import type { SpendSummary, StandardWhy } from "./types";
 
 export class SpendTally {
   readonly s: SpendSummary = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, unpriced: 0, unknownUsage: 0, batchCostUsd: 0, batchAnswers: 0, syncCostUsd: 0, tiers: {}, why: {}, notSold: [] };

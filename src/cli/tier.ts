@@ -5,7 +5,8 @@ import { DIALECTS } from "../providers/dialects";
 import { BUILT_IN } from "../providers/table";
 import { offered, withTier } from "../tiers/body";
 import { newOutlook, type Outlook, worthTrying } from "../tiers/fallback";
-import type { SendContext, StandardWhy } from "./exchange";
+import type { SendContext } from "./exchange";
+import type { StandardWhy } from "./types";
 import type { Item } from "./input";
 
 export interface LineTier {

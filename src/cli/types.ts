@@ -1,5 +1,5 @@
 import type { GatewayConfig, LimiterConfig } from "../config/limits";
-import type { SpendSummary } from "./spend";
+import type { Tier } from "../providers/dialect";
 
 /**
  * The batch command's public shapes, in a module with no runtime imports: Node-side tests and
@@ -94,6 +94,8 @@ export interface BatchSummary {
   stopped: boolean;
   /** Tokens the succeeded answers reported, and their cost at the price table. */
   spend: SpendSummary;
+  /** The variables this run read credentials from (OPENAI_API_KEY, ...): a printed --resume needs them set again. */
+  credentials: string[];
   /** Provider mode: the batches, and how their lines ended. */
   batches?: BatchesSummary;
 }
@@ -111,4 +113,31 @@ export interface BatchesSummary {
   stateFile: string;
   /** What needs a person's eye (a batch the job could not tell apart from another after a crash). */
   notes: string[];
+}
+
+/** Why a line of a run that asked a tier went at standard: its model sells none here, the tier refused it, or the tier looked shed. */
+export type StandardWhy = "not_sold" | "refused" | "shed";
+
+/** What a run's answers used and cost (spend.ts adds them up). */
+export interface SpendSummary {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  /** Priced answers only. */
+  costUsd: number;
+  /** Answers with usage but no price for their model. */
+  unpriced: number;
+  /** Successful answers that carried no usage. */
+  unknownUsage: number;
+  /** Of costUsd, what answers from provider batches cost (at batch prices), and how many they were. */
+  batchCostUsd: number;
+  batchAnswers: number;
+  /** What the same answers would have cost synchronously, at standard. */
+  syncCostUsd: number;
+  /** Synchronous answers by the service tier that served them (issue 35): how many, and what they cost. */
+  tiers: Partial<Record<Tier, { answers: number; costUsd: number }>>;
+  /** The tier the run asked for (`--mode flex`), and why each answer not served at it was not (issue 39); the models that sell none. */
+  asked?: Tier;
+  why: Partial<Record<StandardWhy, number>>;
+  notSold: string[];
 }

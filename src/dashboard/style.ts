@@ -52,6 +52,7 @@ th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 #keys th:nth-child(3),#keys td:nth-child(3),#keys th:nth-child(4),#keys td:nth-child(4){text-align:left}
 td.hash{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem}
 td.by{max-width:16rem;overflow:hidden;text-overflow:ellipsis}
+td.by .earlier{opacity:.55;font-style:italic}
 caption{caption-side:top;text-align:left;font-weight:600;font-size:.85rem;color:var(--muted);text-transform:uppercase;padding:1.25rem 0 .35rem}
 caption span{text-transform:none;font-weight:400}
 table#upstream tbody tr,table#pools tbody tr{cursor:default}

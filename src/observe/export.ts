@@ -2,17 +2,17 @@
 // + /v1/traces), in batches from this isolate's buffer, each from a request's waitUntil after its
 // answer: never on a request's path.
 import type { Attrs, TraceConfig, Val } from "./otel-config";
-import type { Span } from "./spans";
+import type { SpanRecord } from "./record";
 
 // The isolate's buffer: spans of every request it serves, sent in batches. A batch leaves from the
 // waitUntil of the request whose span filled it or started the wait, never on a request's path.
-const spans: Span[] = [];
+const spans: SpanRecord[] = [];
 /** When the flush being waited for is due (0: none); one a runtime cut short is given up 30 s on. */
 let due = 0;
 /** Spans the full buffer turned away since the last warning. */
 let full = 0;
 
-export function buffer(s: Span): void {
+export function buffer(s: SpanRecord): void {
   const { config: c, waitUntil } = s.trace;
   if (spans.length >= c.queue) {
     full++;
@@ -67,7 +67,7 @@ const nanos = (ms: number) => `${Math.round(ms)}000000`;
  * one resource, one scope, the spans. `flags`: the W3C trace flags (sampled) and whether the
  * parent is remote (bits 8 and 9).
  */
-export function encode(c: TraceConfig, batch: Span[]): string {
+export function encode(c: TraceConfig, batch: readonly SpanRecord[]): string {
   return JSON.stringify({
     resourceSpans: [
       {

@@ -1,6 +1,7 @@
 // The OpenTelemetry GenAI semantic conventions' names for what the gateway sees: the operation a
 // request is, the provider as the conventions name it, and what an answer says of itself (model,
 // id, finish reasons; never its content). Pure; the spans (otel.ts) and the metrics read them.
+import { GENAI_NAMES } from "../providers/table";
 
 /** `gen_ai.operation.name` of a request: the inference endpoints' (POST); null: not a GenAI operation. */
 export function operationOf(method: string, rest: string): string | null {
@@ -13,9 +14,8 @@ export function operationOf(method: string, rest: string): string | null {
   return null;
 }
 
-/** `gen_ai.provider.name`: the conventions' well-known value for a built-in provider, else its own name. */
-export const providerName = (name: string): string =>
-  ({ gemini: "gcp.gemini", azure: "azure.ai.openai", mistral: "mistral_ai", xai: "x_ai" })[name] ?? name;
+/** `gen_ai.provider.name`: the conventions' well-known value for a built-in provider (its row's), else its own name. */
+export const providerName = (name: string): string => (Object.hasOwn(GENAI_NAMES, name) ? GENAI_NAMES[name]! : name);
 
 export interface AnswerFacts {
   model?: string;

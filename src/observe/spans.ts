@@ -8,12 +8,13 @@ import type { UsageRecord } from "../usage/types";
 import { buffer } from "./export";
 import { type AnswerFacts, providerName } from "./genai";
 import type { Attrs, TraceConfig, Val } from "./otel-config";
-import { type Parent, parentOf, sampled } from "./traceparent";
+import type { SpanRecord, Trace } from "./record";
+import { parentOf, sampled } from "./traceparent";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
-/** One span, recorded: what is needed to send it. `kind`: OTLP's (2 server, 3 client). */
-export class Span {
+/** One span, as the request path records it; ended, it is a SpanRecord for the exporter. */
+export class Span implements SpanRecord {
   readonly id = hex(8);
   readonly attrs: Attrs;
   end = 0;
@@ -39,14 +40,6 @@ export class Span {
     this.end = Math.max(at, this.start);
     buffer(this);
   }
-}
-
-/** One request's trace: its id, its caller's context, the config and the request's waitUntil. */
-export interface Trace {
-  id: string;
-  parent: Parent | null;
-  config: TraceConfig;
-  waitUntil: (p: Promise<unknown>) => void;
 }
 
 /** An upstream attempt's span: asked at its key's limiter, then (granted) sent and answered. */

@@ -6,7 +6,7 @@
  * message that may echo what the caller sent (a 404 for `"model":"insufficient_quota"` names the model).
  */
 import type { Dialect, Meaning, RefusalRule, Tier } from "../providers/dialect";
-import { errorObject, googleDetails, isObj, type Obj, text } from "./headers";
+import { errorObject, errorDetails, isObj, type Obj, text } from "./headers";
 import type { OutcomeClass, QuotaReading, RateLimitInfo } from "./types";
 
 /** Timeouts, gateway errors, Cloudflare 520–524 and Anthropic's 529 overloaded: worth a retry, not a cut. */
@@ -56,11 +56,11 @@ function matches(rule: RefusalRule, status: number, body: unknown, err: Obj | nu
   }
   if (rule.sentence && !rule.sentence.test(message(body, err))) return null;
   if (rule.quotaId) {
-    const ids = googleDetails(err).flatMap((d) => (Array.isArray(d.violations) ? d.violations.filter(isObj).map((v) => text(v.quotaId)) : []));
+    const ids = errorDetails(err).flatMap((d) => (Array.isArray(d.violations) ? d.violations.filter(isObj).map((v) => text(v.quotaId)) : []));
     if (!ids.some((id) => rule.quotaId!.test(id))) return null;
   }
   if (rule.reason) {
-    const reason = googleDetails(err).map((d) => text(d.reason)).find((r) => rule.reason!.includes(r));
+    const reason = errorDetails(err).map((d) => text(d.reason)).find((r) => rule.reason!.includes(r));
     if (!reason) return null;
     evidence = rule.evidence ?? reason.toLowerCase();
   }
@@ -100,6 +100,17 @@ export function refusal(status: number, body: unknown, d: Dialect, info?: RateLi
     return { cls: "rate_limit", evidence: null };
   }
   return { cls: TRANSIENT.has(status) ? "transient" : "fatal", evidence: null };
+}
+
+/**
+ * The body as the rules read it, with the error type its dialect's answers tell in a header
+ * (Bedrock's `x-amzn-errortype: ThrottlingException:http://...`, its body holding a message only)
+ * as its `type`. A copy for classifying: the caller gets the body as it came.
+ */
+export function withErrorType(body: unknown, headers: Headers, d: Dialect): unknown {
+  const name = d.errorTypeHeader && headers.get(d.errorTypeHeader)?.split(":")[0]?.trim();
+  if (!name) return body;
+  return isObj(body) ? { ...body, type: name } : { type: name };
 }
 
 /** What a response means for retries and for the limiter; `body` is parsed JSON, raw text or null. */

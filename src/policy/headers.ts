@@ -122,15 +122,15 @@ export function errorObject(body: unknown): Obj | null {
   return isObj(b) && isObj(b.error) ? b.error : null;
 }
 
-/** Google's `error.details` entries (RetryInfo, QuotaFailure, Help, ...). */
-export function googleDetails(err: Obj | null): Obj[] {
+/** An error's `details` entries, in Google's error model (google.rpc.Status: RetryInfo, QuotaFailure, ErrorInfo, Help, ...). */
+export function errorDetails(err: Obj | null): Obj[] {
   return Array.isArray(err?.details) ? err.details.filter(isObj) : [];
 }
 
-/** Google `RetryInfo.retryDelay` ("30s", or proto {seconds, nanos}) from an error body → ms. */
+/** `RetryInfo.retryDelay` ("30s", or proto {seconds, nanos}) from an error body in Google's error model → ms. */
 export function parseRetryInfo(body: unknown): number | null {
   try {
-    for (const d of googleDetails(errorObject(body))) {
+    for (const d of errorDetails(errorObject(body))) {
       const rd = d.retryDelay;
       const ms = isObj(rd)
         ? wait(Number(rd.seconds ?? 0) * 1000 + Number(rd.nanos ?? 0) / 1e6)

@@ -4,9 +4,9 @@
  * wait hints in its headers and, on a refusal, in its body. Pure and total: a stray header must
  * not break a request that already succeeded.
  */
-import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, type ResetFormat, SECOND_MS, type WindowGroup, type WindowSpec } from "../providers/dialect";
+import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, type ResetFormat, RETRY_AFTER, SECOND_MS, type WindowGroup, type WindowSpec } from "../providers/dialect";
 import {
-  decimal, errorObject, googleDetails, isObj, MAX_WAIT_MS, type Obj, parseDuration, parseReset, parseRetryAfter, parseRetryInfo, parseTimestamp, text, wait,
+  decimal, errorDetails, errorObject, isObj, MAX_WAIT_MS, type Obj, parseDuration, parseReset, parseRetryAfter, parseRetryInfo, parseTimestamp, text, wait,
 } from "./headers";
 import type { QuotaReading, RateLimitInfo, RefusedLimit } from "./types";
 
@@ -123,30 +123,30 @@ function headerHint(h: Headers, now: number, hints: readonly HintSpec[]): number
   return null;
 }
 
-/** Period a Google quota id names ("...PerMinute...", "...PerDay..."), or null. */
-function googlePeriod(id: string): number | null {
+/** Period a quota id names ("...PerMinute...", "...PerDay...": Google's), or null. */
+function quotaIdPeriod(id: string): number | null {
   if (/perday/i.test(id)) return DAY_MS;
   if (/perminute/i.test(id)) return MINUTE_MS;
   if (/persecond/i.test(id)) return SECOND_MS;
   return null;
 }
 
-/** Gemini's `QuotaFailure`: the first violation's kind, period and limit (`quotaValue`, where sent). A per-day one is spent, read by the classifier. */
-function googleQuota(err: Obj | null, fallbackMs: number): RefusedLimit | null {
-  for (const d of googleDetails(err)) {
+/** A `QuotaFailure` (Gemini's): the first violation's kind, period and limit (`quotaValue`, where sent). A per-day one is spent, read by the classifier. */
+function quotaFailure(err: Obj | null, fallbackMs: number): RefusedLimit | null {
+  for (const d of errorDetails(err)) {
     if (!Array.isArray(d.violations)) continue;
     const vs = d.violations.filter(isObj);
     // The shortest window is the one a pace can keep under; a day's refusal is the classifier's.
-    const v = vs.find((x) => googlePeriod(text(x.quotaId)) !== DAY_MS) ?? vs[0];
+    const v = vs.find((x) => quotaIdPeriod(text(x.quotaId)) !== DAY_MS) ?? vs[0];
     if (!v) continue;
     const id = `${text(v.quotaId)} ${text(v.quotaMetric)}`;
-    return { kind: /token/i.test(id) ? "tokens" : "requests", periodMs: googlePeriod(text(v.quotaId)) ?? fallbackMs, limit: decimal(v.quotaValue) ?? null };
+    return { kind: /token/i.test(id) ? "tokens" : "requests", periodMs: quotaIdPeriod(text(v.quotaId)) ?? fallbackMs, limit: decimal(v.quotaValue) ?? null };
   }
   return null;
 }
 
-/** OpenRouter's `error.metadata.headers` (X-RateLimit-Limit/Remaining/Reset, reset in epoch ms): a reading, a cap when its reset is hours away. */
-function openrouterReading(err: Obj | null, now: number): QuotaReading | null {
+/** `error.metadata.headers` (OpenRouter's: X-RateLimit-Limit/Remaining/Reset, reset in epoch ms): a reading, a cap when its reset is hours away. */
+function metadataHeaders(err: Obj | null, now: number): QuotaReading | null {
   const meta = isObj(err?.metadata) ? err.metadata : null;
   const hs = isObj(meta?.headers) ? meta.headers : null;
   if (!hs) return null;
@@ -163,18 +163,18 @@ function tryAgainIn(err: Obj | null): number | null {
   return m ? parseDuration(m[1]!) : null;
 }
 
-/** Hints and readings a refusal's body holds, as the row says where to look. */
+/** Hints and readings a refusal's body holds, read by the shapes the row names (`limits.body`). */
 function fromBody(d: Dialect, body: unknown, now: number): { hint: number | null; requests: QuotaReading | null; refused: RefusedLimit | null } {
   const err = errorObject(body);
   let hint: number | null = null;
   let requests: QuotaReading | null = null;
   let refused: RefusedLimit | null = null;
-  for (const b of d.limits.body) {
-    if (b === "google") {
+  for (const b of d.limits.body ?? []) {
+    if (b === "error-details") {
       hint ??= parseRetryInfo(body);
-      refused ??= googleQuota(err, d.limits.refusalPeriodMs);
-    } else if (b === "openrouter") {
-      requests ??= openrouterReading(err, now);
+      refused ??= quotaFailure(err, d.limits.refusalPeriodMs ?? MINUTE_MS);
+    } else if (b === "metadata-headers") {
+      requests ??= metadataHeaders(err, now);
       if (requests?.remaining === 0 && requests.resetAt !== null) hint ??= wait(Math.max(0, requests.resetAt - now));
     } else hint ??= tryAgainIn(err);
   }
@@ -189,7 +189,7 @@ function fromBody(d: Dialect, body: unknown, now: number): { hint: number | null
 export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?: unknown): RateLimitInfo {
   try {
     const info: RateLimitInfo = {
-      retryAfterMs: headerHint(h, now, d.limits.hints),
+      retryAfterMs: headerHint(h, now, d.limits.hints ?? [RETRY_AFTER]),
       requests: firstGroup(h, now, d.limits.requests),
       tokens: firstGroup(h, now, d.limits.tokens),
     };
@@ -199,7 +199,7 @@ export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?
     info.requests ??= b.requests;
     // A provider that tells windows in headers is learned from them; one that tells none, from its refusals.
     const tellsNone = d.limits.requests.length === 0 && d.limits.tokens.length === 0;
-    if (tellsNone && !info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs, limit: null };
+    if (tellsNone && !info.requests && !info.tokens) info.refused = b.refused ?? { kind: "requests", periodMs: d.limits.refusalPeriodMs ?? MINUTE_MS, limit: null };
     return info;
   } catch {
     return { retryAfterMs: null, requests: null, tokens: null };

@@ -1,41 +1,42 @@
 // POOLS: named pools of provider keys, each key held in a Worker secret named by its member.
 // A malformed pool is refused whole, naming the field or the secret, never a secret's value.
 import { ConfigError, jsonObjectVar } from "../config/env";
-import type { Provider } from "../providers/table";
-
-export interface AzureTarget {
-  /** Model (as callers name it in the body) to deployment name. */
-  deployments: Record<string, string>;
-  apiVersion: string;
-}
+import { type Address, baseWith, POOLS_NAME, readAddress } from "../providers/address";
+import { baseFor } from "../providers/url";
+import { readServiceAccountKey } from "../providers/auth/service-account";
+import { kindsOf, secretsOf, sendFor } from "../providers/credential";
+import type { CredentialSend } from "../providers/flavour";
+import { FLAVOURS, type FlavourName, type Provider } from "../providers/table";
 
 export interface Member {
   name: string;
   /** The member's own provider: the pool's, or one with the same wire format (an Azure deployment in an OpenAI pool). */
   provider: Provider;
-  /** The name of the secret that holds the key (shown in admin answers); the key itself is `credential`. */
+  /** The name of the secret (or secrets, comma-separated) that holds its credential (shown in admin answers); the values are `credential` and `secrets`. */
   secret: string;
+  /** How its credential goes upstream: its row's first kind whose secrets it gives. */
+  send: CredentialSend;
+  /** A single secret's value (a key, a service account key file); "" when it has several. */
   credential: string;
-  azure?: AzureTarget;
+  /** Several secrets' values by the names its kind reads them by (SigV4's accessKeyId, secretAccessKey, sessionToken). */
+  secrets?: Readonly<Record<string, string>>;
+  /** Its own address, where its family's row gives members one (an Azure deployment's resource, deployments and api-version). */
+  address?: Address;
 }
 
 export interface Pool {
   name: string;
   provider: string;
+  /** The family its callers speak (its provider's flavour): a member of another serves them through its row's wire. */
+  family: FlavourName;
   members: Member[];
   /** Its virtual keys read each other's cache entries (a key's own `cache` setting still wins). Default: each key its own. */
   sharedCache: boolean;
 }
 
-export const AZURE_API_VERSION = "2024-10-21";
 /** The gateway's own secrets are never a member's key. */
 const RESERVED = new Set(["ADMIN_TOKEN", "GATEWAY_TOKENS", "VIRTUAL_KEY_SECRET"]);
-const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const RESOURCE = /^[a-z0-9][a-z0-9-]{0,62}$/i;
-
-/** Pool flavours that can take a member of another provider (their wire formats match). */
-const COMPATIBLE: Record<string, readonly string[]> = { openai: ["openai", "azure"], anthropic: ["anthropic"], gemini: ["gemini"], azure: ["azure", "openai"] };
 
 const cache = new WeakMap<object, { raw: unknown; table: Record<string, Provider>; pools: Record<string, Pool> }>();
 
@@ -55,13 +56,13 @@ export function poolsOf(raw: unknown, table: Record<string, Provider>, env: obje
 
 function parsePool(name: string, spec: unknown, table: Record<string, Provider>, secrets: Record<string, unknown>): Pool {
   const at = `POOLS.${name}`;
-  if (!NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
+  if (!POOLS_NAME.test(name)) throw new ConfigError("POOLS: a pool name must be 1-64 of A-Z a-z 0-9 . _ -");
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const { provider, members, sharedCache } = spec as { provider?: unknown; members?: unknown; sharedCache?: unknown };
   if (typeof provider !== "string" || !Object.hasOwn(table, provider)) throw new ConfigError(`${at}.provider must name a provider`);
   if (!Array.isArray(members) || members.length === 0) throw new ConfigError(`${at}.members must be a non-empty array`);
   if (sharedCache !== undefined && typeof sharedCache !== "boolean") throw new ConfigError(`${at}.sharedCache must be true or false`);
-  const pool: Pool = { name, provider, members: [], sharedCache: sharedCache === true };
+  const pool: Pool = { name, provider, family: table[provider]!.flavour, members: [], sharedCache: sharedCache === true };
   const seen = new Set<string>();
   members.forEach((m, i) => {
     const member = parseMember(`${at}.members[${i}]`, m, table[provider]!, table, secrets);
@@ -75,35 +76,56 @@ function parsePool(name: string, spec: unknown, table: Record<string, Provider>,
 function parseMember(at: string, spec: unknown, poolProvider: Provider, table: Record<string, Provider>, secrets: Record<string, unknown>): Member {
   if (typeof spec !== "object" || spec === null || Array.isArray(spec)) throw new ConfigError(`${at} must be an object`);
   const m = spec as Record<string, unknown>;
-  if (typeof m.name !== "string" || !NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
-  if (typeof m.secret !== "string" || !SECRET_NAME.test(m.secret) || RESERVED.has(m.secret))
-    throw new ConfigError(`${at}.secret must name a Worker secret (letters, digits, _), not one of the gateway's own`);
+  if (typeof m.name !== "string" || !POOLS_NAME.test(m.name)) throw new ConfigError(`${at}.name must be 1-64 of A-Z a-z 0-9 . _ -`);
   const providerName = m.provider ?? poolProvider.name;
   if (typeof providerName !== "string" || !Object.hasOwn(table, providerName)) throw new ConfigError(`${at}.provider must name a provider`);
   let provider = table[providerName]!;
-  if (!(COMPATIBLE[poolProvider.flavour] ?? [poolProvider.flavour]).includes(provider.flavour))
+  if (!(FLAVOURS[poolProvider.flavour].compatible ?? [poolProvider.flavour]).includes(provider.flavour))
     throw new ConfigError(`${at}.provider ${providerName} does not speak the pool's wire format (${poolProvider.name})`);
   if (m.baseUrl !== undefined) provider = { ...provider, baseUrl: memberBase(at, m.baseUrl) };
-  const credential = secrets[m.secret];
-  if (typeof credential !== "string" || credential === "")
-    throw new ConfigError(`the secret ${m.secret} (${at}, member ${m.name}) is not set: wrangler secret put ${m.secret}`);
-  const member: Member = { name: m.name, provider, secret: m.secret, credential };
-  if (provider.flavour === "azure") {
-    if (m.baseUrl === undefined) {
-      if (typeof m.resource !== "string" || !RESOURCE.test(m.resource)) throw new ConfigError(`${at}.resource must be the Azure resource's name`);
-      // Its limits are per resource: the resource stays in its keys (providers/key.ts).
-      provider = member.provider = { ...provider, baseUrl: provider.baseUrl.replace("{resource}", m.resource.toLowerCase()), resource: m.resource.toLowerCase() };
-    }
-    const deployments = m.deployments;
-    if (typeof deployments !== "object" || deployments === null || Array.isArray(deployments) || Object.keys(deployments).length === 0)
-      throw new ConfigError(`${at}.deployments must map model names to deployment names`);
-    for (const [model, dep] of Object.entries(deployments))
-      if (typeof dep !== "string" || !NAME.test(dep)) throw new ConfigError(`${at}.deployments.${model} must be a deployment name`);
-    const apiVersion = m.apiVersion ?? AZURE_API_VERSION;
-    if (typeof apiVersion !== "string" || !/^[0-9a-z.-]{1,32}$/i.test(apiVersion)) throw new ConfigError(`${at}.apiVersion must be an api-version`);
-    member.azure = { deployments: deployments as Record<string, string>, apiVersion };
+  const member: Member = { name: m.name, provider, ...readSecrets(at, m, FLAVOURS[provider.flavour].send, secrets) };
+  const shape = FLAVOURS[provider.flavour].member;
+  if (shape) {
+    const address = (member.address = readAddress(at, m, shape, m.baseUrl !== undefined));
+    // Its limits are per resource: the resource stays in its keys (providers/key.ts).
+    if (address.resource) member.provider = { ...provider, baseUrl: baseFor(baseWith(provider.baseUrl, address), FLAVOURS[provider.flavour].host, address.resource), resource: address.resource };
   }
   return member;
+}
+
+/** A secret's name in POOLS: a Worker secret of its own, never one of the gateway's. */
+function secretName(at: string, raw: unknown): string {
+  if (typeof raw !== "string" || !SECRET_NAME.test(raw) || RESERVED.has(raw)) throw new ConfigError(`${at} must name a Worker secret (letters, digits, _), not one of the gateway's own`);
+  return raw;
+}
+
+function secretValue(at: string, name: string, member: unknown, secrets: Record<string, unknown>): string {
+  const v = secrets[name];
+  if (typeof v !== "string" || v === "") throw new ConfigError(`the secret ${name} (${at}, member ${String(member)}) is not set: wrangler secret put ${name}`);
+  return v;
+}
+
+/**
+ * The member's credential: one `secret` (a key), or `secrets` naming each of several by what its
+ * kind reads (`{"accessKeyId": "AWS_KEY_ID_A", "secretAccessKey": "AWS_SECRET_A"}`); its row's
+ * first kind they fit. A service account key is read (and refused, naming the field) here, never shown.
+ */
+function readSecrets(at: string, m: Record<string, unknown>, kinds: CredentialSend | readonly CredentialSend[], secrets: Record<string, unknown>): Pick<Member, "secret" | "send" | "credential" | "secrets"> {
+  const many = m.secrets;
+  if (many !== undefined && (typeof many !== "object" || many === null || Array.isArray(many))) throw new ConfigError(`${at}.secrets must be an object of secret names`);
+  const named = many ? Object.entries(many as Record<string, unknown>).map(([k, v]) => [k, secretName(`${at}.secrets.${k}`, v)] as const) : [["secret", secretName(`${at}.secret`, m.secret)] as const];
+  const send = sendFor(kinds, named.map(([k]) => k));
+  if (!send) throw new ConfigError(`${at}: its provider takes ${kindsOf(kinds).map((c) => secretsOf(c).join(" and ")).join(", or ")} as its secrets`);
+  const values = Object.fromEntries(named.map(([k, name]) => [k, secretValue(at, name, m.name, secrets)]));
+  if (send.kind === "service-account") {
+    try {
+      readServiceAccountKey(values.secret);
+    } catch (err) {
+      throw new ConfigError(`the secret ${named[0]![1]} (${at}, member ${String(m.name)}) is not a service account key: ${err instanceof Error ? err.message : "unreadable"}`);
+    }
+  }
+  const secret = named.map(([, name]) => name).join(",");
+  return many ? { secret, send, credential: "", secrets: values } : { secret, send, credential: values.secret! };
 }
 
 function memberBase(at: string, raw: unknown): string {

@@ -88,8 +88,10 @@ export interface RouteInput {
   rest: string;
   search: string;
   headers: Headers;
-  body: unknown;
+  /** The body's JSON (the request's one parse). */
+  json: unknown;
   outMs: number;
+  waitUntil: (p: Promise<unknown>) => void;
   limiterFor: (meta: KeyMeta) => LimiterCalls;
   /** Only members whose dialect passes serve it (a request that may not fall back from its tier: tiers/plan.ts). */
   serves?: (d: Dialect) => boolean;
@@ -97,7 +99,8 @@ export interface RouteInput {
 
 /** The pool's members that can serve this request, as targets; a 400 when none can. */
 export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
-  const built = await Promise.all(r.pool.members.map((m) => (!r.serves || r.serves(DIALECTS[m.provider.dialect]) ? memberRequest(m, r.rest, r.search, r.headers, r.body) : null)));
+  const asking = { rest: r.rest, search: r.search, headers: r.headers, json: r.json, family: r.pool.family, waitUntil: r.waitUntil };
+  const built = await Promise.all(r.pool.members.map((m) => (!r.serves || r.serves(DIALECTS[m.provider.dialect]) ? memberRequest(m, asking) : null)));
   const members = r.pool.members.flatMap((m, i) => {
     const req = built[i];
     if (!req) return [];
@@ -113,6 +116,10 @@ export async function poolRoute(r: RouteInput): Promise<PoolRoute | Response> {
       get limiter() {
         return (limiter ??= r.limiterFor(req.key));
       },
+      ...(req.authorizer && { authorizer: req.authorizer }),
+      ...(req.body && { body: req.body }),
+      ...(req.answer && { answer: req.answer }),
+      ...(req.priceAs && { priceAs: req.priceAs }),
     };
     return [{ name: m.name, credential: m.credential, target }];
   });

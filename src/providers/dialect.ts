@@ -54,24 +54,31 @@ export interface HintSpec {
 }
 
 /**
- * Hints only in a refusal's body. `google`: `RetryInfo.retryDelay`, and `QuotaFailure` whose
- * `quotaId` names the window's period and kind and whose `quotaValue` (when sent) its limit.
- * `openrouter`: `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset` (epoch ms).
- * `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money or key evidence).
+ * Hints only in a refusal's body, by the shape they come in. `error-details`: Google's error
+ * model (google.rpc.Status `details`): `RetryInfo.retryDelay`, and `QuotaFailure` whose `quotaId`
+ * names the window's period and kind and whose `quotaValue` (when sent) its limit.
+ * `metadata-headers`: OpenRouter's `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset`
+ * (epoch ms). `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money
+ * or key evidence).
  */
-export type BodyHint = "google" | "openrouter" | "try-again-in";
+export type BodyHint = "error-details" | "metadata-headers" | "try-again-in";
+
+/** `retry-after`'s seconds or HTTP-date: the wait hint a row reads when it names none. */
+export const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };
 
 export interface LimitsSpec {
   requests: readonly WindowGroup[];
   tokens: readonly WindowGroup[];
-  /** Wait hints in headers, the most precise first. */
-  hints: readonly HintSpec[];
-  body: readonly BodyHint[];
+  /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */
+  hints?: readonly HintSpec[];
+  /** Hints in a refusal's body; absent: none. */
+  body?: readonly BodyHint[];
   /**
    * The period of the limit a refusal speaks for when no window was told (a provider that sends
    * no limit headers): the key is paced from its refusals at their count per this period.
+   * Absent: a minute.
    */
-  refusalPeriodMs: number;
+  refusalPeriodMs?: number;
 }
 
 /**
@@ -105,16 +112,44 @@ export interface RefusalRule {
   evidence?: string;
 }
 
+/**
+ * An API version a field came with: a request takes it on a route with no version (`versionless`,
+ * matched against the route after the provider and its resource), or where its `param` names a
+ * version dated `date` or later.
+ */
+export interface VersionSince {
+  date: string;
+  param: string;
+  versionless: RegExp;
+}
+
+/**
+ * Where answers carry usage, by default: top-level `usage` (OpenAI, Anthropic), `usageMetadata`
+ * (Gemini), Anthropic's `message_start` (`message.usage`) and OpenAI Responses' `response.completed`
+ * (`response.usage`). A dialect adds its own (Groq's `x_groq.usage`).
+ */
+export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
+
 /** Where an answer's usage is, and whether (and how) a streamed answer may be asked for it. */
+/** Headers telling a plain answer's token counts (Bedrock's `X-Amzn-Bedrock-Input-Token-Count` ...), each counting apart from the cache as Anthropic's fields do. */
+export interface UsageHeaders {
+  input: string;
+  output: string;
+  cached?: string;
+  cacheWrite?: string;
+}
+
 export interface UsageSpec {
   /** Paths to a usage object in an answer or a stream event, tried in order. */
   at: readonly (readonly string[])[];
+  /** Headers that tell a plain answer's usage where its body does not. */
+  headers?: UsageHeaders;
   /**
    * `stream_options`: a streamed chat completion may carry `stream_options.include_usage` (then
    * the gateway asks for it and strips the extra chunk for a caller who did not). `since`: only
-   * from this `api-version` date on, or on the versionless v1 surface (Azure). `none`: never asked.
+   * from that API version on (Azure). `none`: never asked.
    */
-  ask: { kind: "stream_options"; since?: string } | { kind: "none" };
+  ask: { kind: "stream_options"; since?: VersionSince } | { kind: "none" };
 }
 
 /**
@@ -173,11 +208,15 @@ export interface TierSpec {
 }
 
 export interface Dialect {
+  /** A header whose value names a refusal's error type (before a `:`), where the body does not (Bedrock's `x-amzn-errortype`). */
+  errorTypeHeader?: string;
+  /** Its name in the rows (set from its key there). */
   name: string;
   limits: LimitsSpec;
   refusals: readonly RefusalRule[];
   usage: UsageSpec;
-  scope: ScopeSpec;
+  /** Absent: the flavour's model place, no resource. */
+  scope?: ScopeSpec;
   /** The service tiers it sells, where it sells any. */
   tiers?: TierSpec;
 }

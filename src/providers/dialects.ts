@@ -3,8 +3,7 @@
  * names none (it reads every family, as the gateway did before dialects). Sources beside each
  * row; where only a third party says so, the comment says that too.
  */
-import { USAGE_AT } from "../usage/tokens";
-import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, SECOND_MS, type UsageSpec, type WindowGroup } from "./dialect";
+import { DAY_MS, type Dialect, type HintSpec, MINUTE_MS, MONTH_MS, type RefusalRule, RETRY_AFTER, SECOND_MS, USAGE_AT, type UsageSpec, type WindowGroup } from "./dialect";
 import { ANTHROPIC_TIERS, GEMINI_TIERS, GROQ_TIERS, OPENAI_TIERS } from "./tiers";
 
 // --- Header families --------------------------------------------------------------------------
@@ -28,7 +27,6 @@ const genericFamily = (prefix: string): WindowGroup => [
   { limit: `${prefix}limit`, remaining: `${prefix}remaining`, reset: `${prefix}reset`, resetFormat: "any", periodMs: MINUTE_MS },
 ];
 
-const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };
 /** OpenAI and Azure send `retry-after-ms`; Azure's older surfaces `x-ms-retry-after-ms`. */
 const HINTS: readonly HintSpec[] = [{ header: "retry-after-ms", unit: "ms" }, { header: "x-ms-retry-after-ms", unit: "ms" }, RETRY_AFTER];
 
@@ -100,35 +98,32 @@ const none: readonly WindowGroup[] = [];
 const ROWS = {
   /** Every family, as before dialects: for a custom provider that names none. */
   generic: {
-    name: "generic",
     limits: {
       requests: [openaiFamily("requests"), [anthropicWindow("requests")], genericFamily("x-ratelimit-"), genericFamily("ratelimit-"), "ietf"],
       tokens: [openaiFamily("tokens"), [anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
-      hints: HINTS, body: ["google"], refusalPeriodMs: MINUTE_MS,
+      hints: HINTS, body: ["error-details"],
     },
     refusals: [OPENAI_TOO_LARGE, TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES, ...GOOGLE],
-    usage: READS, scope: {},
+    usage: READS,
   },
   /**
    * platform.openai.com/docs/guides/rate-limits, /docs/guides/error-codes; `stream_options`
    * (/docs/api-reference/chat/create). A request above the tokens limit is refused outright (OPENAI_TOO_LARGE).
    */
   openai: {
-    name: "openai",
-    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: HINTS },
     refusals: [OPENAI_TOO_LARGE, SPENT_CODES, KEY_CODES],
-    usage: ASKS, scope: {}, tiers: OPENAI_TIERS,
+    usage: ASKS, tiers: OPENAI_TIERS,
   },
   /** docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded: transient). */
   anthropic: {
-    name: "anthropic",
     limits: {
       requests: [[anthropicWindow("requests")]],
       tokens: [[anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
-      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+      body: [],
     },
     refusals: [TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],
-    usage: READS, scope: {}, tiers: ANTHROPIC_TIERS,
+    usage: READS, tiers: ANTHROPIC_TIERS,
   },
   /**
    * No limit headers (ai.google.dev/gemini-api/docs/rate-limits): a 429 `RESOURCE_EXHAUSTED` with
@@ -137,8 +132,7 @@ const ROWS = {
    * `stream_options` (ai.google.dev/gemini-api/docs/openai); the native route always carries `usageMetadata`.
    */
   gemini: {
-    name: "gemini",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["google"], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none, body: ["error-details"] },
     refusals: GOOGLE,
     usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// }, tiers: GEMINI_TIERS,
   },
@@ -149,11 +143,10 @@ const ROWS = {
    * `x_groq.usage` (/docs/api-reference), so nothing is asked. A request above the tokens limit: a 413 (TOO_LARGE_413).
    */
   groq: {
-    name: "groq",
-    limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: [RETRY_AFTER], body: ["try-again-in"], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: [openaiFamily("requests", DAY_MS)], tokens: [openaiFamily("tokens", MINUTE_MS, true)], body: ["try-again-in"] },
     refusals: [TOO_LARGE_413, { means: "capacity", status: [498] }, SPENT_CODES, KEY_CODES],
     usage: { at: [...USAGE_AT, ["x_groq", "usage"]], ask: { kind: "none" } },
-    scope: {}, tiers: GROQ_TIERS,
+    tiers: GROQ_TIERS,
   },
   /**
    * Mistral documents its limits only in its console (docs.mistral.ai/deployment/laplateforme/tier);
@@ -162,7 +155,6 @@ const ROWS = {
    * month's allowance is a cap.
    */
   mistral: {
-    name: "mistral",
     limits: {
       requests: none,
       tokens: [
@@ -172,10 +164,10 @@ const ROWS = {
         ],
         [{ limit: "ratelimitbysize-limit", remaining: "ratelimitbysize-remaining", reset: "ratelimitbysize-reset", resetFormat: "seconds", periodMs: MINUTE_MS }],
       ],
-      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+      body: [],
     },
     refusals: [SPENT_CODES, KEY_CODES],
-    usage: READS, scope: {},
+    usage: READS,
   },
   /**
    * openrouter.ai/docs/api-reference/limits and /errors: 402 for no credits; a 429's
@@ -183,10 +175,9 @@ const ROWS = {
    * as `free-models-per-day` among them. Usage is in the last chunk of every stream (/docs/use-cases/usage-accounting).
    */
   openrouter: {
-    name: "openrouter",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: ["openrouter"], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none, body: ["metadata-headers"] },
     refusals: [PAYMENT_REQUIRED, SPENT_CODES, KEY_CODES],
-    usage: READS, scope: {},
+    usage: READS,
   },
   /**
    * api-docs.deepseek.com/quick_start/rate_limit: no fixed limit; under load a plain answer is held
@@ -195,10 +186,9 @@ const ROWS = {
    * is in /api/create-chat-completion.
    */
   deepseek: {
-    name: "deepseek",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: none, tokens: none },
     refusals: [PAYMENT_REQUIRED, { means: "capacity", status: [503] }, SPENT_CODES, KEY_CODES],
-    usage: ASKS, scope: {},
+    usage: ASKS,
   },
   /**
    * docs.together.ai/docs/rate-limits: dynamic limits; a 503 at or below the dynamic rate (capacity),
@@ -207,17 +197,16 @@ const ROWS = {
    * clients also read `x-tokenlimit-*`.
    */
   together: {
-    name: "together",
     limits: {
       requests: [[{ limit: "x-ratelimit-limit", remaining: "x-ratelimit-remaining", reset: "x-ratelimit-reset", resetFormat: "seconds", periodMs: SECOND_MS }]],
       tokens: [
         [{ limit: "x-ratelimit-limit-tokens", remaining: "x-ratelimit-remaining-tokens", periodMs: SECOND_MS }],
         [{ limit: "x-tokenlimit-limit", remaining: "x-tokenlimit-remaining", periodMs: SECOND_MS }],
       ],
-      hints: [RETRY_AFTER], body: [], refusalPeriodMs: SECOND_MS,
+      refusalPeriodMs: SECOND_MS,
     },
     refusals: [{ means: "capacity", status: [503] }, SPENT_CODES, KEY_CODES],
-    usage: READS, scope: {},
+    usage: READS,
   },
   /**
    * docs.fireworks.ai `serverless/rate-limits`: adaptive limits on prompt and generated tokens, "your
@@ -227,7 +216,6 @@ const ROWS = {
    * per minute (`guides/quotas_usage/account-quotas`).
    */
   fireworks: {
-    name: "fireworks",
     limits: {
       requests: [[{ limit: "x-ratelimit-limit-requests", remaining: "x-ratelimit-remaining-requests", periodMs: MINUTE_MS }]],
       // A request's estimated cost is charged to one window: the prompt's, which counts most of it
@@ -237,10 +225,10 @@ const ROWS = {
         [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }],
         [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }],
       ],
-      hints: [RETRY_AFTER], body: [], refusalPeriodMs: MINUTE_MS,
+      body: [],
     },
     refusals: [SPENT_CODES, KEY_CODES],
-    usage: READS, scope: {},
+    usage: READS,
   },
   /**
    * docs.x.ai `developers/rate-limits`: per-model limits in requests per SECOND (RPM / 60: "you
@@ -252,8 +240,7 @@ const ROWS = {
    * brainlid/langchain#626, superagent-ai/grok-cli#70).
    */
   xai: {
-    name: "xai",
-    limits: { requests: none, tokens: none, hints: [RETRY_AFTER], body: [], refusalPeriodMs: SECOND_MS },
+    limits: { requests: none, tokens: none, refusalPeriodMs: SECOND_MS },
     refusals: [
       {
         means: "spent", status: [429, 403], evidence: "spending_limit",
@@ -262,7 +249,7 @@ const ROWS = {
       { means: "bad_key", status: [400, 401], evidence: "incorrect_api_key", sentence: /^Incorrect API key provided: [^\s]{0,200}\. You can obtain an API key from https:\/\/console\.x\.ai\.$/ },
       SPENT_CODES, KEY_CODES,
     ],
-    usage: ASKS, scope: {},
+    usage: ASKS,
   },
   /**
    * learn.microsoft.com/azure/ai-foundry/openai/quotas-limits: limits per resource and deployment,
@@ -271,15 +258,61 @@ const ROWS = {
    * 2024-09-01-preview (GA 2024-10-21) and on the v1 surface (/openai/reference-preview).
    */
   azure: {
-    name: "azure",
-    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS, body: [], refusalPeriodMs: MINUTE_MS },
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens")], hints: HINTS },
     refusals: [SPENT_CODES, KEY_CODES],
-    usage: { at: USAGE_AT, ask: { kind: "stream_options", since: "2024-09-01" } },
+    // The versionless v1 surface (`/openai/v1/...`, or a pool's `/v1/...`, sent at the member's version) takes it.
+    usage: { at: USAGE_AT, ask: { kind: "stream_options", since: { date: "2024-09-01", param: "api-version", versionless: /^(?:\/openai)?\/v1\// } } },
     scope: { bodyRoutes: /^\/openai\/v1\//, resource: true },
   },
-} as const satisfies Record<string, Dialect>;
+  /**
+   * Amazon Bedrock's runtime (docs.aws.amazon.com/bedrock/latest/APIReference/, the runtime's errors;
+   * userguide/quotas.html): no rate-limit headers and no retry-after, ever: requests and tokens per
+   * minute per account, region and model, learned from its refusals. A refusal names its type in
+   * `x-amzn-errortype` (`ThrottlingException:http://internal.amazon.com/coral/...`), its body a
+   * message only. ThrottlingException (429) is the rate limit; ModelNotReadyException (also a 429,
+   * which the SDKs retry) is capacity; ServiceQuotaExceededException is spent; a refused signature
+   * or key is the member's: the IAM guide names SignatureDoesNotMatch (reference_sigv-troubleshooting),
+   * bedrock-runtime sends InvalidSignatureException (third party: aws-beam/aws-erlang#161).
+   * ServiceUnavailable (503), InternalServer (500) and ModelTimeout (408) are transient by status;
+   * Validation (400) and ModelError (424) fatal. Usage: Converse's `usage`, a model's own body
+   * (Claude's), else the `X-Amzn-Bedrock-*-Token-Count` headers every InvokeModel answer carries;
+   * streams in event-stream frames (usage/bedrock.ts). The OpenAI-compatible route names its model
+   * in the body (userguide/inference-chat-completions.html).
+   */
+  bedrock: {
+    limits: { requests: none, tokens: none, body: [] },
+    refusals: [
+      { means: "bad_key", status: [401, 403], code: ["invalidsignatureexception", "signaturedoesnotmatch", "unrecognizedclientexception", "invalidclienttokenid", "expiredtokenexception", "incompletesignature", "missingauthenticationtokenexception", "accessdeniedexception"] },
+      { means: "spent", code: ["servicequotaexceededexception"] },
+      { means: "capacity", status: [429], code: ["modelnotreadyexception"] },
+    ],
+    usage: {
+      at: USAGE_AT, ask: { kind: "none" },
+      headers: { input: "x-amzn-bedrock-input-token-count", output: "x-amzn-bedrock-output-token-count", cached: "x-amzn-bedrock-cache-read-input-token-count", cacheWrite: "x-amzn-bedrock-cache-write-input-token-count" },
+    },
+    scope: { resource: true, bodyRoutes: /^\/openai\// },
+    errorTypeHeader: "x-amzn-errortype",
+  },
+  /**
+   * Google Vertex AI (cloud.google.com/vertex-ai/generative-ai/docs/quotas, /dynamic-shared-quota,
+   * /error-code-429): no rate-limit headers and no retry-after; quotas per project, region and base
+   * model, or the dynamic shared quota: a 429 `RESOURCE_EXHAUSTED` either way (a quota by name, or
+   * "Resource exhausted, please try again later."), learned from its refusals. Claude on Vertex
+   * also answers Anthropic's 529 overloaded (transient by status). Usage: Claude's `usage`, Gemini's
+   * `usageMetadata`.
+   */
+  vertex: {
+    limits: { requests: none, tokens: none, body: ["error-details"] },
+    // A service account that may not use the project, or whose project has no billing: the member's (its ErrorInfo reason, cloud.google.com/apis/design/errors).
+    refusals: [...GOOGLE, { means: "bad_key", status: [403], reason: ["IAM_PERMISSION_DENIED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"] }, { means: "spent", status: [403], reason: ["BILLING_DISABLED"] }],
+    usage: READS,
+    scope: { resource: true },
+  },
+} as const satisfies Record<string, Omit<Dialect, "name">>;
 
 export type DialectName = keyof typeof ROWS;
 
-/** The rows by name, each read as a Dialect (a column one row leaves out is absent, not an error). */
-export const DIALECTS: Readonly<Record<DialectName, Dialect>> = ROWS;
+/** The rows by name, each read as a Dialect (a column one row leaves out is absent, not an error), named by its key. */
+export const DIALECTS: Readonly<Record<DialectName, Dialect>> = Object.fromEntries(
+  Object.entries(ROWS as Record<string, Omit<Dialect, "name">>).map(([name, row]) => [name, { name, ...row }]),
+) as Record<DialectName, Dialect>;

@@ -17,6 +17,10 @@ type Rule = readonly [methods: string, path: RegExp];
 const V1 = String.raw`(?:/v1)?`;
 /** Gemini: `/v1beta/...`, `/v1/...`, `/v1alpha/...`. */
 const GV = String.raw`/v1(?:beta|alpha)?`;
+/** A Bedrock route's path starts with its region (`/bedrock/<region>/model/...`). */
+const REGION = String.raw`/[a-z]{2}(?:-[a-z]+)+-\d{1,2}`;
+/** Vertex: `/v1/projects/<p>/locations/<l>/publishers/<pub>` (v1beta1 too), or express mode's `/v1/publishers/<pub>`. */
+const VX = String.raw`/v1(?:beta1)?(?:/projects/[^/]+/locations/[^/]+)?/publishers/[a-z]+`;
 /** An Azure route's path starts with its resource (`/azure/<resource>/openai/...`); a pooled one may not. */
 const AZ = String.raw`(?:/[^/]+)?/openai`;
 const ID = String.raw`[^/]+`;
@@ -70,6 +74,15 @@ const TABLE: Record<FlavourName, Partial<Record<Exclude<Scope, "all">, readonly 
       ["POST", re(`${GV}/models/${ID}:batchGenerateContent`)],
       ["GET POST DELETE", re(`${GV}/batches(?:/.*)?`)],
     ],
+  },
+  bedrock: {
+    inference: [
+      ["POST", re(`${REGION}/model/${ID}/(?:invoke|invoke-with-response-stream|converse|converse-stream|count-tokens)`)],
+      ["POST", re(`${REGION}/openai/v1/chat/completions`)],
+    ],
+  },
+  vertex: {
+    inference: [["POST", re(`${VX}/models/[^/:]+:(?:rawPredict|streamRawPredict|generateContent|streamGenerateContent|countTokens)`)]],
   },
 };
 

@@ -1,5 +1,5 @@
 import { DIALECTS } from "./dialects";
-import { modelFromPath } from "./url";
+import { hostPartOf, hostValue, modelFromPath } from "./url";
 import { FLAVOURS, type Provider } from "./table";
 
 /** A caller's `x-slotgate-limit-key` label: replaces the model part, nothing else. */
@@ -31,8 +31,8 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
   const f = FLAVOURS[p.flavour];
   const parts = [
     ...f.credentialHeaders.map((h) => headers.get(h) ?? ""),
-    ...f.credentialParams.map((q) => url.searchParams.get(q) ?? ""),
-    ...f.scopeHeaders.map((h) => headers.get(h) ?? ""),
+    ...(f.credentialParams ?? []).map((q) => url.searchParams.get(q) ?? ""),
+    ...(f.scopeHeaders ?? []).map((h) => headers.get(h) ?? ""),
   ];
   return sha256Hex16(parts.join("\n"));
 }
@@ -44,22 +44,23 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
   let model = label ?? requestModel(p, rest, body);
   model = model && model.length <= 128 ? model : "*";
-  const resource = DIALECTS[p.dialect].scope.resource ? resourceOf(p, rest) : null;
+  const resource = DIALECTS[p.dialect].scope?.resource ? resourceOf(p, rest) : null;
   if (resource) model = `${resource}/${model}`;
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
 
-/** The resource a request goes to: a pool member's own, else the first path segment of a base URL that takes it. */
+/** The resource a request goes to: a pool member's own, else its path's part of a base URL that takes one (an Azure resource, a region, a location). */
 function resourceOf(p: Provider, rest: string): string | null {
   if (p.resource) return p.resource.toLowerCase();
-  if (!p.baseUrl.includes("{resource}")) return null;
-  const m = /^\/([^/]+)\/openai(?:\/|$)/.exec(rest);
-  return m ? m[1]!.toLowerCase() : null;
+  const part = hostPartOf(p);
+  return part ? (hostValue(part, rest)?.value ?? null) : null;
 }
 
-/** The path after the provider and (where the base URL takes one) its resource: what the dialect's routes are matched against. */
+/** The path after the provider and (where its host part is a segment of the gateway's) that segment: what the dialect's routes are matched against. */
 export function routeOf(p: Provider, rest: string): string {
-  return p.baseUrl.includes("{resource}") ? rest.replace(/^\/[^/]+/, "") : rest;
+  const part = hostPartOf(p);
+  if (!part?.strip) return rest;
+  return hostValue(part, rest)?.path ?? rest;
 }
 
 /**
@@ -68,8 +69,8 @@ export function routeOf(p: Provider, rest: string): string {
  */
 export function requestModel(p: Provider, rest: string, body: unknown): string | null {
   const f = FLAVOURS[p.flavour];
-  const inBody = f.model === "body" || DIALECTS[p.dialect].scope.bodyRoutes?.test(routeOf(p, rest));
-  return inBody ? bodyModel(body) : modelFromPath(p, f.model, rest);
+  if (f.model === "body" || DIALECTS[p.dialect].scope?.bodyRoutes?.test(routeOf(p, rest))) return bodyModel(body);
+  return modelFromPath(f.model, rest);
 }
 
 function bodyModel(body: unknown): string | null {

@@ -17,7 +17,7 @@ export const ERROR_BODY_MAX = 64 * 1024;
  * stream (Gemini's `streamGenerateContent` is JSON, not SSE), SSE, or newline-delimited JSON.
  */
 export function isStreamed(h: Headers, asked: boolean | undefined): boolean {
-  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq/i.test(h.get("content-type") ?? "");
+  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq|vnd\.amazon\.eventstream/i.test(h.get("content-type") ?? "");
 }
 
 /** At most `max` bytes of `body`; the rest is cancelled, never buffered. */
@@ -64,13 +64,27 @@ function replay(chunks: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8A
  * `max`, `held` as soon as all that came is blank lines (a provider holding the answer open while
  * it works: the caller must see it come, not wait minutes for its headers).
  */
-export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> } | { held: ReadableStream<Uint8Array> }> {
+export async function readUpTo(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+  watch?: (reader: ReadableStreamDefaultReader<Uint8Array>) => { touch: () => void; done: () => void },
+): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> } | { held: ReadableStream<Uint8Array> }> {
   const reader = body.getReader();
+  const idle = watch?.(reader);
+  try {
+    return await readFrom(reader, max, idle?.touch);
+  } finally {
+    idle?.done();
+  }
+}
+
+async function readFrom(reader: ReadableStreamDefaultReader<Uint8Array>, max: number, touch?: () => void): Promise<{ whole: Uint8Array } | { rest: ReadableStream<Uint8Array> } | { held: ReadableStream<Uint8Array> }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   while (size <= max) {
     const { done, value } = await reader.read();
     if (done) return { whole: concat(chunks, size) };
+    touch?.();
     chunks.push(value);
     size += value.byteLength;
     if (value.byteLength > 0 && isBlank(chunks)) return { held: replay(chunks, reader) };

@@ -65,6 +65,25 @@ export class AttemptTimer {
     });
   }
 
+  /**
+   * One idle limit over a whole read (a plain answer read to its end by the caller of this, with
+   * no stream of its own in between): `touch` when a chunk came; when none came for the idle
+   * limit, the reader is cancelled and `timedOut` set, so the read ends short and is known to.
+   * One timer for the whole read, however many chunks: it looks again when it fires early.
+   */
+  idle(reader: ReadableStreamDefaultReader<Uint8Array>): { touch: () => void; done: () => void } {
+    let last = Date.now();
+    let timer: unknown;
+    const check = () => {
+      const quiet = Date.now() - last;
+      if (quiet < this.#idleMs) return void (timer = this.#setTimer(check, this.#idleMs - quiet));
+      this.#expire("the provider's answer went silent (STREAM_IDLE_MS)");
+      reader.cancel(this.signal.reason).catch(() => {});
+    };
+    timer = this.#setTimer(check, this.#idleMs);
+    return { touch: () => void (last = Date.now()), done: () => this.#clearTimer(timer) };
+  }
+
   /** The attempt is over: no timer may fire for it, and the caller's signal lets go of it. */
   stop(): void {
     this.#clearTimer(this.#headers);

@@ -43,6 +43,8 @@ export class Attempts {
   grant: AcquireResult | undefined;
   /** A request takes at most one member out (steps.ts, settleError). */
   tookOut = false;
+  /** A minted credential was made again after a 401, once a request (steps.ts, settleError). */
+  renewed = false;
   /** A pool's members it is too large for (too-large.ts): the next picks pass over them; whether a provider said so. */
   readonly tooSmall = new Set<Target>();
   tooLargeAnswered = false;

@@ -5,6 +5,11 @@ const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "tra
 
 /** Whether a header of this message is hop-by-hop: a fixed one, a `proxy-*` one, or one `Connection` names. */
 export function hopByHop(h: Headers): (name: string) => boolean {
-  const named = new Set((h.get("connection") ?? "").split(",").map((t) => t.trim().toLowerCase()).filter(Boolean));
-  return (name) => HOP.has(name) || name.startsWith("proxy-") || named.has(name);
+  const connection = h.get("connection");
+  if (connection === null) return fixedHop;
+  const named = new Set(connection.split(",").map((t) => t.trim().toLowerCase()).filter(Boolean));
+  return (name) => fixedHop(name) || named.has(name);
 }
+
+/** The hop-by-hop headers of a message with no `Connection` header. */
+const fixedHop = (name: string) => HOP.has(name) || name.startsWith("proxy-");

@@ -67,8 +67,9 @@ const queued = (r: OpResult): r is Queued => typeof r === "object" && "queued" i
  * way can take goes on a call of its own.
  */
 export class LimiterClient implements LimiterCalls {
-  #stub: DurableObjectStub<Limiter>;
-  #id: DurableObjectId;
+  /** Made when a call first needs it: a request that goes on a ticket makes none. */
+  #stubMade: DurableObjectStub<Limiter> | null = null;
+  #idMade: DurableObjectId | null = null;
   #ns: DurableObjectNamespace<Limiter>;
   #meta: KeyMeta;
   #location: DurableObjectLocationHint | undefined;
@@ -84,10 +85,8 @@ export class LimiterClient implements LimiterCalls {
     this.#ns = ns;
     this.#meta = { key: meta.key, provider: meta.provider, model: meta.model };
     this.#now = o.now ?? Date.now;
-    this.#id = ns.idFromName(meta.key);
     this.#location = o.location;
     this.#waitUntil = o.waitUntil;
-    this.#stub = this.#fresh();
     this.#channel = o.channel ?? channelFor(meta);
     this.#carrier = {
       stub: () => this.#stub,
@@ -226,9 +225,18 @@ export class LimiterClient implements LimiterCalls {
     this.#session = null;
   }
 
+  get #stub(): DurableObjectStub<Limiter> {
+    return (this.#stubMade ??= this.#fresh());
+  }
+
+  set #stub(s: DurableObjectStub<Limiter>) {
+    this.#stubMade = s;
+  }
+
   /** A new stub (a broken one stays broken); the hint only matters when the object is first created. */
   #fresh(): DurableObjectStub<Limiter> {
-    return this.#ns.get(this.#id, this.#location ? { locationHint: this.#location } : undefined);
+    this.#idMade ??= this.#ns.idFromName(this.#meta.key);
+    return this.#ns.get(this.#idMade, this.#location ? { locationHint: this.#location } : undefined);
   }
 }
 

@@ -1,3 +1,5 @@
+import { QUOTA_HEADERS, spelled } from "../providers/headers";
+
 /**
  * The provider's quota headers on an answer the caller gets as a success. The gateway owns the
  * key's limit, and paces right at it, so the provider's `remaining` is often 0 on a 2xx: clients
@@ -8,10 +10,11 @@
  */
 export const PROVIDER_PREFIX = "x-slotgate-provider-";
 
-/** OpenAI and its peers, Anthropic, the IETF draft's RateLimit fields, and retry hints. */
-const QUOTA = /^(x-ratelimit-|anthropic-ratelimit-|ratelimit($|-)|retry-after($|-ms$))/;
+/** The IETF draft's RateLimit fields, and retry hints. */
+const QUOTA = /^(ratelimit($|-)|retry-after($|-ms$))/;
 
-export const isQuotaHeader = (name: string) => QUOTA.test(name);
+/** The providers' rate-limit families (their rows'), the IETF draft's fields, and retry hints. */
+export const isQuotaHeader = (name: string) => spelled(name, QUOTA_HEADERS) || QUOTA.test(name);
 
 /** A header's name on a success the caller gets: a quota header's under the prefix, the rest as they are. */
 export const renamedQuota = (name: string): string => (isQuotaHeader(name) ? `${PROVIDER_PREFIX}${name}` : name);

@@ -1,7 +1,7 @@
 // The steps of one attempt, in the order run.ts takes them: pick where it goes, hold a slot there,
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
-import { refusal } from "../policy/classify";
+import { refusal, withErrorType } from "../policy/classify";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
 import { AGAIN, type Again, type Attempts, dialectOf, GONE, NO_INFO } from "./attempts";
@@ -92,11 +92,16 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
 /** The provider's answer to the attempt, or what the request does when it never came. */
 export async function send(s: Attempts, slot: Slot): Promise<Response | Again | { res: Response }> {
   const { plan } = s;
+  const { at } = slot;
   try {
-    const body = plan.tier && plan.body ? tierBody(plan.tier, s.bodies, plan.body, dialectOf(s, slot.at), slot.tier) : plan.body;
-    const res = await s.deps.fetch(slot.at.url, { method: plan.method, headers: slot.at.headers, body, signal: slot.timer.signal, redirect: "manual" });
-    plan.upstream?.(slot.at.key.provider, res.status);
-    return { res };
+    const body = at.body ?? (plan.tier && plan.body ? tierBody(plan.tier, s.bodies, plan.body, dialectOf(s, at), slot.tier) : plan.body);
+    // A credential made for this attempt (signed over its URL and body, or minted) goes on a copy of its headers.
+    const headers = at.authorizer ? new Headers(at.headers) : at.headers;
+    await at.authorizer?.authorize(plan.method, at.url, headers, body);
+    const got = await s.deps.fetch(at.url, { method: plan.method, headers, body, signal: slot.timer.signal, redirect: "manual" });
+    plan.upstream?.(at.key.provider, got.status);
+    // A member of another family's answer, as the caller's SDK reads it (pools/wire.ts).
+    return { res: at.answer && got.ok ? at.answer(got) : got };
   } catch (err) {
     return unreachable(s, slot, err);
   }
@@ -149,18 +154,21 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
   const info = parseRateLimitHeaders(res.headers, s.now(), d);
   const streaming = isStreamed(res.headers, plan.stream);
   const success = s.outcome(slot, "success", res.status, info, latency, true);
-  const sent = { tier: slot.tier, headers: res.headers };
+  const sent = { tier: slot.tier, headers: res.headers, ...(at.priceAs && { price: at.priceAs }) };
   // The tier that served, as the answer's headers tell it, else the tier it went at (a plain answer's body may say more: below).
   const served = (tier: Tier | undefined): Tier => tier ?? servedTier(d.tiers, res.headers, null) ?? slot.tier;
-  let body = res.body && timer.watch(res.body);
+  let body = res.body;
   let held = false;
   if (!streaming && body) {
     let read;
     try {
-      read = await readUpTo(body, BUFFER_MAX);
+      // Read whole where it is small, under one idle limit for the whole read (no stream of its own in between).
+      read = await readUpTo(body, BUFFER_MAX, (r) => timer.idle(r));
     } catch (err) {
       return unreachable(s, slot, err, true);
     }
+    // Cut by the idle limit: its end is no end.
+    if (timer.timedOut) return unreachable(s, slot, timer.signal.reason, true);
     if ("whole" in read) {
       slot.stop();
       const usage = plan.meter?.plain(read.whole, plan.tags, sent);
@@ -172,6 +180,8 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
     if ("held" in read) held = true;
     body = "held" in read ? read.held : read.rest;
   }
+  // What is passed on as it comes has the idle limit on each of its reads.
+  body = body && timer.watch(body);
   limiter.settle(leaseId, { ...success, release: false, streaming: streaming || held });
   const tap = plan.meter?.stream(body, isEventStream(res.headers), plan.tags, sent);
   return stampTier(
@@ -196,10 +206,17 @@ export async function settleError(s: Attempts, slot: Slot, res: Response, latenc
   const bytes = await readCapped(res.body && timer.watch(res.body), ERROR_BODY_MAX).catch(() => new Uint8Array(0));
   slot.stop();
   const body = parseJson(bytes) ?? new TextDecoder().decode(bytes);
+  // A credential the gateway minted that the provider refused (expired or revoked early): minted
+  // again once, and the attempt tried again at once; nothing of it is the key's or the member's fault.
+  if (res.status === 401 && !s.renewed && at.authorizer?.renew?.()) {
+    s.renewed = true;
+    await limiter.settleNow(leaseId, s.outcome(slot, "transient", res.status, NO_INFO, latency, false));
+    return AGAIN;
+  }
   const dialect = dialectOf(s, at);
   const info = parseRateLimitHeaders(res.headers, s.now(), dialect, body);
   // Read at the tier it went at: a flex refusal is the tier's (capacity), the same 429 at standard the key's.
-  const { cls, evidence: unusable } = refusal(res.status, body, dialect, info, slot.tier);
+  const { cls, evidence: unusable } = refusal(res.status, withErrorType(body, res.headers, dialect), dialect, info, slot.tier);
   let d = tierStep(s, slot, cls, s.decide(cls, attempt, info.retryAfterMs));
   // In a pool, a member whose key cannot be used goes out, and the request goes on to another.
   // Once: an answer that would take a second member out for the same request says more about

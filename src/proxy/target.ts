@@ -1,6 +1,7 @@
 // Where an attempt goes. A caller's own key has one target for every attempt; a pool (a virtual
 // key) has one per member, and a retry may move to another (src/pools/route.ts).
 import type { KeyMeta, MemberView } from "../limiter/types";
+import type { Authorizer } from "../providers/auth/authorize";
 import type { Dialect } from "../providers/dialect";
 import type { LimiterCalls } from "./limiter-client";
 
@@ -11,6 +12,14 @@ export interface Target {
   limiter: LimiterCalls;
   /** What its answers mean (a pool's members may speak different dialects); absent: the plan's. */
   dialect?: Dialect;
+  /** Its credential, made for each attempt over its URL and body (a SigV4 signature, a minted token). */
+  authorizer?: Authorizer;
+  /** Its own body for the request (a member of another family serving the same wire shape); absent: the request's. */
+  body?: Uint8Array;
+  /** Its answer as the caller's SDK reads it (Bedrock's event stream as server-sent events). */
+  answer?: (res: Response) => Response;
+  /** What its answers are priced as, where not the request's provider and model. */
+  priceAs?: { provider: string; model: string };
 }
 
 export interface Route {

@@ -13,6 +13,7 @@ import { usage } from "./usage";
 import { memberIndex, poolsView } from "./pools";
 import { keyHash } from "../observe/prometheus";
 import { virtualKeys } from "./virtual-keys";
+import { adminOff } from "./admin-off";
 
 /** One row of `GET /admin/keys`: the contract's seven fields, then what the dashboard's table shows. */
 export interface KeyListEntry {
@@ -44,10 +45,10 @@ const adminError = (type: "invalid_config" | "unknown_key" | "not_found" | "inva
 
 const ok = (body: unknown) => new Response(JSON.stringify(body), { headers: JSON_HEADERS });
 
-/** Everything under /admin: 404 with no ADMIN_TOKEN; the token for all but the dashboard's HTML shell. */
+/** Everything under /admin: 404 with no ADMIN_TOKEN (saying so: admin-off.ts); the token for all but the dashboard's HTML shell. */
 const guard: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
-  if (!expected) return adminError("not_found", "not found");
+  if (!expected) return adminOff(c.req.raw);
   const shell = Object.hasOwn(DASHBOARD_FILES, c.req.path) && (c.req.method === "GET" || c.req.method === "HEAD");
   if (!shell && !(await bearerOk(expected, c.req.header("authorization"))))
     return gatewayError("unauthorized", "admin routes need Authorization: Bearer <ADMIN_TOKEN>", NO_STORE);

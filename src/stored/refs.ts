@@ -2,6 +2,7 @@
 // file to read, a vector store to search, a cached context. A virtual key's holder may reach only
 // those it made (src/stored/stage.ts). Pure: the providers' published shapes, as a table of the
 // fields that carry an id, read wherever they are nested.
+import { FLAVOURS } from "../providers/table";
 
 /** What kind of stored object an id names. `file` and `response` the gateway can tell the owner of; the others only `all` reaches. */
 export type RefKind = "file" | "response" | "item" | "vector_store" | "conversation" | "prompt" | "container" | "cached_content";
@@ -36,8 +37,12 @@ const TOP: Record<string, RefKind> = {
   cached_content: "cached_content",
 };
 
-/** A Gemini file: `files/<id>` or its URL on the API's host; any other URI (a web page, gs://, YouTube) is no stored object. */
-const GEMINI_FILE = /^(?:https:\/\/generativelanguage\.googleapis\.com\/[^/]+\/)?files\/[^/]+$/;
+/**
+ * An uploaded file as the families that name files by URI write it (their rows' `fileUri`: Gemini's
+ * `files/<id>` or its URL on the API's host); any other URI (a web page, gs://, YouTube) is no stored object.
+ */
+const FILE_URIS = Object.values(FLAVOURS).flatMap((f) => (f.fileUri ? [f.fileUri] : []));
+const isFileUri = (x: unknown) => typeof x === "string" && FILE_URIS.some((re) => re.test(x));
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -62,7 +67,7 @@ export function refsIn(body: unknown, max = 64): Ref[] {
       if (v.type === "code_interpreter" && typeof v.container === "string") add("container", v.container);
       for (const [k, x] of Object.entries(v)) {
         const kind = Object.hasOwn(FIELDS, k) ? FIELDS[k] : undefined;
-        if (kind && (k === "fileUri" || k === "file_uri") && !(typeof x === "string" && GEMINI_FILE.test(x))) continue;
+        if (kind && (k === "fileUri" || k === "file_uri") && !isFileUri(x)) continue;
         if (kind && (typeof x === "string" || Array.isArray(x))) add(kind, x);
         else walk(x, depth + 1);
       }

@@ -4,9 +4,11 @@ import { type AnswerFacts, noteAnswer } from "../observe/genai";
 import { DIALECTS } from "../providers/dialects";
 import { routeOf } from "../providers/key";
 import type { Provider } from "../providers/table";
-import type { Tier, TierSpec } from "../providers/dialect";
+import type { Tier, TierSpec, UsageHeaders, VersionSince } from "../providers/dialect";
 import { servedTier } from "../tiers/body";
 import { costOf, type PriceTable, priceOf, tierPrice } from "./prices";
+import { tapEventStream } from "./bedrock";
+import { headerUsage } from "./header-usage";
 import { tapStream } from "./stream";
 import { type Tokens, usageIn } from "./tokens";
 
@@ -31,15 +33,14 @@ export function askForUsage(p: Provider, rest: string, search: string, json: unk
 }
 
 /**
- * Whether the API version a request names takes a field added on `since` (a date): the
- * versionless v1 surface (`/openai/v1/...`, or a pool's `/v1/...`, sent at the member's version,
- * 2024-10-21 by default) does; an `api-version` does from that date on (`2024-09-01-preview`,
- * `2024-10-21`), an older one (`2024-02-01`) or none does not.
+ * Whether the API version a request names takes a field added `since` (the row's): a versionless
+ * route does; a version does from that date on (`2024-09-01-preview`, `2024-10-21`), an older one
+ * (`2024-02-01`) or none does not.
  */
-function versionAccepts(route: string, search: string, since: string): boolean {
-  if (/^(?:\/openai)?\/v1\//.test(route)) return true;
-  const v = /^(\d{4}-\d{2}-\d{2})/.exec(new URLSearchParams(search).get("api-version") ?? "");
-  return v !== null && v[1]! >= since;
+function versionAccepts(route: string, search: string, since: VersionSince): boolean {
+  if (since.versionless.test(route)) return true;
+  const v = /^(\d{4}-\d{2}-\d{2})/.exec(new URLSearchParams(search).get(since.param) ?? "");
+  return v !== null && v[1]! >= since.date;
 }
 
 export interface MeterOptions {
@@ -60,12 +61,19 @@ export interface MeterOptions {
   facts?: AnswerFacts;
   /** The provider's tiers (its dialect row's): where an answer tells the tier that served it, and a tier's price ratio. */
   tiers?: TierSpec;
+  /** Headers that tell a plain answer's usage where its body does not (its dialect row's). */
+  usageHeaders?: UsageHeaders;
 }
+
+/** `application/vnd.amazon.eventstream`: binary frames, not text lines (usage/eventstream.ts). */
+const isFramed = (h: Headers | undefined) => h?.get("content-type")?.includes("vnd.amazon.eventstream") ?? false;
 
 /** What the meter knows of an answer's tier before reading it: the tier it was sent at, and its headers (Gemini tells it there). */
 export interface SentAt {
   tier: Tier;
   headers: Headers;
+  /** What the answer is priced as, where not the request's provider and model (a pool member of another provider: its own price). */
+  price?: { provider: string; model: string };
 }
 
 export class Meter {
@@ -79,6 +87,7 @@ export class Meter {
   private start: number;
   private facts?: AnswerFacts;
   private tiers?: TierSpec;
+  private usageHeaders?: UsageHeaders;
   /** Whether an answer was metered (its record may still be coming, at the end of a stream). */
   used = false;
 
@@ -93,6 +102,7 @@ export class Meter {
     this.start = o.start ?? 0;
     this.facts = o.facts;
     this.tiers = o.tiers;
+    this.usageHeaders = o.usageHeaders;
   }
 
   /** A plain answer read whole. */
@@ -103,22 +113,26 @@ export class Meter {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {}
     if (this.facts) noteAnswer(this.facts, json);
-    return this.record(usageIn(json, this.usageAt), tags, this.tierOf(sent, json));
+    // Some tell it only in headers (Bedrock's InvokeModel for a model whose own body has none); the body's is taken first.
+    const tokens = usageIn(json, this.usageAt) ?? (sent && this.usageHeaders ? headerUsage(sent.headers, this.usageHeaders) : null);
+    return this.record(tokens, tags, this.tierOf(sent, json), true, sent?.price);
   }
 
   /** A streamed answer: its body, passed through, and its record once the body has ended (its tier, the last an event told). */
   stream(body: ReadableStream<Uint8Array> | null, sse: boolean, tags: Tags = {}, sent?: SentAt): { body: ReadableStream<Uint8Array> | null; record: () => UsageRecord } {
     this.used = true;
     let tier = this.tierOf(sent, null);
-    if (!body) return { body, record: () => this.record(null, tags, tier) };
+    if (!body) return { body, record: () => this.record(null, tags, tier, true, sent?.price) };
     const facts = this.facts;
     const spec = this.tiers;
     const onJson = (json: unknown) => {
       if (facts) noteAnswer(facts, json);
       tier = servedTier(spec, null, json) ?? tier;
     };
-    const tap = tapStream(body, sse, this.strip && sse, facts || spec ? onJson : undefined, this.usageAt);
-    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole()) };
+    const listen = facts || spec ? onJson : undefined;
+    // An event-stream (Bedrock's binary framing) is read frame by frame as it passes; anything else as text lines.
+    const tap = isFramed(sent?.headers) ? tapEventStream(body, listen) : tapStream(body, sse, this.strip && sse, listen, this.usageAt);
+    return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole(), sent?.price) };
   }
 
   /** The tier that served an answer: as it says (header, body), else the tier it went at, else standard. */
@@ -126,8 +140,8 @@ export class Meter {
     return servedTier(this.tiers, sent?.headers ?? null, json) ?? sent?.tier ?? "standard";
   }
 
-  private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true): UsageRecord {
-    const listed = tokens && priceOf(this.prices, this.provider, this.model);
+  private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true, as?: { provider: string; model: string }): UsageRecord {
+    const listed = tokens && priceOf(this.prices, as?.provider ?? this.provider, as?.model ?? this.model);
     // A tier the table cannot price (one the account's default chose: Anthropic's Priority Tier) is
     // charged at the standard price, never left at nothing.
     const price = listed && (tierPrice(listed, tier, this.tiers?.ratio[tier]) ?? listed);

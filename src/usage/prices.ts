@@ -1,7 +1,8 @@
-// What tokens cost: a built-in table for the main models of the built-in providers, and the
-// PRICES variable over it. Pure, apart from remembering the last PRICES it parsed.
+// What tokens cost: the built-in prices (providers/prices.ts) read into a table, and the PRICES
+// variable over it. Pure, apart from remembering the last PRICES it parsed.
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
+import { LONG_BANDS, MODELS, NAME_PARTS } from "../providers/prices";
 import type { Tokens } from "./tokens";
 
 /** USD per million tokens. `cached`: a prompt-cache read; `cacheWrite`: a write. Either defaults to `input`. */
@@ -29,62 +30,6 @@ export interface Price extends Rates {
   priority?: Rates;
 }
 
-/** When the built-in figures were last compared with the providers' public price pages. */
-export const PRICES_CHECKED = "2025-10-31";
-
-/**
- * `provider:model input output cached cacheWrite` per million tokens (list prices, standard tier,
- * the lowest context band). A dated or `-latest` name falls back to its base (`gpt-4o-2024-08-06`
- * is priced as `gpt-4o`). Kept as one string: the bundle has a size budget.
- */
-const TABLE =
-  "openai:gpt-5 1.25 10 .125;openai:gpt-5-mini .25 2 .025;openai:gpt-5-nano .05 .4 .005;" +
-  "openai:gpt-4.1 2 8 .5;openai:gpt-4.1-mini .4 1.6 .1;openai:gpt-4.1-nano .1 .4 .025;" +
-  "openai:gpt-4o 2.5 10 1.25;openai:gpt-4o-mini .15 .6 .075;openai:o3 2 8 .5;openai:o4-mini 1.1 4.4 .275;" +
-  "openai:o3-mini 1.1 4.4 .55;openai:o1 15 60 7.5;openai:text-embedding-3-small .02 0;openai:text-embedding-3-large .13 0;" +
-  "anthropic:claude-sonnet-4-5 3 15 .3 3.75;anthropic:claude-haiku-4-5 1 5 .1 1.25;anthropic:claude-opus-4-1 15 75 1.5 18.75;anthropic:claude-opus-4 15 75 1.5 18.75;anthropic:claude-opus-4-0 15 75 1.5 18.75;" +
-  "anthropic:claude-sonnet-4 3 15 .3 3.75;anthropic:claude-sonnet-4-0 3 15 .3 3.75;anthropic:claude-3-7-sonnet 3 15 .3 3.75;" +
-  "anthropic:claude-3-5-sonnet 3 15 .3 3.75;anthropic:claude-3-5-haiku .8 4 .08 1;anthropic:claude-3-haiku .25 1.25 .03 .3;" +
-  "gemini:gemini-2.5-pro 1.25 10 .31;gemini:gemini-2.5-flash .3 2.5 .075;gemini:gemini-2.5-flash-lite .1 .4 .025;" +
-  "gemini:gemini-2.0-flash .1 .4 .025;gemini:gemini-2.0-flash-lite .075 .3;" +
-  "groq:llama-3.3-70b-versatile .59 .79;groq:llama-3.1-8b-instant .05 .08;" +
-  "mistral:mistral-large 2 6;mistral:mistral-medium .4 2;mistral:mistral-small .1 .3;" +
-  "deepseek:deepseek-chat .27 1.1 .07;deepseek:deepseek-reasoner .55 2.19 .14;" +
-  "xai:grok-4 3 15 .75;xai:grok-3 3 15 .75;xai:grok-3-mini .3 .5 .075";
-
-/**
- * `provider:model context maxOutput`: what the model reads at most (prompt and answer) and the most
- * one answer may generate, from each provider's model pages (platform.openai.com/docs/models,
- * docs.claude.com "Models overview" with the 1M-token context beta and Claude 3.7's 128K-output
- * beta, ai.google.dev/gemini-api/docs/models, console.groq.com/docs/models, docs.mistral.ai
- * "Models", api-docs.deepseek.com "Models & Pricing", docs.x.ai "Models"), read with PRICES_CHECKED.
- * Where a page gives no output limit of its own, the context is the bound.
- */
-const WINDOWS =
-  "openai:gpt-5 400000 128000;openai:gpt-5-mini 400000 128000;openai:gpt-5-nano 400000 128000;" +
-  "openai:gpt-4.1 1047576 32768;openai:gpt-4.1-mini 1047576 32768;openai:gpt-4.1-nano 1047576 32768;" +
-  "openai:gpt-4o 128000 16384;openai:gpt-4o-mini 128000 16384;openai:o3 200000 100000;openai:o4-mini 200000 100000;" +
-  "openai:o3-mini 200000 100000;openai:o1 200000 100000;openai:text-embedding-3-small 8191 0;openai:text-embedding-3-large 8191 0;" +
-  "anthropic:claude-sonnet-4-5 1000000 64000;anthropic:claude-haiku-4-5 200000 64000;anthropic:claude-opus-4-1 200000 32000;anthropic:claude-opus-4 200000 32000;anthropic:claude-opus-4-0 200000 32000;" +
-  "anthropic:claude-sonnet-4 1000000 64000;anthropic:claude-sonnet-4-0 1000000 64000;anthropic:claude-3-7-sonnet 200000 128000;" +
-  "anthropic:claude-3-5-sonnet 200000 8192;anthropic:claude-3-5-haiku 200000 8192;anthropic:claude-3-haiku 200000 4096;" +
-  "gemini:gemini-2.5-pro 1048576 65536;gemini:gemini-2.5-flash 1048576 65536;gemini:gemini-2.5-flash-lite 1048576 65536;" +
-  "gemini:gemini-2.0-flash 1048576 8192;gemini:gemini-2.0-flash-lite 1048576 8192;" +
-  "groq:llama-3.3-70b-versatile 131072 32768;groq:llama-3.1-8b-instant 131072 131072;" +
-  "mistral:mistral-large 131072 131072;mistral:mistral-medium 131072 131072;mistral:mistral-small 131072 131072;" +
-  "deepseek:deepseek-chat 128000 8192;deepseek:deepseek-reasoner 128000 65536;" +
-  "xai:grok-4 256000 256000;xai:grok-3 131072 131072;xai:grok-3-mini 131072 131072";
-
-/**
- * Long-context bands, `provider:model above input output cached cacheWrite`: every token of a
- * request whose prompt passes `above` is billed at these (ai.google.dev/gemini-api/docs/pricing:
- * Gemini 2.5 Pro over 200K; docs.claude.com "Pricing", long context: Sonnet 4 and 4.5 over 200K
- * input tokens with the 1M-token context beta).
- */
-const BANDS =
-  "gemini:gemini-2.5-pro 200000 2.5 15 .625;anthropic:claude-sonnet-4-5 200000 6 22.5 .6 7.5;" +
-  "anthropic:claude-sonnet-4 200000 6 22.5 .6 7.5;anthropic:claude-sonnet-4-0 200000 6 22.5 .6 7.5";
-
 export type PriceTable = Map<string, Price>;
 
 /** `input output cached? cacheWrite?` as rates. */
@@ -95,20 +40,21 @@ function rates(input?: string, output?: string, cached?: string, cacheWrite?: st
   return r;
 }
 
+/** `provider:model fields...` of a table grouped by provider (`provider:a ...,b ...;provider2:...`). */
+function* rowsOf(table: string): Generator<[string, string[]]> {
+  for (const group of table.split(";")) {
+    const at = group.indexOf(":");
+    for (const row of group.slice(at + 1).split(",")) {
+      const [model, ...fields] = row.split(" ");
+      yield [`${group.slice(0, at)}:${model}`, fields];
+    }
+  }
+}
+
 function builtIn(): PriceTable {
   const t: PriceTable = new Map();
-  for (const row of TABLE.split(";")) {
-    const [name, ...r] = row.split(" ");
-    t.set(name!, rates(...r));
-  }
-  for (const row of WINDOWS.split(";")) {
-    const [name, context, maxOutput] = row.split(" ");
-    Object.assign(t.get(name!)!, { context: Number(context), maxOutput: Number(maxOutput) });
-  }
-  for (const row of BANDS.split(";")) {
-    const [name, above, ...r] = row.split(" ");
-    t.get(name!)!.long = { above: Number(above), ...rates(...r) };
-  }
+  for (const [name, [context, maxOutput, ...r]] of rowsOf(MODELS)) t.set(name, Object.assign(rates(...r), { context: Number(context), maxOutput: Number(maxOutput) }));
+  for (const [name, [above, ...r]] of rowsOf(LONG_BANDS)) t.get(name)!.long = { above: Number(above), ...rates(...r) };
   return t;
 }
 
@@ -237,7 +183,9 @@ const baseName = (model: string) => model.replace(/(-\d{4}-\d{2}-\d{2}|-\d{8}|-l
 
 /** The price of a provider's model: `provider:model`, then `model`, then both again without a date suffix. */
 export function priceOf(table: PriceTable, provider: string, model: string): Price | null {
-  for (const m of model === baseName(model) ? [model] : [model, baseName(model)]) {
+  const parts = Object.hasOwn(NAME_PARTS, provider) ? NAME_PARTS[provider] : undefined;
+  const bare = parts ? model.replace(parts, "") : model;
+  for (const m of new Set([model, baseName(model), bare, baseName(bare)])) {
     const p = table.get(`${provider}:${m}`) ?? table.get(m);
     if (p) return p;
   }

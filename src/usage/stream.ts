@@ -1,5 +1,6 @@
 // Reads the usage out of a streamed answer as it passes, without holding it back. Pure streams.
-import { merge, type Tokens, USAGE_AT, usageIn } from "./tokens";
+import { USAGE_AT } from "../providers/dialect";
+import { merge, type Tokens, tokensOf, usageIn } from "./tokens";
 
 /** A non-SSE stream (Gemini's JSON array) is searched at its end: this much of its tail is kept. */
 const TAIL_CHARS = 64 * 1024;
@@ -86,7 +87,7 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
       ended = true;
       buf += decoder.decode();
       if (!sse) {
-        seen = merge(seen, lastUsage(buf));
+        seen = merge(seen, lastUsage(buf, at));
         return;
       }
       // An event the stream ended inside: passed on as it came, unless it is the usage chunk.
@@ -98,9 +99,9 @@ export function tapStream(body: ReadableStream<Uint8Array>, sse: boolean, strip:
   return { body: body.pipeThrough(t), tokens: () => seen, whole: () => ended };
 }
 
-/** The last `"usage"` or `"usageMetadata"` object in some JSON text, or null. */
-export function lastUsage(text: string): Tokens | null {
-  const at = Math.max(text.lastIndexOf('"usageMetadata"'), text.lastIndexOf('"usage"'));
+/** The last usage object in some JSON text, by the names `paths` (the dialect's) end in (`"usage"`, `"usageMetadata"`), or null. */
+export function lastUsage(text: string, paths: readonly (readonly string[])[] = USAGE_AT): Tokens | null {
+  const at = Math.max(...new Set(paths.map((p) => text.lastIndexOf(`"${p.at(-1)}"`))));
   if (at < 0) return null;
   const open = text.indexOf("{", at);
   if (open < 0) return null;
@@ -115,8 +116,7 @@ export function lastUsage(text: string): Tokens | null {
     else if (c === "{") depth++;
     else if (c === "}" && --depth === 0) {
       try {
-        const name = text.slice(at + 1, text.indexOf('"', at + 1));
-        return usageIn({ [name]: JSON.parse(text.slice(open, i + 1)) });
+        return tokensOf(JSON.parse(text.slice(open, i + 1)));
       } catch {
         return null;
       }

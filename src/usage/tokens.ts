@@ -1,4 +1,5 @@
 // Token counts from a provider's own `usage`, in one shape whatever the provider. Pure.
+import { USAGE_AT } from "../providers/dialect";
 
 /**
  * One answer's tokens. `input` is every prompt token, cached or not (OpenAI's `prompt_tokens`,
@@ -21,7 +22,9 @@ const obj = (v: unknown): Record<string, unknown> | null => (typeof v === "objec
  * Recognised: OpenAI chat (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`),
  * OpenAI Responses (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`),
  * Anthropic (`input_tokens`, `output_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`),
- * Gemini (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `cachedContentTokenCount`).
+ * Gemini (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `cachedContentTokenCount`),
+ * Bedrock's Converse (`inputTokens`, `outputTokens`, `cacheReadInputTokens`, `cacheWriteInputTokens`:
+ * its input, as Anthropic's, leaves the cache out).
  */
 export function tokensOf(usage: unknown): Tokens | null {
   const u = obj(usage);
@@ -36,6 +39,11 @@ export function tokensOf(usage: unknown): Tokens | null {
     // Thinking tokens are billed as output.
     return { input: n(u.promptTokenCount), output: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount), cached: n(u.cachedContentTokenCount), cacheWrite: 0 };
   }
+  if (has(u, "inputTokens") || has(u, "outputTokens")) {
+    const cached = n(u.cacheReadInputTokens);
+    const cacheWrite = n(u.cacheWriteInputTokens);
+    return { input: n(u.inputTokens) + cached + cacheWrite, output: n(u.outputTokens), cached, cacheWrite };
+  }
   if (has(u, "input_tokens") || has(u, "output_tokens")) {
     const details = obj(u.input_tokens_details);
     if (details) return { input: n(u.input_tokens), output: n(u.output_tokens), cached: n(details.cached_tokens), cacheWrite: 0 };
@@ -47,16 +55,9 @@ export function tokensOf(usage: unknown): Tokens | null {
   return null;
 }
 
-/**
- * Where answers carry usage, by default: top-level `usage` (OpenAI, Anthropic), `usageMetadata`
- * (Gemini), Anthropic's `message_start` (`message.usage`) and OpenAI Responses' `response.completed`
- * (`response.usage`). A dialect adds its own (Groq's `x_groq.usage`).
- */
-export const USAGE_AT: readonly (readonly string[])[] = [["usage"], ["usageMetadata"], ["message", "usage"], ["response", "usage"]];
-
 const at = (json: unknown, path: readonly string[]): unknown => path.reduce<unknown>((o, k) => obj(o)?.[k], json);
 
-/** The usage a parsed JSON answer (or one stream event) carries, at the first of `paths` that holds one. */
+/** The usage a parsed JSON answer (or one stream event) carries, at the first of `paths` (default: the families' usual places) that holds one. */
 export function usageIn(json: unknown, paths: readonly (readonly string[])[] = USAGE_AT): Tokens | null {
   if (!obj(json)) return null;
   for (const p of paths) {

@@ -150,9 +150,7 @@ describe("Limiter → Directory registration", () => {
     expect(await alarm()).toBeNull(); // its held lease is swept by an in-memory timer, not a stored alarm
     // Forgotten with its object: nothing of it comes back after an eviction.
     await stub.release("held");
-    console.warn("released");
     await evictDurableObject(stub);
-    console.warn("evicted");
     expect((await stub.state()).history).toEqual([]);
     expect(await stored()).toBe(0);
 

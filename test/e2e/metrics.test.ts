@@ -3,12 +3,13 @@
 // promtool, a real Prometheus scraping the gateway with the bearer-token config docs/operating.md gives, and
 // wrangler's own log output for the event lines. Needs Debian's `prometheus` package (promtool and
 // prometheus; CI installs it); without it this FAILS.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, type Gateway, startGateway } from "../support/gateway.ts";
+import { spawnOwned, stopGroup } from "../support/owned.ts";
 import { checkMetrics, PROMETHEUS, requireTool } from "../support/promtool.ts";
 import { type Standin, startStandin } from "../support/standin/index.ts";
 
@@ -35,11 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (prometheus && prometheus.exitCode === null) {
-    const exited = new Promise((r) => prometheus!.once("exit", r));
-    prometheus.kill("SIGTERM");
-    await exited;
-  }
+  if (prometheus) await stopGroup(prometheus);
   await gateway?.close();
   await standin?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -107,8 +104,9 @@ it("exposes the run's numbers to promtool and a real Prometheus, and logs its de
   writeFileSync(join(dir, "prometheus.yml"), scrapeConfig(tokenFile));
   const port = await freePort();
   let promLog = "";
-  prometheus = spawn(PROMETHEUS, [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`,
-    `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"], { stdio: ["ignore", "pipe", "pipe"] });
+  // Owned (support/owned.ts): gone with this test run however it ends.
+  prometheus = spawnOwned(PROMETHEUS, [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`,
+    `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"]);
   prometheus.stdout!.on("data", (b: Buffer) => (promLog += b));
   prometheus.stderr!.on("data", (b: Buffer) => (promLog += b));
   await expect.poll(async () => {

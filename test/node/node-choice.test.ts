@@ -1,10 +1,11 @@
-// The launcher behind `npm start`, `npm test` and `npx slotgate`: which Node it picks, and that it
-// stays out of the way where the machine's Node is new enough.
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+// The launcher behind `npm start`, `npm test` and the `slotgate` command: which Node it picks, that it
+// stays out of the way where the machine's Node is new enough, and that it says so once a shell.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
-import { chooseNode, isNewEnough, isToolchain, parseVersion, platformPackage, TOOLCHAIN } from "../../scripts/node-choice.mjs";
+import { afterAll, describe, expect, it } from "vitest";
+import { chooseNode, isNewEnough, isToolchain, parseVersion, platformPackage, sessionKey, sessionOf, TOOLCHAIN } from "../../scripts/node-choice.mjs";
 
 const WITH_NODE = resolve(import.meta.dirname, "../../scripts/with-node.mjs");
 
@@ -85,9 +86,78 @@ describe("scripts/with-node.mjs on a Node that is new enough", () => {
     expect(r.signal).toBe("SIGTERM");
   });
 
+  it("stops the command (SIGTERM) when whoever started it goes without passing a signal on, as npm does when it is sent SIGTERM", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "slotgate-orphan-"));
+    let pid = 0;
+    try {
+      const mark = join(dir, "got");
+      const command = `process.on("SIGTERM", () => { require("fs").writeFileSync(${JSON.stringify(mark)}, "SIGTERM"); process.exit(0); }); console.log("up " + process.pid); setInterval(() => {}, 1000);`;
+      // A parent that starts the launcher and is then killed outright, as npm exits on SIGTERM.
+      const parent = spawn(process.execPath, ["-e", `require("child_process").spawn(process.execPath, [${JSON.stringify(WITH_NODE)}, process.execPath, "-e", ${JSON.stringify(command)}], { stdio: "inherit" }); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
+      pid = await new Promise<number>((up) => parent.stdout!.on("data", (b: Buffer) => /up (\d+)/.test(b.toString()) && up(Number(/up (\d+)/.exec(b.toString())![1]))));
+      parent.kill("SIGKILL");
+      await expect.poll(() => (existsSync(mark) ? readFileSync(mark, "utf8") : ""), { timeout: 5_000 }).toBe("SIGTERM");
+    } finally {
+      // Without the watch the command would outlive the test (and hold its output open).
+      try {
+        if (pid) process.kill(pid, "SIGKILL");
+      } catch {}
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses to start without a command", () => {
     const r = run();
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/usage/);
+  });
+});
+
+describe("the too-old line, once a shell", () => {
+  // /proc/<pid>/stat: pid (comm) state ppid pgrp session ... starttime is field 22.
+  const stat = (sid: number, start = 555) => `4242 (node (x) y) S 1 4242 ${sid} 0 -1 ${Array.from({ length: 13 }, () => "0").join(" ")} ${start} 0`;
+
+  it("keys a process by its session and the session leader's start time", () => {
+    expect(sessionKey(stat(900), stat(900, 12345))).toBe("session-900-12345");
+    expect(sessionKey(stat(900), null)).toBe("session-900-gone");
+    expect(sessionKey(null, null)).toBeNull();
+    expect(sessionKey("garbage", null)).toBeNull();
+    expect(sessionOf("session-900-12345")).toBe("900");
+    expect(sessionOf("parent-77")).toBeNull();
+  });
+
+  // The launcher on an old Node (told so: `version`), with a toolchain already in a home of its own.
+  const home = mkdtempSync(join(tmpdir(), "slotgate-said-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const dir = join(home, ".cache", "node24", "node_modules");
+  const pkg = platformPackage(process.platform, process.arch);
+  mkdirSync(join(dir, pkg, "bin"), { recursive: true });
+  mkdirSync(join(dir, "npm"), { recursive: true });
+  writeFileSync(join(dir, pkg, "package.json"), JSON.stringify({ version: TOOLCHAIN.node }));
+  writeFileSync(join(dir, "npm", "package.json"), JSON.stringify({ version: TOOLCHAIN.npm }));
+  symlinkSync(process.execPath, join(dir, pkg, "bin", "node"));
+  const SETUP = resolve(import.meta.dirname, "../../scripts/node-setup.mjs");
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "SLOTGATE_FALLBACK_NODE"));
+  /** One command as a shell would start it; `newShell`: in a session of its own, as a new terminal's. */
+  const launch = (newShell = false) =>
+    new Promise<string>((done) => {
+      // detached: a session of its own (setsid), as a new terminal's shell has.
+      const child = spawn(process.execPath, ["--input-type=module", "-e", `(await import(${JSON.stringify(SETUP)})).projectNodeEnv(process.env, { version: "20.20.2" })`], {
+        env: { ...env, HOME: home }, detached: newShell, stdio: ["ignore", "ignore", "pipe"],
+      });
+      let err = "";
+      child.stderr!.on("data", (b: Buffer) => (err += b.toString()));
+      child.once("close", () => done(err));
+    });
+
+  it("says the line in the first command of a shell, not in the next ones, and again in a new shell", async () => {
+    const line = /^Node 20\.20\.2 is too old for wrangler and the \.ts scripts .*; using Node .* \(installed from the npm registry\)\n$/;
+    expect(await launch()).toMatch(line);
+    expect(await launch()).toBe("");
+    expect(await launch()).toBe("");
+    expect(await launch(true)).toMatch(line);
+    // A marker per shell; the new shell's leader has ended, so the next new shell's launch cleared its marker.
+    expect(await launch(true)).toMatch(line);
+    expect(readdirSync(join(home, ".cache", "node24", "said")).length).toBeLessThanOrEqual(2);
   });
 });

@@ -1,4 +1,5 @@
 // The stand-in's answers parse with the official SDKs, plain and streamed, for both providers.
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import {
   anHeaders, anthropicClient, chatBody, messagesBody, oaHeaders, openaiClient, post, readSse, standin,
@@ -18,6 +19,26 @@ describe("stand-in: OpenAI shapes", () => {
     expect(data.usage!.prompt_tokens).toBeGreaterThan(0);
     expect(data.usage!.total_tokens).toBe(data.usage!.prompt_tokens + 6);
     expect(response.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+
+  it("models: the SDK's models.list() and retrieve() parse them; an account's own list; an unknown model is model_not_found; no key is 401", async () => {
+    const s = await standin();
+    const client = openaiClient(s);
+    const listed = [];
+    for await (const m of client.models.list()) listed.push(m);
+    expect(listed.map((m) => m.id)).toContain("gpt-4o-mini");
+    for (const m of listed) expect(m).toEqual({ id: m.id, object: "model", created: expect.any(Number), owned_by: expect.any(String) });
+    expect(await client.models.retrieve("any-model-at-all")).toMatchObject({ id: "any-model-at-all", object: "model" });
+
+    s.configure({ models: ["gpt-4o-mini", "gpt-4o"] });
+    const own = await client.models.list();
+    expect(own.data.map((m) => m.id)).toEqual(["gpt-4o-mini", "gpt-4o"]);
+    const missing = await client.models.retrieve("gpt-3").then(() => null, (e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("model_not_found");
+
+    const anonymous = await fetch(`${s.url}/v1/models`);
+    expect(anonymous.status).toBe(401);
   });
 
   it("max_tokens below the reply cuts it with finish_reason length", async () => {

@@ -48,19 +48,19 @@ describe("POOLS", () => {
     const pools = parse({ main: { provider: "openai", members: [{ name: "z", provider: "azure", resource: "MyRes", deployments: { "gpt-4o-mini": "mini-dep" }, secret: "AZ" }] } });
     const m = pools.main!.members[0]!;
     const caller = new Headers({ authorization: "Bearer sgk-virtual", "openai-project": "p", "content-type": "application/json" });
-    const req = (await memberRequest(m, "/v1/chat/completions", "?key=sgk-x&foo=1", caller, { model: "gpt-4o-mini" }))!;
+    const req = (await memberRequest(m, { rest: "/v1/chat/completions", search: "?key=sgk-x&foo=1", headers: caller, json: { model: "gpt-4o-mini" }, family: "openai" }))!;
     expect(req.url.href).toBe("https://myres.openai.azure.com/openai/deployments/mini-dep/chat/completions?foo=1&api-version=2024-10-21");
     expect(req.headers.get("api-key")).toBe("az-secret-value");
     expect(req.headers.get("authorization")).toBeNull();
     expect(req.headers.get("openai-project")).toBeNull();
     expect(req.headers.get("content-type")).toBe("application/json");
     expect(req.key.key).toMatch(/^azure:myres\/mini-dep:[0-9a-f]{16}$/);
-    expect(await memberRequest(m, "/v1/chat/completions", "", caller, { model: "gpt-4o" })).toBeNull();
+    expect(await memberRequest(m, { rest: "/v1/chat/completions", search: "", headers: caller, json: { model: "gpt-4o" }, family: "openai" })).toBeNull();
   });
 
   it("a member's limiter key is the one a caller holding its key shares", async () => {
     const pools = parse({ main: { provider: "openai", members: [{ name: "a", secret: "KEY_A" }] } });
-    const req = (await memberRequest(pools.main!.members[0]!, "/v1/chat/completions", "", new Headers({ authorization: "Bearer sgk-v" }), { model: "gpt-4o-mini" }))!;
+    const req = (await memberRequest(pools.main!.members[0]!, { rest: "/v1/chat/completions", search: "", headers: new Headers({ authorization: "Bearer sgk-v" }), json: { model: "gpt-4o-mini" }, family: "openai" }))!;
     expect(req.headers.get("authorization")).toBe("Bearer sk-secret-value-aaaa");
     const { limitKey } = await import("../../src/providers/key");
     const own = await limitKey(table.openai!, new Headers({ authorization: "Bearer sk-secret-value-aaaa" }), new URL("https://x/v1"), "/v1/chat/completions", { model: "gpt-4o-mini" }, null);

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, listDurableObjectIds, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
+import { ADMIN_OFF } from "../../src/routes/admin-off";
 import type { LimiterSnapshot } from "../../src/limiter/types";
 import { CHAT, chat, json, mockUpstream } from "../support/upstream";
 
@@ -61,20 +62,32 @@ describe("admin auth", () => {
     expect(await call("/admin/keys", { token: null, headers: { authorization: `bearer   ${TOKEN}` } })).toHaveProperty("status", 200);
   });
 
-  it("with no ADMIN_TOKEN configured, every /admin route answers 404, the dashboard too", async () => {
+  it("with no ADMIN_TOKEN configured, every /admin route answers 404 saying admin is off and how to turn it on, the dashboard too", async () => {
     const bare = { ...env, ADMIN_TOKEN: undefined };
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
     for (const [method, path] of [["GET", "/admin"], ["GET", "/admin/"], ["GET", "/admin/dashboard.js"], ...routes] as [string, string][]) {
       for (const auth of [undefined, `Bearer ${TOKEN}`, "Bearer undefined", "Bearer "]) {
         const ctx = createExecutionContext();
         const req = new Request(`http://gateway${path}`, { method, headers: auth ? { authorization: auth } : {} });
         const res = await app.fetch(req, bare, ctx);
         await waitOnExecutionContext(ctx);
-        expect(res.status, `${method} ${path}`).toBe(404);
-        expect(await res.text()).not.toContain("<html");
+        // The contract's 404, and only this: no dashboard, nothing of the gateway but that admin is off.
+        expect(await error(res), `${method} ${path}`).toEqual({ status: 404, code: "not_found", body: { error: { type: "not_found", message: ADMIN_OFF } } });
       }
     }
+    expect(ADMIN_OFF).toMatch(/^admin routes are not enabled: .*ADMIN_TOKEN.*\.dev\.vars.*secret put ADMIN_TOKEN/);
+    // A browser asking for the dashboard gets the same as a page, never the dashboard.
+    const page = await app.fetch(new Request("http://gateway/admin", { headers: { accept: "text/html,application/xhtml+xml" } }), bare, createExecutionContext());
+    expect(page.status).toBe(404);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain("Admin routes are not enabled");
+    expect(html).toContain("secret put ADMIN_TOKEN");
+    expect(html).not.toContain("dashboard.js");
     const empty = await app.fetch(new Request("http://gateway/admin/keys", { headers: { authorization: "Bearer " } }), { ...env, ADMIN_TOKEN: "" }, createExecutionContext());
     expect(empty.status).toBe(404);
+    // The Worker's log says it too, once an isolate, where the operator looks (wrangler dev's terminal, Workers Logs).
+    expect(warned.mock.calls.filter(([line]) => String(line).includes("admin routes are not enabled")).length).toBe(1);
   });
 
   it("an unknown /admin path is the admin's 404, never read as a provider named admin", async () => {

@@ -1,10 +1,15 @@
 // Starts the real gateway with `wrangler dev` (workerd, local Durable Object storage) on a free
-// loopback port, for end-to-end tests and the benchmark. Runs under plain Node 24.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+// loopback port, for end-to-end tests, the demo and the benchmark. Runs under plain Node 24. The
+// gateway's configuration is only what it is given here: never the developer's `.dev.vars` or `.env`
+// (wrangler reads neither once it is given an env file: `--env-file` in `wrangler dev --help`), nor
+// their environment. It runs under supervise.ts (owned.ts), so it ends when the process that started
+// it ends, however that ends.
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { eachInGroup, spawnOwned, stopGroup } from "./owned.ts";
 
 export interface GatewayOptions {
   /** The `PROVIDERS` variable, e.g. `{ openai: { baseUrl: standin.url } }`. */
@@ -19,11 +24,17 @@ export interface GatewayOptions {
   logLevel?: "warn" | "log" | "debug";
   /** The loopback port to serve on; default: a free one. */
   port?: number;
+  /** More environment for wrangler (bench/profile: MINIFLARE_WORKERD_PATH, to run workerd under callgrind). */
+  env?: Record<string, string>;
+  /** How long it may take to answer /healthz; default 60 s. */
+  readyMs?: number;
 }
 
 export interface Gateway {
   url: string;
   port: number;
+  /** wrangler's --inspector-port: the Chrome DevTools protocol of the Worker's isolate (bench/profile). */
+  inspectorPort(): number;
   /** wrangler's --persist-to directory: the Durable Objects' storage, for tests that scan it. Removed on close. */
   persistDir: string;
   close(): Promise<void>;
@@ -31,6 +42,8 @@ export interface Gateway {
   kill(): Promise<void>;
   /** Starts wrangler again on the same port and storage (after kill), resolves when it answers. */
   restart(): Promise<void>;
+  /** The process group of wrangler and its workerd (their supervisor's pid). */
+  group(): number;
   /** Everything wrangler printed, for assertions on logs. */
   output(): string;
   /** Resident memory of the gateway's workerd processes, in bytes (Linux /proc). */
@@ -41,13 +54,7 @@ export interface Gateway {
 
 /** Calls `each` with the pid and /proc stat fields (after the command) of every workerd process of a process group. */
 function eachWorkerd(pgid: number, each: (pid: string, fields: string[]) => void): void {
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid && stat.includes("(workerd)")) each(pid, fields);
-    } catch {}
-  }
+  eachInGroup(pgid, (pid, command, fields) => command === "workerd" && each(pid, fields));
 }
 
 /** Sums VmRSS over the processes of a process group whose command is workerd. */
@@ -89,31 +96,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) return done();
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {}
-    }, 5_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      done();
-    });
-    try {
-      process.kill(-child.pid!, "SIGTERM"); // the whole group: wrangler and its workerd
-    } catch {
-      done();
-    }
-  });
-}
-
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const root = opts.root ?? resolve(import.meta.dirname, "../..");
   let port = opts.port ?? (await freePort());
   const persist = mkdtempSync(join(tmpdir(), "slotgate-e2e-"));
+  // The only env file wrangler reads: empty. Every var comes as --var below.
+  const envFile = join(persist, "gateway.env");
+  writeFileSync(envFile, "");
   let url = `http://127.0.0.1:${port}`;
+  let inspector = 0;
   let log = "";
   const collect = (b: Buffer) => {
     log += b.toString();
@@ -123,21 +114,21 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
 
   /** Starts wrangler on this port and storage, and waits until it answers /healthz. */
   const launch = async (): Promise<ChildProcess> => {
-    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()),
-      "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
+    inspector = await freePort();
+    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
+      "--persist-to", persist, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", opts.logLevel ?? "warn"];
     if (opts.providers) args.push("--var", `PROVIDERS:${JSON.stringify(opts.providers)}`);
     // Virtual keys need a secret of their own beside the admin token (src/keys/keys.ts).
     const vars = opts.vars?.ADMIN_TOKEN && !opts.vars.VIRTUAL_KEY_SECRET ? { ...opts.vars, VIRTUAL_KEY_SECRET: `vks-${opts.vars.ADMIN_TOKEN}` } : opts.vars;
     for (const [k, v] of Object.entries(vars ?? {})) args.push("--var", `${k}:${v}`);
-    const child = spawn("npx", args, {
+    const child = spawnOwned("npx", args, {
       cwd: root,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1", CI: "true" },
+      // CLOUDFLARE_INCLUDE_PROCESS_ENV would make this environment's variables the Worker's too.
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CLOUDFLARE_INCLUDE_PROCESS_ENV: "false", NO_COLOR: "1", CI: "true", ...opts.env },
     });
     child.stdout!.on("data", collect);
     child.stderr!.on("data", collect);
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + (opts.readyMs ?? 60_000);
     for (;;) {
       if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
       try {
@@ -145,8 +136,8 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
         if (res.ok) return child;
       } catch {}
       if (Date.now() > deadline) {
-        await stop(child);
-        throw new Error(`wrangler dev did not become ready in 60 s:\n${log}`);
+        await stopGroup(child);
+        throw new Error(`wrangler dev did not become ready in ${(opts.readyMs ?? 60_000) / 1000} s:\n${log}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -154,7 +145,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
 
   let child: ChildProcess | null = null;
   const close = async () => {
-    if (child) await stop(child);
+    if (child) await stopGroup(child);
     rmSync(persist, { recursive: true, force: true });
   };
   // A port is picked free and then bound by wrangler: another gateway starting at the same moment
@@ -185,5 +176,5 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
   const restart = async () => {
     child = await launch();
   };
-  return { url, port, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!), sched: () => groupSched(child!.pid!) };
+  return { url, port, inspectorPort: () => inspector, group: () => child!.pid!, persistDir: persist, close, kill, restart, output: () => log, rss: () => groupRss(child!.pid!), sched: () => groupSched(child!.pid!) };
 }

@@ -66,3 +66,16 @@ export const responsesStream = [
   ["response.output_text.delta", { type: "response.output_text.delta", delta: "Hi" }],
   ["response.completed", { type: "response.completed", response: { id: "resp_1", status: "completed", usage: { input_tokens: 36, input_tokens_details: { cached_tokens: 8 }, output_tokens: 87, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 123 } } }],
 ].map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+
+/** The text or bytes as a stream of `size`-byte chunks (cutting events, frames and UTF-8 characters anywhere). */
+export function chunked(data: string | Uint8Array, size: number): ReadableStream<Uint8Array> {
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  let at = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (at >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env";
-import { batchPrice, costOf, dearest, PRICES_CHECKED, priceOf, priceTable } from "../../src/usage/prices";
+import { PRICES_CHECKED } from "../../src/providers/prices";
+import { batchPrice, costOf, dearest, priceOf, priceTable } from "../../src/usage/prices";
 
 const t = (input: number, output: number, cached = 0, cacheWrite = 0) => ({ input, output, cached, cacheWrite });
 

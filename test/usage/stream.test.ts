@@ -1,19 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lastUsage, tapStream } from "../../src/usage/stream";
-import { anthropicStream, geminiArray, geminiSse, openaiStream, responsesStream } from "./fixtures";
-
-/** The text as a stream of `size`-byte chunks (cutting events and UTF-8 characters anywhere). */
-function chunked(text: string, size: number): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(text);
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
+import { anthropicStream, chunked, geminiArray, geminiSse, openaiStream, responsesStream } from "./fixtures";
 
 async function drain(text: string, size: number, sse: boolean, strip: boolean) {
   const tap = tapStream(chunked(text, size), sse, strip);

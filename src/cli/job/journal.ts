@@ -2,9 +2,9 @@
 // synced to disk before the step it records goes on, so that a crash at any moment leaves a file
 // that says which lines belong to which batch. `fold` (pure) reads the events back into the job.
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { Api } from "./plan";
+import type { Api } from "../../providers/lines";
 
-/** The lines of one batch and where they go. `indexIds`: Anthropic is sent `i<n>` for the n-th line (some custom_id did not fit its pattern). */
+/** The lines of one batch and where they go. `indexIds`: the API is sent `i<n>` for the n-th line (some custom_id did not fit its pattern: Anthropic's). */
 export interface PlanEvent {
   e: "plan";
   chunk: string;

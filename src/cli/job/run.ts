@@ -3,21 +3,25 @@
 // file beside --out (journal.ts) before anything else happens, so --resume attaches to them and
 // never submits a line whose batch exists. Lines a batch did not answer run synchronously, once.
 import { randomUUID } from "node:crypto";
-import { fileItems, progressOf, summarize } from "../batch";
+import { fileItems, progressOf, summarize } from "../pending";
 import type { Item } from "../input";
 import { UsageError } from "../input";
 import type { Session } from "../session";
 import type { BatchSummary, OutputLine } from "../types";
 import { sleep } from "../../sleep";
-import { anthropicApi } from "./anthropic";
+import { type Api, BATCH_API_ROWS, type BatchApiRow } from "../../providers/lines";
 import { type ApiContext, type BatchApi, JobStopped } from "./api";
 import type { SendContext } from "../exchange";
+import { fileBatchApi } from "./file-batches";
+import { inlineBatchApi } from "./inline-batches";
 import { type Chunk, current, fold, Journal, journalPath, phaseOf } from "./journal";
 import { SyncLane } from "./lane";
-import { openaiApi } from "./openai";
-import { type Api, apiFor, GATEWAY_BYTES, planChunks, PROVIDER_LIMITS } from "./plan";
+import { apiFor, GATEWAY_BYTES, planChunks } from "./plan";
 import { Steps } from "./steps";
 import { startBatchView, summaryOf } from "./view";
+
+/** The lines each batch API takes, as a refusal lists them: `<provider> <endpoint>, ...; ...`. */
+const BATCHED = Object.entries(BATCH_API_ROWS).map(([api, row]) => `${api} ${row.urls.map((u) => u.replace(/^\/v1\//, "")).join(", ")}`).join("; ");
 
 /** How often a running batch is looked at, at most: the first looks come sooner (1 s, then doubling). */
 export const POLL_MS = 30_000;
@@ -33,8 +37,6 @@ export async function runProviderJob(s: Session, mode: "provider" | "auto"): Pro
   if (events.length === 0 && o.cancel) throw new UsageError(`${file} names no batches: nothing to cancel`);
   if (events.length > 0 && !o.resume && !o.cancel) throw new UsageError(`${file} holds the batches of an earlier run: pass --resume to attach to them, or choose another --out`);
   const job = fold(events, randomUUID());
-  const journal = new Journal(file);
-  if (events.length === 0) journal.add({ e: "job", job: job.job, at: s.ctx.now() });
 
   // Every line not yet answered; in provider mode, each must have a batch API.
   const items = new Map<string, Item>();
@@ -45,18 +47,20 @@ export async function runProviderJob(s: Session, mode: "provider" | "auto"): Pro
   }
   const refusedLines = unbatched.filter((it): it is Item => !("custom_id" in it));
   if (mode === "provider" && refusedLines.length > 0 && !o.cancel) {
-    journal.close();
     s.close();
     const shown = refusedLines.slice(0, 5).map((it) => `${it.customId} (${it.provider} ${it.url})`).join(", ");
-    throw new UsageError(`--mode provider: ${refusedLines.length} lines have no batch API here (openai chat/completions, embeddings, completions, responses; anthropic messages): ${shown}; use --mode auto to run them synchronously`);
+    throw new UsageError(`--mode provider: ${refusedLines.length} lines have no batch API here (${BATCHED}): ${shown}; use --mode auto to run them synchronously`);
   }
+  // Refused before this: no state file, as no output file (a job that never started leaves nothing).
+  const journal = new Journal(file);
+  if (events.length === 0) journal.add({ e: "job", job: job.job, at: s.ctx.now() });
 
   const lane = new SyncLane(s);
   const steps = new Steps(s, journal, job, items, apisFor(s, s.ctx), lane);
   const inChunks = new Set([...job.chunks.values()].flatMap((c) => c.plan.ids));
   const limits = (api: Api) => ({
-    lines: o.batchLines ?? PROVIDER_LIMITS[api].lines,
-    bytes: o.batchBytes ?? (o.gateway ? GATEWAY_BYTES : PROVIDER_LIMITS[api].bytes),
+    lines: o.batchLines ?? BATCH_API_ROWS[api].limits.lines,
+    bytes: o.batchBytes ?? (o.gateway ? GATEWAY_BYTES : BATCH_API_ROWS[api].limits.bytes),
   });
   for (const plan of planChunks([...items.values()].filter((it) => !inChunks.has(it.customId) && apiFor(it)), limits, job.chunks.size)) steps.add(plan);
   const pending = s.entries.filter((e) => !s.done.has(e.id)).length;
@@ -142,10 +146,13 @@ function mayGo(steps: Steps, c: Chunk, now: number, poll: number): boolean {
   return now - a.submittedAt >= Math.min(600_000, Math.max(QUEUE_RETRY_MS, poll) * 2 ** (refusals - 1));
 }
 
+/** The client of each shape of batch API (the rows' `input`). */
+const CLIENTS: Record<BatchApiRow["input"], (a: ApiContext) => BatchApi> = { file: fileBatchApi, inline: inlineBatchApi };
+
 /** Each batch API, at its provider's base URL or the gateway's route for it. */
 function apisFor(s: Session, ctx: SendContext): Record<Api, BatchApi> {
   const at = (p: string): ApiContext => ({ ctx, base: s.baseOf(p), headers: (url) => s.headersOf(p, url) });
-  return { openai: openaiApi(at("openai")), anthropic: anthropicApi(at("anthropic")) };
+  return Object.fromEntries(Object.entries(BATCH_API_ROWS).map(([api, row]) => [api, CLIENTS[row.input](at(api))])) as Record<Api, BatchApi>;
 }
 
 const running = (steps: Steps) => [...steps.job.chunks].filter(([, c]) => phaseOf(c) === "running").map(([name]) => name);

@@ -1,12 +1,12 @@
 // What the job does to one chunk: submit its batch (recording intent, file and batch id as each
 // happens), find a batch a crash left unrecorded, look at it, take its answers when it ends, cancel
 // it. Every step that creates something upstream is in the journal before the next one starts.
+import { type Api, BATCH_API_ROWS } from "../../providers/lines";
 import type { Item } from "../input";
 import type { Session } from "../session";
 import { type BatchApi, type BatchView, JobStopped } from "./api";
 import { apply, type Chunk, current, type Job, type JobEvent, type Journal } from "./journal";
 import type { SyncLane } from "./lane";
-import type { Api } from "./plan";
 
 export class Steps {
   /** The latest look at each chunk's batch. */
@@ -68,8 +68,9 @@ export class Steps {
 
   /**
    * An attempt recorded as submitted but not as created (a crash, or an answer that never came):
-   * the batch it may have made is looked for before anything is submitted again. OpenAI's carry
-   * the job, chunk and attempt in their metadata; Anthropic's are told by their time and size.
+   * the batch it may have made is looked for before anything is submitted again. A file-input
+   * batch (OpenAI's) carries the job, chunk and attempt in its metadata; an inline one (Anthropic's)
+   * is told by its time and size.
    */
   async reconcile(name: string): Promise<void> {
     const c = this.chunk(name);
@@ -77,7 +78,7 @@ export class Steps {
     const seen = await this.apis[c.plan.api].recent(a.submittedAt);
     const taken = new Set([...this.job.chunks.values()].flatMap((x) => x.attempts.map((t) => t.batchId)));
     const mine = seen.filter((v) =>
-      c.plan.api === "openai"
+      BATCH_API_ROWS[c.plan.api].input === "file"
         ? v.metadata?.slotgate_job === this.job.job && v.metadata.slotgate_chunk === name && v.metadata.slotgate_attempt === String(a.n)
         : !taken.has(v.id) && v.counts.total === c.plan.ids.length,
     );

@@ -194,8 +194,23 @@ function renderUpstream(u) {
 
 /** The key's credential hash (its last part), short: two keys of one model are told apart by it. */
 function hashOf(key) { return key.slice(key.lastIndexOf(":") + 1); }
-/** Who uses the key: a pool member's pool and name, else its busiest caller of the last minute. */
-function usedBy(k) { return k.member ? k.member.pool + " / " + k.member.member : k.caller || "\u2013"; }
+/**
+ * The last caller each key was seen used by on this page: the admin API names a key's busiest caller
+ * of the last minute (its default caller "(default)" too), and nobody once it has been quiet that
+ * long or its limiter did not answer in time; the row then keeps the name it had, marked earlier.
+ */
+var lastCaller = {};
+/** Who uses the key, as the admin API names it: a pool member's pool and name, else its busiest caller. */
+function usedBy(k) {
+  if (k.member) return k.member.pool + " / " + k.member.member;
+  if (k.caller) {
+    lastCaller[k.key] = k.caller;
+    return k.caller;
+  }
+  var span = el("span", lastCaller[k.key] ? "earlier" : "", lastCaller[k.key] || "\u2013");
+  span.title = k.live === false ? "its limiter did not answer in time" : "nobody in the last minute" + (lastCaller[k.key] ? "; earlier: " + lastCaller[k.key] : "");
+  return span;
+}
 
 function renderKeys(keys) {
   var body = $("keys").tBodies[0];

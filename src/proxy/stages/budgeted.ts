@@ -25,8 +25,8 @@ export const budgeted: Stage = async (call, next) => {
   const span = call.trace;
   const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
   const meter = new Meter({
-    provider: asked.provider.name, model: read.model, prices: call.settings.prices, strip: read.sent.strip, usageAt: dialect.usage.at, counted, op: call.op,
-    start: call.start, facts: span?.facts, tiers: dialect.tiers,
+    provider: asked.provider.name, model: read.model, prices: call.settings.prices, strip: read.sent.strip, usageAt: dialect.usage.at, usageHeaders: dialect.usage.headers,
+    counted, op: call.op, start: call.start, facts: span?.facts, tiers: dialect.tiers,
   });
   // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
   if (!call.batch) call.meter = meter;

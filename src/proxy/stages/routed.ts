@@ -9,8 +9,8 @@ export const routed: Stage = async (call, next) => {
   const { pooled, tier } = call;
   if (!pooled) return next();
   const route = await poolRoute({
-    pool: call.pool ?? pooled.pool, vk: pooled.vk, rest: call.asked.rest, search: call.asked.incoming.search, headers: call.headers, body: call.read.body,
-    outMs: call.settings.gw.poolOutMs, limiterFor: call.limiterFor,
+    pool: call.pool ?? pooled.pool, vk: pooled.vk, rest: call.asked.rest, search: call.asked.incoming.search, headers: call.headers, json: call.json,
+    outMs: call.settings.gw.poolOutMs, limiterFor: call.limiterFor, waitUntil: call.waitUntil,
     ...(tier?.fallback === "none" && { serves: (d: Dialect) => offered(d.tiers, tier.asked, tier.model, tier.route) }),
   });
   if (route instanceof Response) return route;

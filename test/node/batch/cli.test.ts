@@ -1,5 +1,5 @@
 // The command line itself: help, argument errors, exit codes, plain progress lines off a TTY.
-import { symlinkSync } from "node:fs";
+import { readdirSync, symlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, test } from "vitest";
@@ -44,12 +44,14 @@ describe("slotgate command line", () => {
     const dir = tempDir();
     writeInput(dir, inputOf(3));
     const args = ["batch", "requests.jsonl", "--out", "results.jsonl", "--base-url", s.url, "--max-attempts", "1"];
-    const hintOf = (stderr: string) => /To finish, run:\n {2}(.+)\n/.exec(stderr)?.[1] ?? "";
+    // The hint says which credentials to set again: it never prints one.
+    const hintOf = (stderr: string) => /To finish, run \(with OPENAI_API_KEY set as for this run\):\n {2}(.+)\n/.exec(stderr)?.[1] ?? "";
 
     // Run by its path (no `slotgate` on the PATH): the hint names Node and the file.
     const first = cli(args, undefined, dir);
     expect((await first.exited).code).toBe(1);
     const hint = hintOf(first.stderr());
+    expect(first.stderr()).not.toContain(KEY);
     expect(hint).toBe(`node ${BIN} batch requests.jsonl --out results.jsonl --base-url ${s.url} --max-attempts 1 --resume`);
     s.configure({ faults: {} });
     const again = cli([hint], undefined, dir, true);
@@ -70,6 +72,34 @@ describe("slotgate command line", () => {
     const resumed = cli([short], named, dir, true);
     expect((await resumed.exited).code, resumed.stderr()).toBe(0);
     expect(readOutput(join(dir, "more-results.jsonl")).filter((l) => l.response?.status_code === 200)).toHaveLength(2);
+  });
+
+  test("a run refused before its first line leaves no output file and no state file, and sends nothing", async () => {
+    const s = await standin();
+    const dir = tempDir();
+    writeInput(dir, inputOf(2));
+    const left = () => readdirSync(dir).sort();
+
+    // No credential (the demo's printed command, run in a shell without the key): refused, nothing made.
+    const nokey = cli(["batch", "requests.jsonl", "--out", "results.jsonl", "--base-url", s.url], {}, dir);
+    expect((await nokey.exited).code).toBe(2);
+    expect(nokey.stderr()).toMatch(/OPENAI_API_KEY is not set/);
+    // Provider mode with a line no batch API takes: refused after the state file's path was read, before it was made.
+    writeInput(dir, [chatLine("g", { provider: "gemini", url: "/v1beta/openai/chat/completions" })], "gemini.jsonl");
+    const nobatch = cli(["batch", "gemini.jsonl", "--out", "results.jsonl", "--mode", "provider", "--base-url", s.url], { GEMINI_API_KEY: "g-key" }, dir);
+    expect((await nobatch.exited).code).toBe(2);
+    expect(nobatch.stderr()).toMatch(/no batch API here/);
+    expect(left()).toEqual(["gemini.jsonl", "requests.jsonl"]);
+    // An output that cannot be written is refused before anything is sent, not after the first answer.
+    const nowhere = cli(["batch", "requests.jsonl", "--out", "no-such-folder/results.jsonl", "--base-url", s.url], undefined, dir);
+    expect((await nowhere.exited).code).toBe(2);
+    expect(nowhere.stderr()).toMatch(/no-such-folder\/results\.jsonl: cannot write there/);
+    expect(s.stats().attempts).toBe(0);
+
+    // And the same command with the key runs as printed, and makes the file.
+    const run = cli(["batch", "requests.jsonl", "--out", "results.jsonl", "--base-url", s.url], undefined, dir);
+    expect((await run.exited).code, run.stderr()).toBe(0);
+    expect(readOutput(join(dir, "results.jsonl"))).toHaveLength(2);
   });
 
   test("off a TTY, progress is a plain line every few seconds", async () => {

@@ -1,10 +1,11 @@
-// The file and batch endpoints: OpenAI's /v1/files and /v1/batches, Anthropic's
+// The endpoints that are not a generation: OpenAI's /v1/files, /v1/batches and /v1/models, Anthropic's
 // /v1/messages/batches. Matched by suffix like the rest; each call is logged as an attempt.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { anthropic } from "./anthropic.ts";
 import { credentialHeaders, sendJson, type State } from "./handle.ts";
 import { cancelBatch, createBatch, getBatch, listBatches } from "./openai-batches.ts";
 import { contentOf, deleteFile, getFile, listFiles, upload } from "./files.ts";
+import { getModel, listModels } from "./models.ts";
 import { cancelMessageBatch, createMessageBatch, deleteMessageBatch, getMessageBatch, listMessageBatches, resultsOf } from "./message-batches.ts";
 import { openai } from "./openai.ts";
 import type { Outcome } from "./stats.ts";
@@ -40,6 +41,8 @@ const ROUTES: [method: string, path: RegExp, api: Api, handler: Handler][] = [
   ["DELETE", /\/v1\/messages\/batches\/([^/]+)$/, "anthropic", deleteMessageBatch],
   ["GET", /\/v1\/messages\/batches\/([^/]+)\/results$/, "anthropic", resultsOf],
   ["POST", /\/v1\/messages\/batches\/([^/]+)\/cancel$/, "anthropic", cancelMessageBatch],
+  ["GET", /\/v1\/models$/, "openai", listModels],
+  ["GET", /\/v1\/models\/([^/]+)$/, "openai", getModel],
 ];
 
 /** A batch input (a file, or Anthropic's inline requests) may be this large. */

@@ -29,7 +29,7 @@ export type Refusal = Exclude<Admission, { ok: true }>;
 
 export type DialectName =
   | "openai" | "anthropic" | "azure" | "gemini" | "gemini-openai" | "groq" | "mistral"
-  | "openrouter" | "deepseek" | "together" | "fireworks" | "xai";
+  | "openrouter" | "deepseek" | "together" | "fireworks" | "xai" | "vertex-anthropic" | "vertex-gemini";
 
 /** How a 429 says when to come back, beside its body: `retry-after` (seconds), that plus `retry-after-ms` (Azure), or nothing (Gemini). */
 export type RetryHeaders = "seconds" | "seconds+ms" | "none";
@@ -48,6 +48,11 @@ export interface Dialect {
   keepAlive?: { plain: string; stream: string };
   /** The line ending of its server-sent events (Gemini's native stream: "\r\n"); default "\n". */
   sseEol?: string;
+  /**
+   * Its credential is an access token the stand-in's own Google token endpoint issued
+   * (google-oauth.ts), checked for this resource and RPC method (Vertex's routes).
+   */
+  google?: { resource: string; method: string };
   /** Where its limits hold: per credential, or per credential and model (or deployment): limits.ts keeps an account per scope. */
   scope: "credential" | "model";
   /** The host its 524 page names. */

@@ -17,6 +17,7 @@ import { askedTier, charge, reportTier, shedReply, tierAccount, unsupportedTier 
 import { holdOpen, sleep, writeStream } from "./write.ts";
 import type { BatchBook } from "./batch-run.ts";
 import type { StoredFile } from "./files.ts";
+import type { GoogleIssuer } from "./google-oauth.ts";
 
 export interface State {
   options: StandinOptions;
@@ -29,6 +30,8 @@ export interface State {
   files: Map<string, Map<string, StoredFile>>;
   /** Every account's batches (/v1/batches, /v1/messages/batches). */
   book: BatchBook;
+  /** Google's token endpoint: its service accounts and the access tokens it issued (Vertex's credentials). */
+  google: GoogleIssuer;
 }
 
 type Headers = Record<string, string>;
@@ -99,8 +102,10 @@ export async function handleApi(
   const { dialect, endpoint } = target;
   const search = new URLSearchParams(query);
   const credential = dialect.credential(h, search);
-  // A credential's own limits (keyLimits) over the global ones; everything else is global.
-  let o = credential === undefined ? state.options : forCredential(state.options, credential);
+  // Who the request counts against: the credential, or the account its path names (Vertex's project: its tokens rotate).
+  const owner = target.account ?? credential;
+  // An owner's own limits (keyLimits) over the global ones; everything else is global.
+  let o = owner === undefined ? state.options : forCredential(state.options, owner);
   const parsed = parseRequest(raw);
   // The path's model (Azure's deployment, Gemini's models/<model>) and stream flag over the body's.
   const req = typeof parsed === "string" ? null : { ...parsed, model: target.model ?? parsed.model, stream: target.stream ?? parsed.stream };
@@ -109,7 +114,7 @@ export async function handleApi(
   const record = (status: number, outcome: Outcome, limitedBy?: LimitKind | "concurrency") =>
     state.stats.record(
       {
-        at, credential: credential ?? null, ...credentialHeaders(h, credential), provider: dialect.name, path, query,
+        at, credential: owner ?? null, ...credentialHeaders(h, credential), provider: dialect.name, path, query,
         model, stream: req?.stream ?? false, status, outcome,
         // The first window's remaining as this answer reports it (requests before tokens), for timelines.
         remaining: account?.snapshot(o, performance.now())[0]?.remaining ?? null,
@@ -128,17 +133,19 @@ export async function handleApi(
     sendJson(res, err.status, dialect.stamp(err.body, ids), { ...headers(), ...extra });
   };
 
-  if (!credential || (o.apiKeys && !o.apiKeys.includes(credential))) return refuse(dialect.unauthorized(credential), "unauthorized");
+  if (!credential || !owner || (o.apiKeys && !o.apiKeys.includes(credential))) return refuse(dialect.unauthorized(credential), "unauthorized");
+  const denied = dialect.google && state.google.check(credential, owner, dialect.google.resource, dialect.google.method);
+  if (denied) return refuse(denied, "unauthorized");
   if (!req) return refuse(dialect.invalid(parsed as string), "invalid");
   const bad = dialect.check(h, req, endpoint, search, path);
   if (bad) return refuse(bad, "invalid");
   if (o.models && !o.models.includes(model)) return refuse(dialect.unknownModel(model), "invalid");
-  if (o.quotaExhaustedKeys.includes(credential)) return refuse(dialect.quotaExhausted(model), "quota");
+  if (o.quotaExhaustedKeys.includes(owner)) return refuse(dialect.quotaExhausted(model), "quota");
   // Service tiers (tiers.ts): flex refused for a model without it, shed before any limit counts it, and counted where the tier counts.
   const tier = askedTier(dialect, endpoint, req);
   if (tier === "unsupported") return refuse(unsupportedTier(dialect), "invalid");
   if (tier === "flex" && state.dice.shed(o.flexShed)) return refuse(shedReply(dialect), "shed");
-  const counted = tierAccount(dialect, accountKey(target, credential, model), o, tier);
+  const counted = tierAccount(dialect, accountKey(target, owner, model), o, tier);
   o = counted.o;
   const key = counted.key;
   account = state.accounts.get(key) ?? new Account();
@@ -182,7 +189,7 @@ export async function handleApi(
       const streamed = "stream" in result;
       // What the answer reports in its usage is what it served (some streams report it only when asked).
       if (!streamed || dialect.reportsStreamUsage(endpoint, req))
-        state.stats.used(reply.inputTokens, endpoint === "/embeddings" ? 0 : reply.outputTokens);
+        state.stats.used(reply.inputTokens, output, owner, model);
       const opened = o.heldMs > 0 && (await holdOpen(res, dialect, streamed, okHeaders, o.heldMs, o.keepAliveMs));
       if (streamed) await writeStream(res, result.stream, totalMs, okHeaders, dialect.sseEol, opened);
       else {

@@ -8,3 +8,6 @@ export type { Attempt, CredentialStats, Outcome, Stats } from "./stats.ts";
 export { directBase, gatewayProviders, OPENAI_SDK_PATHS, PROVIDER_PATHS } from "./bases.ts";
 export type { BuiltIn, OpenAiStyle } from "./bases.ts";
 export type { DialectName } from "./dialect.ts";
+export type { ServiceAccountFile, ServiceAccountSpec } from "./google-oauth.ts";
+export { baseModel, VERTEX_ANTHROPIC_VERSION } from "./vertex.ts";
+export { DSQ_MESSAGE } from "./vertex-errors.ts";

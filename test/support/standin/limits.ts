@@ -96,6 +96,11 @@ export class Account {
     });
   }
 
+  /** Gives tokens back to the token buckets: a reservation settled below what it held (Bedrock's, bedrock.ts). */
+  refund(o: StandinOptions, cost: Cost, now: number): void {
+    for (const [kind, spec] of specs(o)) if (kind !== "requests" && kind !== "dayRequests") this.#bucket(kind).take(spec, -amount(kind, cost), now);
+  }
+
   refill(): void {
     for (const b of this.#buckets.values()) b.refill();
   }

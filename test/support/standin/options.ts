@@ -1,5 +1,6 @@
 // Options of the stand-in provider: defaults, validation, live merge.
 // Every limit is per credential. A limit <= 0 means "unlimited" (no bucket, no headers for it).
+import { type BedrockOptions, DEFAULT_BEDROCK, validateBedrock } from "./bedrock-options.ts";
 
 /** How a 429 tells the caller when to come back. */
 export type RetryAfterMode =
@@ -109,6 +110,10 @@ export interface StandinOptions {
   flexShed: number;
   /** The provider's own prices, USD per million tokens, per model, for its charge per tier (stats.tiers); a tier's own, else its published ratio. */
   prices: Record<string, TierPrice & { flex?: TierPrice; priority?: TierPrice }>;
+  /** The stand-in Bedrock (bedrock.ts): its accounts, limits per account, region and model, faults. A change replaces the whole object. */
+  bedrock: BedrockOptions;
+  /** Seconds an access token from the Google token endpoint (google-oauth.ts) lives: Google's last 3599; a test sets a few to see tokens expire mid-run. */
+  tokenLifetimeSec: number;
 }
 
 export interface TierPrice {
@@ -156,6 +161,8 @@ export const DEFAULT_OPTIONS: Readonly<StandinOptions> = Object.freeze({
   batchMaxBytes: 200 * 1024 * 1024,
   flexShed: 0,
   prices: {},
+  bedrock: DEFAULT_BEDROCK,
+  tokenLifetimeSec: 3599,
 });
 
 const RETRY_MODES: readonly string[] = ["exact", "ms", "date", "absent", "long"];
@@ -163,7 +170,7 @@ const FAULTS: readonly string[] = ["498", "500", "503", "524", "529"];
 const NUMBERS = [
   "port", "rpm", "tpm", "rpd", "monthlyTokens", "heldMs", "keepAliveMs", "maxConcurrent", "longRetryAfterSec", "latencyMs", "jitterMs",
   "streamChunks", "outputTokens", "seed", "logLimit", "batchTurnaroundMs", "batchValidatingMs", "batchFinalizingMs",
-  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed",
+  "batchExpireMs", "batchFailRate", "batchEnqueuedTokens", "batchMaxRequests", "batchMaxBytes", "flexShed", "tokenLifetimeSec",
 ] as const;
 
 function fail(message: string): never {
@@ -195,7 +202,9 @@ export function validateOptions(input: unknown): Partial<StandinOptions> {
   }
   if ("batchFailRate" in o && ((o.batchFailRate as number) < 0 || (o.batchFailRate as number) > 1)) fail("batchFailRate must be a rate in [0, 1]");
   if ("flexShed" in o && ((o.flexShed as number) < 0 || (o.flexShed as number) > 1)) fail("flexShed must be a rate in [0, 1]");
+  if ("tokenLifetimeSec" in o && (o.tokenLifetimeSec as number) <= 0) fail("tokenLifetimeSec must be > 0");
   if ("prices" in o) validatePrices(o.prices);
+  if ("bedrock" in o) o.bedrock = validateBedrock(o.bedrock);
   if ("burst" in o) validateBurst(o.burst);
   if ("keyLimits" in o) validateKeyLimits(o.keyLimits);
   if ("faults" in o) validateFaults(o.faults);

@@ -4,7 +4,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Dice } from "./faults.ts";
 import { handleBatchApi, readBytes } from "./batch-api.ts";
+import { handleBedrock } from "./bedrock.ts";
 import { advance } from "./batch-run.ts";
+import { GoogleIssuer } from "./google-oauth.ts";
+import type { ServiceAccountFile, ServiceAccountSpec } from "./google-oauth.ts";
 import { handleApi, route, sendJson } from "./handle.ts";
 import type { State } from "./handle.ts";
 import { openai } from "./openai.ts";
@@ -25,6 +28,15 @@ export interface Standin {
   /** Changes options live; buckets keep their levels, clamped to new capacities. */
   configure(partial: Partial<StandinOptions>): void;
   options(): StandinOptions;
+  /**
+   * A new Google service account key (made with its key pair here), whose token_uri is this
+   * stand-in's token endpoint (`<url>/token`): Vertex's credential (google-oauth.ts, vertex.ts).
+   */
+  serviceAccount(spec: ServiceAccountSpec): ServiceAccountFile;
+  /** Deletes one of an account's keys: assertions it signs are refused from now on. */
+  deleteKey(clientEmail: string, privateKeyId: string): void;
+  /** Every access token issued so far expires now. */
+  expireTokens(): void;
   close(): Promise<void>;
 }
 
@@ -35,8 +47,10 @@ const readBody = async (req: IncomingMessage): Promise<string> => (await readByt
 export async function startStandin(options: Partial<StandinOptions> = {}): Promise<Standin> {
   const initial = mergeOptions(options);
   const stats = new StatsRecorder();
+  let url = "";
   const state: State = {
     options: initial, accounts: new Map(), stats, dice: new Dice(initial.seed), held: new Set(), files: new Map(), book: { batches: new Map(), stats },
+    google: new GoogleIssuer(stats, () => `${url}/token`),
   };
   // Batch lines are made when looked at; stats look at every batch first, so they count what the clock says has ended.
   const snapshot = () => {
@@ -63,6 +77,19 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
     else if (key === "POST /_reset") {
       reset();
       sendJson(res, 200, { ok: true });
+    } else if (key === "POST /token") {
+      // Google's token endpoint (google-oauth.ts): a form post.
+      const answer = state.google.exchange(new URLSearchParams(await readBody(req)), state.options.tokenLifetimeSec);
+      sendJson(res, answer.status, answer.body, { "cache-control": "no-cache, no-store, max-age=0, must-revalidate", pragma: "no-cache" });
+    } else if (key === "POST /_vertex/service-accounts") {
+      try {
+        sendJson(res, 200, state.google.serviceAccount(JSON.parse((await readBody(req)) || "{}") as ServiceAccountSpec));
+      } catch (e) {
+        sendJson(res, 400, { error: { message: (e as Error).message } });
+      }
+    } else if (key === "POST /_vertex/expire") {
+      state.google.expireAll();
+      sendJson(res, 200, { ok: true });
     } else if (key === "GET /_config") sendJson(res, 200, state.options);
     else if (key === "POST /_config") {
       try {
@@ -78,6 +105,7 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const [path = "/", query = ""] = (req.url ?? "/").split(/\?(.*)/s);
     if (await control(req, res, path)) return;
+    if (await handleBedrock(state, req, res, path, query)) return;
     if (await handleBatchApi(state, req, res, path, query)) return;
     const target = req.method === "POST" ? route(path, new URLSearchParams(query)) : null;
     const raw = await readBody(req);
@@ -101,15 +129,19 @@ export async function startStandin(options: Partial<StandinOptions> = {}): Promi
   });
   const { port } = server.address() as AddressInfo;
   const host = state.options.host.includes(":") ? `[${state.options.host}]` : state.options.host;
+  url = `http://${host}:${port}`;
 
   return {
-    url: `http://${host}:${port}`,
+    url,
     port,
     stats: snapshot,
     resetStats: () => state.stats.reset(),
     reset,
     configure,
     options: () => structuredClone(state.options),
+    serviceAccount: (spec) => state.google.serviceAccount(spec),
+    deleteKey: (email, kid) => state.google.deleteKey(email, kid),
+    expireTokens: () => state.google.expireAll(),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));

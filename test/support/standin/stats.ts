@@ -19,7 +19,7 @@ export interface Attempt {
   credentialHeader: string | null;
   /** Other credentials the request carried (in authorization, api-key, x-api-key, x-goog-api-key): a gateway's leftovers. */
   extraCredentials: string[];
-  provider: DialectName;
+  provider: DialectName | "bedrock";
   path: string;
   /** The query string as sent, without "?" ("" for none): Azure's api-version. */
   query: string;
@@ -49,6 +49,17 @@ export interface Stats {
   held: number;
   /** Tokens the answers reported in their `usage` (every answer made, streamed or not). */
   usage: { input: number; output: number };
+  /**
+   * The same, per account and model as the request named them: the credential (Vertex: the
+   * project) and the model (Vertex: as its path names it, `claude-sonnet-4-5@20250929`), with the
+   * answers that reported it: what a ledger per key and model is compared with.
+   */
+  usageBy: Record<string, Record<string, { answers: number; input: number; output: number }>>;
+  /**
+   * Google's token endpoint (google-oauth.ts): tokens issued, assertions refused, and API requests
+   * refused for an expired token or one it never issued.
+   */
+  oauth: Record<OAuthEvent, number>;
   /** Accepted requests whose answer was written to the end. */
   completed: number;
   /** Accepted requests whose caller left before the end. */
@@ -67,7 +78,18 @@ export interface Stats {
   batch: BatchStats;
   /** Service tiers (tiers.ts): per tier, the answers served, their tokens and the provider's charge, and the flex requests shed. */
   tiers: Record<"flex" | "standard" | "priority", TierStats>;
+  /** The stand-in Bedrock's charge: per account, per model (as the path names it), what its answers reported. */
+  bedrock: Record<string, Record<string, BedrockCharge>>;
 }
+
+export interface BedrockCharge {
+  /** Answers served (faults and refusals are not). */
+  answers: number;
+  input: number;
+  output: number;
+}
+
+export type OAuthEvent = "issued" | "refused" | "expired" | "unknown";
 
 export interface TierStats {
   /** Answers served at the tier (faults aside). */
@@ -137,9 +159,10 @@ function empty(): Stats {
     attempts: 0, successes: 0, rateLimited: 0,
     rateLimitedBy: { requests: 0, tokens: 0, input: 0, output: 0, dayRequests: 0, monthTokens: 0, concurrency: 0 },
     quotaErrors: 0, faults: {}, unauthorized: 0, invalid: 0, inFlight: 0, peakInFlight: 0, held: 0,
-    usage: { input: 0, output: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
+    usage: { input: 0, output: 0 }, usageBy: {}, oauth: { issued: 0, refused: 0, expired: 0, unknown: 0 }, completed: 0, aborted: 0, perCredential: {}, byCredential: {}, attemptTimes: [], firstAttemptAt: null, lastAttemptAt: null, log: [],
     batch: { created: 0, refused: 0, cancels: 0, generations: 0, failedLines: 0, expiredLines: 0, cancelledLines: 0, usage: { input: 0, output: 0 }, uploads: 0 },
     tiers: { flex: emptyTier(), standard: emptyTier(), priority: emptyTier() },
+    bedrock: {},
   };
 }
 
@@ -170,10 +193,28 @@ export class StatsRecorder {
     else s.invalid++;
   }
 
-  /** Counts the tokens one answer reports in its usage. */
-  used(input: number, output: number): void {
+  /** Counts the tokens one answer reports in its usage, and (when told) whose and for which model. */
+  used(input: number, output: number, account?: string, model?: string): void {
     this.#s.usage.input += input;
     this.#s.usage.output += output;
+    if (account === undefined || model === undefined) return;
+    const u = ((this.#s.usageBy[account] ??= {})[model] ??= { answers: 0, input: 0, output: 0 });
+    u.answers++;
+    u.input += input;
+    u.output += output;
+  }
+
+  /** One event at Google's token endpoint or of a token it issued. */
+  oauth(event: OAuthEvent): void {
+    this.#s.oauth[event]++;
+  }
+
+  /** One Bedrock answer served to `account` for `model`, with the tokens it reports. */
+  bedrockCharged(account: string, model: string, input: number, output: number): void {
+    const c = ((this.#s.bedrock[account] ??= {})[model] ??= { answers: 0, input: 0, output: 0 });
+    c.answers++;
+    c.input += input;
+    c.output += output;
   }
 
   /** One answer served at `tier`: its tokens and what the provider charges for it (null: an unpriced model). */

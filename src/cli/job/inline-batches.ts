@@ -1,5 +1,6 @@
-// Anthropic's Message Batches: the chunk's requests inline, results as JSONL once it has ended,
-// mapped back to the OpenAI output lines the rest of the runner writes.
+// A batch API whose requests go inline (Anthropic's Message Batches: providers/lines.ts `input:
+// "inline"`): the chunk's requests in the create's body, results as JSONL once it has ended, mapped
+// back to the OpenAI output lines the rest of the runner writes.
 import { randomUUID } from "node:crypto";
 import type { Item } from "../input";
 import type { OutputLine } from "../types";
@@ -18,10 +19,10 @@ export function viewOf(b: Record<string, unknown>): BatchView {
   };
 }
 
-/** The id a line goes by in its batch: its own, or its index when the chunk's ids do not all fit Anthropic's pattern. */
+/** The id a line goes by in its batch: its own, or its index when the chunk's ids do not all fit the API's pattern. */
 const sentId = (chunk: PlanEvent, i: number) => (chunk.indexIds ? `i${i}` : chunk.ids[i]!);
 
-export function anthropicApi(a: ApiContext): BatchApi {
+export function inlineBatchApi(a: ApiContext): BatchApi {
   const headers = (url: string) => ({ ...a.headers(url), "content-type": "application/json" });
   const batch = batchCall(a, viewOf);
   const path = (id: string, rest = "") => `/v1/messages/batches/${encodeURIComponent(id)}${rest}`;

@@ -1,5 +1,6 @@
-// OpenAI's Batch API: the chunk's lines uploaded as a JSONL file (purpose batch), a batch over it,
-// its output and error files read when it ends.
+// A batch API whose input is a file (OpenAI's Batch API: providers/lines.ts `input: "file"`): the
+// chunk's lines uploaded as a JSONL file (purpose batch), a batch over it, its output and error
+// files read when it ends.
 import type { Item } from "../input";
 import type { OutputLine } from "../types";
 import { type ApiContext, ApiError, type BatchApi, batchCall, type BatchView, isObj, listSince, num, refusal } from "./api";
@@ -8,7 +9,7 @@ import type { PlanEvent } from "./journal";
 
 const ENDED = new Set(["completed", "failed", "expired", "cancelled"]);
 
-/** OpenAI's batch object in the job's terms. */
+/** The batch object (OpenAI's) in the job's terms. */
 export function viewOf(b: Record<string, unknown>): BatchView {
   const status = String(b.status ?? "");
   const rc = isObj(b.request_counts) ? b.request_counts : {};
@@ -29,7 +30,7 @@ export function viewOf(b: Record<string, unknown>): BatchView {
 /** One JSONL line of the input file, its body as the input gave it. */
 const inputLine = (it: Item) => `{"custom_id":${JSON.stringify(it.customId)},"method":"POST","url":${JSON.stringify(it.url)},"body":${it.payload}}`;
 
-export function openaiApi(a: ApiContext): BatchApi {
+export function fileBatchApi(a: ApiContext): BatchApi {
   const json = (url: string) => ({ ...a.headers(url), "content-type": "application/json" });
   const batch = batchCall(a, viewOf);
   const text = async (fileId: string): Promise<string> => {
