@@ -123,6 +123,12 @@ export class Telemetry {
     this.#emit(leases.map((l) => E.leaseExpired(l, this.#core.inFlight, now)), now);
   }
 
+  /** Calls into the object on the hot path, and the operations they carried (more ops than calls is what batching saved). */
+  called(calls: number, ops: number): void {
+    this.counters.calls += calls;
+    this.counters.ops += ops;
+  }
+
   /** In-flight or queue changed without a decision (a release, a cancel, a new waiter). */
   moved(now: number): void {
     noteLevels(this.ring, now, this.levels());
