@@ -1,17 +1,17 @@
 /**
  * @module The Limiter Durable Object, one per rate-limit key: it decides who may go and when, and
  * bytes never pass through it. The class wires named parts to RPC and the alarm: the decisions are
- * LimiterCore's (core.ts), reached through LimiterDriver (driver.ts); a Worker's calls are Calls'
- * (calls.ts), a request's session stream is session-stream.ts; storage, the lease journal and the
- * sweep are LimiterStore's (store.ts); what a restart reads back is restart.ts; the Directory's
- * entry is Listing (listing.ts); usage into the ledger and the counters is KeyUsage (usage.ts);
- * what the operator sees is Telemetry (telemetry.ts); what a restart holds back for tickets is
- * TicketMark (tickets/mark.ts).
+ * LimiterCore's (core.ts), reached through LimiterDriver (driver.ts) and kept by object-hooks.ts; a
+ * Worker's calls are Calls' (calls.ts), a request's session stream is session-stream.ts; storage and
+ * the lease journal are LimiterStore's (store.ts), proof, the alarm and what a save writes Upkeep's
+ * (upkeep.ts), what a restart reads back restart.ts; the Directory's entry is Listing's (listing.ts);
+ * usage into the ledger and the counters KeyUsage's (usage.ts); what the operator sees Telemetry's
+ * (telemetry.ts); what a restart holds back for tickets TicketMark's (tickets/mark.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import { limiterConfigFromEnv } from "../config/env";
 import { checkBounds, type LimiterOverride } from "../config/limits";
-import { directoryOf } from "../directory/object";
+import { type DirectoryEntry, directoryOf } from "../directory/object";
 import type { Env } from "../env";
 import { EventLog } from "../observe/emit";
 import { consoleSink, parseLevel, type Sink } from "../observe/log";
@@ -22,23 +22,19 @@ import { LimiterCore } from "./core";
 import { LimiterDriver } from "./driver";
 import { weightsOrDefault } from "./lanes";
 import { Listing } from "./listing";
-import { lastLife, restoreLeases, stateRows } from "./restart";
+import { objectHooks } from "./object-hooks";
+import { lastLife, restoreLeases } from "./restart";
 import { STEP_MS, type Point } from "./samples";
 import { serveSession } from "./session-stream";
 import { snapshot } from "./snapshot";
-import { LimiterStore, proves } from "./store";
-import { type KeyMetrics, Telemetry } from "./telemetry";
+import { LimiterStore } from "./store";
+import { type KeyMetricsReport, Telemetry } from "./telemetry";
 import { firstEpoch } from "./tickets/epoch";
 import { TicketMark } from "./tickets/mark";
 import type { Ask } from "./tickets/policy";
 import type { AcquireRequest, AcquireResult, ExchangeReply, KeyMeta, LimiterSnapshot, Op, SessionReply, SettleAnswer, SettleRequest } from "./types";
+import { Upkeep } from "./upkeep";
 import { KeyUsage } from "./usage";
-
-/** One key's numbers for `GET /admin/metrics`. */
-export interface KeyMetricsReport extends KeyMetrics {
-  meta: KeyMeta | null;
-  lastSeen: number | null;
-}
 
 export class Limiter extends DurableObject<Env> {
   /** Injected in tests: Durable Object alarms do not follow fake timers. */
@@ -48,67 +44,42 @@ export class Limiter extends DurableObject<Env> {
   /** Usage kept in the object's outbox as it comes, written to the ledger in batches at its alarm. */
   ledger: LedgerWriter;
   private core: LimiterCore;
-  #store: LimiterStore;
-  #driver: LimiterDriver;
   #calls: Calls;
   #telemetry: Telemetry;
   #listing: Listing;
-  #mark = new TicketMark();
-  /** This life's first ticket epoch (tickets/epoch.ts). */
-  #epoch: number;
+  #upkeep: Upkeep;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS));
-    this.#store = new LimiterStore(ctx.storage, () => this.#rows(), () => this.core.leases.takeUsed(), () => void this.alarm(), () => this.now());
-    const { rows, leases } = this.#store.load();
+    const now = () => this.now();
+    const prove = (t: number) => upkeep.prove(t);
+    const ledger = (this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS)));
+    const store = new LimiterStore(ctx.storage, () => upkeep.rows(), () => core.leases.takeUsed(), () => void this.alarm(), now);
+    const { rows, leases } = store.load();
     const last = lastLife(rows);
     // A restart changes the ticket ids, and starts the epoch above the last life's (tickets/epoch.ts),
     // written before any answer leaves: an isolate gives back what it held of the last life.
     const [random, prefix] = crypto.getRandomValues(new Uint32Array(2));
-    this.#epoch = firstEpoch(last.epoch, random! / 2 ** 32);
-    this.#store.saveRow("epoch", String(this.#epoch));
-    const core = (this.core = new LimiterCore(limiterConfigFromEnv(env), last.core, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch: this.#epoch, prefix: prefix!.toString(36) }));
-    const store = this.#store;
-    const listing = (this.#listing = new Listing({
-      meta: last.meta,
-      lastSeen: last.lastSeen,
-      send: (e) => directoryOf(env.DIRECTORY).report(e),
-      waitUntil: (p) => ctx.waitUntil(p),
-      kept: () => store.proven,
-      levels: () => ({ limit: core.aimd.limit, inFlight: core.inFlight, queued: core.queue.size }),
-    }));
+    const epoch = firstEpoch(last.epoch, random! / 2 ** 32);
+    store.saveRow("epoch", String(epoch));
+    const core = (this.core = new LimiterCore(limiterConfigFromEnv(env), last.core, weightsOrDefault(env.PRIORITY_WEIGHTS), { epoch, prefix: prefix!.toString(36) }));
+    const levels = () => ({ limit: core.aimd.limit, inFlight: core.inFlight, queued: core.queue.size });
+    const send = (e: DirectoryEntry) => directoryOf(env.DIRECTORY).report(e);
+    const listing = (this.#listing = new Listing({ meta: last.meta, lastSeen: last.lastSeen, send, waitUntil: (p) => ctx.waitUntil(p), kept: () => store.proven, levels }));
     const log = new EventLog(parseLevel(env.LOG_LEVEL), (level, line) => this.sink(level, line), this.now());
     const telemetry = (this.#telemetry = new Telemetry(core, log, () => listing.meta?.key ?? "", last, this.now()));
-    const usage = new KeyUsage({ ledger: this.ledger, counters: () => telemetry.counters, arm: (at) => store.arm(at) });
+    const usage = new KeyUsage({ ledger, counters: () => telemetry.counters, arm: (at) => store.arm(at) });
     usage.recount(last.counted);
-    const driver = (this.#driver = new LimiterDriver(core, () => this.now(), {
-      granted: (w, waitedMs) => {
-        store.keep(core.lease(w.id)!);
-        telemetry.granted(waitedMs, this.now());
-      },
-      timedOut: (how, waitedMs, retryAfterMs) => telemetry.timedOut(how, waitedMs, retryAfterMs, this.now()),
-      settled: (id, o, now, apply) => telemetry.settle(id, o, now, apply),
-      answered: (o, now) => {
-        if (proves(o)) this.#prove(now);
-      },
-      // A lease taken back on renewal (see core.renew) is journalled and swept like a granted one.
-      takenBack: (lease) => store.keep(lease),
-      dropped: (id) => {
-        store.journal(id, null);
-        // An unproven key's sweep is a timer, which holds the object in memory: none while nothing is held.
-        if (core.leases.size === 0) store.idle();
-      },
-      moved: (now) => telemetry.moved(now),
-      issued: (ids) => this.#issued(ids),
-    }));
-    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now: () => this.now(), prove: (now) => this.#prove(now) });
-    const now = this.now();
-    restoreLeases(core, leases, now);
-    core.holdBack(now, this.#mark.restore(last.tickets, now));
-    if (last.core) telemetry.restored(leases.length, now);
+    const mark = new TicketMark();
+    const driver = new LimiterDriver(core, now, objectHooks({ core, store, telemetry, mark, now, prove }));
+    const upkeep = (this.#upkeep = new Upkeep({ core, store, driver, telemetry, listing, ledger, epoch, now }));
+    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now, prove });
+    const t = this.now();
+    restoreLeases(core, leases, t);
+    core.holdBack(t, mark.restore(last.tickets, t));
+    if (last.core) telemetry.restored(leases.length, t);
     // Usage a previous life left in the outbox is written at the alarm this sets, traffic or not.
-    this.#ensureAlarm();
+    upkeep.ensureAlarm();
   }
 
   /**
@@ -167,79 +138,19 @@ export class Limiter extends DurableObject<Env> {
     const now = this.now();
     const error = this.#telemetry.configure(now, () => this.core.configure(override, now, checkBounds));
     if (error) return { ok: false, error };
-    this.#prove(now);
-    this.#store.save();
-    this.#driver.pump();
+    this.#upkeep.operated(now);
     return { ok: true, state: await this.state() };
   }
 
   async reset(): Promise<LimiterSnapshot> {
     this.core.reset();
     this.#telemetry.reset(this.now());
-    this.#prove(this.now());
-    this.#store.save();
-    this.#driver.pump();
+    this.#upkeep.operated(this.now());
     return this.state();
   }
 
-  /**
-   * Sweeps leases whose Worker never came back and lets the queue move; writes the pending usage
-   * to the ledger if it is due. Either may have nothing to do: an alarm set for one runs both.
-   */
+  /** Sweeps leases whose Worker never came back, writes the usage when due (upkeep.ts). */
   async alarm(): Promise<void> {
-    this.#store.fired();
-    const now = this.now();
-    const gone = this.core.expireLeases(now);
-    for (const l of gone) this.#store.journal(l.id, null);
-    this.#telemetry.expired(gone, now);
-    this.#driver.pump();
-    const due = this.ledger.due();
-    // A failed write is kept for the next alarm (LedgerWriter never throws here). The counters
-    // are written first: the records the write takes out of the outbox are counted in them.
-    if (due !== null && due <= now) {
-      this.#store.save();
-      await this.ledger.flush(now);
-    }
-    this.#ensureAlarm();
-  }
-
-  /**
-   * Tickets issued: journalled as leases (most come back before a flush). That some may be out, and
-   * how many at most, is written before the reply that carries them leaves (it waits for its
-   * turn's writes): a restart before its time holds them back (tickets/mark.ts).
-   */
-  #issued(ids: string[]): void {
-    for (const id of ids) this.#store.keep(this.core.lease(id)!);
-    const now = this.now();
-    const mark = this.#mark.issued(now, this.core.limitAt(now));
-    if (mark) this.#store.saveRow("tickets", JSON.stringify(mark));
-  }
-
-  /**
-   * From its first 2xx (or an operator's config) on, the key is kept: written, listed, alarmed.
-   * Only that first proof is written at once: a later 2xx's quotas and counters go with the next
-   * flush, since a reply waits for its turn's writes to commit and the next request's acquire
-   * (which carries this settle) would wait for them (1 to 2.5 ms a request inside workerd).
-   */
-  #prove(now: number): void {
-    if (!this.#store.prove()) return;
-    this.#listing.report(now);
-    this.#store.saveRow("epoch", String(this.#epoch));
-    this.#store.save();
-  }
-
-  /**
-   * After a sweep, a write or a restart: the alarm goes to the earliest lease expiry (a scan, off
-   * the hot path) or the next write of the usage, whichever comes first; none when neither waits.
-   */
-  #ensureAlarm(): void {
-    const next = [this.core.nextLeaseExpiry(), this.ledger.due()].filter((t) => t !== null);
-    if (next.length > 0) this.#store.arm(Math.min(...next));
-  }
-
-  /** The state rows a save writes (restart.ts). */
-  #rows(): [string, string][] {
-    const t = this.#telemetry;
-    return stateRows({ core: this.core.persisted(), counters: t.counters, samples: t.ring, counted: this.ledger.seq, meta: this.#listing.meta, lastSeen: this.#listing.lastSeen });
+    await this.#upkeep.alarm();
   }
 }

@@ -4,7 +4,7 @@ import { type Counters, countAttempt, countOperation, countGrant, countLeasesExp
 import { available, type QuotaWindow } from "./quota";
 import { emptyRing, type Levels, noteAttempt, noteLevels, type Point, restoreRing, type Ring, series } from "./samples";
 import type { EventLog } from "../observe/emit";
-import type { SettleRequest } from "./types";
+import type { KeyMeta, SettleRequest } from "./types";
 import * as E from "../observe/events";
 
 /** The numbers `GET /admin/metrics` renders for one key (no history, no samples: a scrape stays small). */
@@ -17,6 +17,12 @@ export interface KeyMetrics {
   gateSeconds: number;
   counters: Counters;
   logLinesDropped: number;
+}
+
+/** One key's numbers for `GET /admin/metrics`: who it is for, when it was last asked, and its KeyMetrics. */
+export interface KeyMetricsReport extends KeyMetrics {
+  meta: KeyMeta | null;
+  lastSeen: number | null;
 }
 
 /** Lease ids already counted: the core ignores a repeated settle, and so must the counters. */
