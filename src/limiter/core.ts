@@ -7,7 +7,7 @@ import { Claims } from "./claims";
 import { DEFAULT_WEIGHTS, type Lane, type LaneWeights } from "./lanes";
 import { Leases } from "./leases";
 import { dropProbe, isOut, type OutState, PROBE_WAIT_MS } from "./membership";
-import type { Metrics } from "./metrics";
+import { meanLatencyMs, type Metrics } from "./metrics";
 import { Outcomes, retryWord } from "./outcomes";
 import { noteHold, type PaceState } from "./pace";
 import { paceRate, type QuotaState } from "./quota";
@@ -24,10 +24,7 @@ import type { MemberView, Pacing, SettleAnswer } from "./types";
 
 export type { Admission, Lease, Outcome, Persisted } from "./state";
 export { NO_HINT_GATE_MS } from "./outcomes";
-export { ADMISSION_LAG_MS, CLAIM_GRACE_MS, LEARN_MS, LEARN_STEP_MS, SEND_JITTER_MS } from "./timing";
-
-/** How often a Worker renews a lease it holds; a restored lease is given about this long. */
-export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3));
+export { ADMISSION_LAG_MS, CLAIM_GRACE_MS, LEARN_MS, LEARN_STEP_MS, renewEvery, SEND_JITTER_MS } from "./timing";
 
 /**
  * The whole limiter as a pure state machine: the Durable Object (and the batch runner, in-process)
@@ -119,10 +116,9 @@ export class LimiterCore implements Learned {
 
   /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
   retryAfter(cost: number, now: number, who: Pick<Waiter, "caller" | "lane"> = {}): number {
-    const avgLatencyMs = this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : 1_000;
     const { ahead, share } = this.queue.standing(who.caller ?? DEFAULT_CALLER, who.lane ?? "normal");
     const openInMs = admission.openAt(this, cost, now) - now;
-    return comeBackAfter({ openInMs, ahead, share, limit: this.aimd.limit, avgLatencyMs, ratePerMs: this.#ratePerMs() });
+    return comeBackAfter({ openInMs, ahead, share, limit: this.aimd.limit, avgLatencyMs: meanLatencyMs(this.metrics) ?? 1_000, ratePerMs: this.#ratePerMs() });
   }
 
   /** What callers are told so their own schedulers can size themselves: the limit, and the pace a quota sets. */
@@ -134,7 +130,7 @@ export class LimiterCore implements Learned {
   view(cost: number, now: number): MemberView {
     const v = memberView({
       openInMs: admission.openAt(this, cost, now) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
-      avgLatencyMs: this.metrics.latencyCount ? this.metrics.latencySum / this.metrics.latencyCount : null, ratePerMs: this.#ratePerMs(),
+      avgLatencyMs: meanLatencyMs(this.metrics), ratePerMs: this.#ratePerMs(),
     });
     // While its probe is out, the others stay away a moment: its answer decides.
     const m = this.member;
@@ -177,16 +173,14 @@ export class LimiterCore implements Learned {
     if (tickets.takesBack(this, was, o.cls === "rate_limit" || r.memberMoved, now)) this.retake();
     // A refusal decides the limit from here; the first answer otherwise opens the key (ramp.ts).
     if (o.cls === "rate_limit") this.ramp.refused();
-    else if (first && !this.learning()) return this.#opened(id, o, now) ?? r.changed;
+    else if (first && !this.learning()) {
+      // A new key's first answer: it keeps what its learning ramp had out, and opens from there; at
+      // once if this instance did not grant the slot (from before a restart: it cannot be placed).
+      const changed = startFrom(this.aimd, this.config, this.inFlight, now, this.inFlight);
+      this.ramp.open(this.leases.get(id)?.grantedAt === undefined ? null : opening(now, this.busy, this.aimd.limit, o.latencyMs, this.config.startConcurrency));
+      return changed ?? r.changed;
+    }
     return r.changed;
-  }
-
-  /** A new key's first answer (not a refusal): it keeps what its learning ramp had out, and opens from there. */
-  #opened(id: string, o: Outcome, now: number): HistoryEntry | null {
-    const changed = startFrom(this.aimd, this.config, this.inFlight, now, this.inFlight);
-    // An answer to a slot this instance did not grant (from before a restart) cannot be placed: open at once, as before.
-    this.ramp.open(this.leases.get(id)?.grantedAt === undefined ? null : opening(now, this.busy, this.aimd.limit, o.latencyMs, this.config.startConcurrency));
-    return changed;
   }
 
   /**
