@@ -32,35 +32,31 @@ export interface LastLife {
 /** What a save writes, from which parts. */
 export type ThisLife = Required<Omit<LastLife, "epoch" | "tickets">>;
 
+/**
+ * The rows a save writes, in this order: everything learned (the core's row, in the lead's format),
+ * the counters and the sample ring in rows of their own, the ledger's seq the counters include
+ * (usage.ts, recount), and who the key is and when it was last asked, once it has them. Each is
+ * JSON (a number as `String(n)` writes it reads back the same).
+ */
+const ROWS = ["core", "counters", "samples", "counted", "meta", "lastSeen"] as const;
+
 export function lastLife(rows: Map<string, string>): LastLife {
-  const json = (k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as unknown) : undefined);
-  const num = (k: string) => (rows.has(k) ? Number(rows.get(k)) : undefined);
-  const core = rows.get("core");
+  const read = <T>(k: string) => (rows.has(k) ? (JSON.parse(rows.get(k)!) as T) : undefined);
   return {
-    core: core ? (JSON.parse(core) as Persisted) : undefined,
-    meta: (json("meta") as KeyMeta | undefined) ?? null,
-    lastSeen: num("lastSeen") ?? null,
-    epoch: num("epoch") ?? null,
-    counters: json("counters"),
-    samples: json("samples"),
-    counted: num("counted"),
-    tickets: json("tickets") as Mark | undefined,
+    core: read<Persisted>("core"),
+    meta: read<KeyMeta>("meta") ?? null,
+    lastSeen: read<number>("lastSeen") ?? null,
+    epoch: read<number>("epoch") ?? null,
+    counters: read("counters"),
+    samples: read("samples"),
+    counted: read<number>("counted"),
+    tickets: read<Mark>("tickets"),
   };
 }
 
-/** The state rows a save writes: everything learned, the counters and samples, and who the key is. */
+/** The state rows a save writes (ROWS). */
 export function stateRows(s: ThisLife): [string, string][] {
-  const rows: [string, string][] = [
-    ["core", JSON.stringify(s.core)],
-    // Counters and the sample ring have rows of their own: the core's row stays the lead's format.
-    ["counters", JSON.stringify(s.counters)],
-    ["samples", JSON.stringify(s.samples)],
-    // The counters above include every usage record kept up to here (usage.ts, recount).
-    ["counted", String(s.counted)],
-  ];
-  if (s.meta) rows.push(["meta", JSON.stringify(s.meta)]);
-  if (s.lastSeen !== null) rows.push(["lastSeen", String(s.lastSeen)]);
-  return rows;
+  return ROWS.filter((k) => s[k] !== null).map((k) => [k, JSON.stringify(s[k])]);
 }
 
 /** The last life's leases, each living at most until its holder's next renewal would have come. */
