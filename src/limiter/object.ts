@@ -51,6 +51,7 @@ export class Limiter extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // The parts reach each other through closures: `upkeep` and `core` are made below, before any runs.
     const now = () => this.now();
     const prove = (t: number) => upkeep.prove(t);
     const ledger = (this.ledger = new LedgerWriter(env.LEDGER, ctx.storage.sql, flushMs(env.USAGE_FLUSH_MS)));
