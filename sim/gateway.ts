@@ -12,7 +12,7 @@ import { estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
-import { HeldTickets } from "../src/proxy/tickets";
+import { HeldTickets } from "../src/limiter/tickets/isolate";
 import type { Clock } from "./clock.ts";
 import type { Machine } from "./machine.ts";
 import type { SimProvider } from "./provider.ts";

@@ -1,4 +1,4 @@
-import type { BatchBook } from "./batches/book";
+import type { OwnedObjects } from "./batches/owned";
 import type { Budget } from "./budget/object";
 import type { CacheShard } from "./cache/object";
 import type { Directory } from "./directory/object";
@@ -32,7 +32,7 @@ export interface Env {
   /** One per virtual key with a maxConcurrency: its slots across the whole pool. */
   KEY_SLOTS: DurableObjectNamespace<KeySlots>;
   /** One per virtual key that used the batch or file endpoints: what it made, on which member, and its metered results. */
-  BATCH_BOOKS: DurableObjectNamespace<BatchBook>;
+  BATCH_BOOKS: DurableObjectNamespace<OwnedObjects>;
   MIN_CONCURRENCY?: string;
   START_CONCURRENCY?: string;
   MAX_CONCURRENCY?: string;

@@ -5,7 +5,9 @@ import { gatewayError } from "./proxy/errors";
 import { admin } from "./routes/admin";
 import { proxy } from "./routes/proxy";
 
-export { BatchBook } from "./batches/book";
+// Deployed as `BatchBook` (wrangler.toml's class_name): renaming a Durable Object class takes a
+// `renamed_classes` migration in every account that runs it, so the old name stays bound.
+export { OwnedObjects as BatchBook } from "./batches/owned";
 export { Budget } from "./budget/object";
 export { CacheShard } from "./cache/object";
 export { Directory } from "./directory/object";

@@ -1,6 +1,6 @@
 // A batch's state and results read by the gateway itself, from the pool member that holds the
 // batch: how a budgeted key's batch is charged what its lines cost when its holder never reads
-// them whole (or reads only some, or in pieces). Runs in the key's BatchBook, from its alarm.
+// them whole (or reads only some, or in pieces). Runs in the key's OwnedObjects, from its alarm.
 import type { Env } from "../env";
 import { poolsOf } from "../pools/config";
 import { memberHash, memberRequest } from "../pools/member";

@@ -2,7 +2,7 @@
 // (and not `all`) reaches only the batches and files it made, lists only those; with `batches`
 // alone it may upload only batch input and delete nothing. A request naming one of them goes to
 // the pool member that holds it. What it
-// makes is recorded in its BatchBook, its batches' results are metered as they are read, and a
+// makes is recorded in its OwnedObjects, its batches' results are metered as they are read, and a
 // budgeted key reserves a batch's estimate when it is created.
 import { reserveBudget, unpriced } from "../budget/stage";
 import { worstCase } from "../budget/worst";
@@ -14,7 +14,7 @@ import { gatewayError } from "../proxy/errors";
 import { scopeOf } from "../providers/endpoints";
 import type { FlavourName } from "../providers/table";
 import { batchPrice, type PriceTable, priceOf } from "../usage/prices";
-import { BATCH_HOLD_MS, bookKey, bookOf, type Owned } from "./book";
+import { BATCH_HOLD_MS, type Owned, ownedOf, ownerOf } from "./owned";
 import { batchRoutes, factsOf, type Op, opOf, readPath, TRACKED } from "./ops";
 import { pricedLines } from "./price";
 import { tapResults } from "./tap";
@@ -63,7 +63,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
   // A key whose scopes reach the whole account (all) keeps that meaning; otherwise only its own.
   const own = !vk.scopes.includes("all");
   const filesToo = vk.scopes.includes("files");
-  const book = bookOf(b.env, vk);
+  const book = ownedOf(b.env, vk);
   const forbid = (why: string) => gatewayError("forbidden", `virtual key ${vk.name} ${why} (with the batches or files scope a key reaches only the batches and files it made)`);
   if (own && (op.k === "unbatch" || (op.k === "unfile" && !filesToo))) return forbid("may not delete");
   if (own && (op.k === "files" || op.k === "list")) return listed(b, op, book);
@@ -125,7 +125,7 @@ export async function batchStage(b: BatchAsk): Promise<BatchPlan | Response | nu
       const obj = parse(text) as Record<string, unknown> | null;
       const out = rewritten(b, text, obj, res);
       if (typeof obj?.id !== "string") return out;
-      const key = bookKey(vk, b.pool.name, b.provider);
+      const key = ownerOf(vk, b.pool.name, b.provider);
       if (upload) {
         await book.note([{ id: obj.id, kind: "file", member: by, usd: upload.usd, obj: text }], key);
         return out;
@@ -168,7 +168,7 @@ function rewritten(b: BatchAsk, text: string, obj: Record<string, unknown> | nul
 }
 
 /** A key that sees only its own: its batches or files as it last saw them, in the provider's list shape; nothing is sent. */
-async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof bookOf>): Promise<Response> {
+async function listed(b: BatchAsk, op: Op, book: ReturnType<typeof ownedOf>): Promise<Response> {
   const limit = Math.min(op.k === "files" ? 10_000 : 100, Number(b.search.get("limit")) || 20);
   const after = b.search.get("after") ?? b.search.get("after_id");
   const { ids, objs, more } = await book.list(op.k === "files" ? "file" : "batch", limit, after);

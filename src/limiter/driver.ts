@@ -1,7 +1,7 @@
 import type { HistoryEntry } from "./aimd";
 import type { Lease, LimiterCore, Outcome } from "./core";
 import type { AcquireResult, Op, OpResult, SettleAnswer, SettleRequest } from "./types";
-import type { Ask } from "./tickets";
+import type { Ask } from "./tickets/policy";
 import { type Timers, Waiters, type WaiterRequest } from "./waiters";
 import type { Waiter } from "./queue";
 
@@ -130,7 +130,7 @@ export class LimiterDriver {
     return { results, changed, waiting };
   }
 
-  /** Tickets for an isolate that asks (tickets.ts), after its batch; their ids (none: it asks as before). */
+  /** Tickets for an isolate that asks (tickets/policy.ts), after its batch; their ids (none: it asks as before). */
   issue(ask: Ask): string[] {
     const ids = this.core.issue(ask, this.#now());
     if (ids.length > 0) this.#hooks.issued?.(ids);

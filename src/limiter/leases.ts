@@ -56,7 +56,7 @@ export class Leases {
     return lease;
   }
 
-  /** A ticket (tickets.ts): its slot held from now, unnumbered until a request uses it or it lapses at `lapseAt`. */
+  /** A ticket (tickets/): its slot held from now, unnumbered until a request uses it or it lapses at `lapseAt`. */
   ticket(id: string, cost: number, expiresAt: number, lapseAt: number): Lease {
     const lease = this.hold(id, cost, expiresAt);
     lease.ticket = lapseAt;

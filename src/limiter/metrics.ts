@@ -56,6 +56,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[i] ?? 0;
 }
 
+/** The mean latency of the answers so far (null: none yet). */
+export function meanLatencyMs(m: Pick<Metrics, "latencySum" | "latencyCount">): number | null {
+  return m.latencyCount === 0 ? null : m.latencySum / m.latencyCount;
+}
+
 export function summarize(m: Metrics) {
   const sorted = [...m.latencies].sort((a, b) => a - b);
   return {
@@ -64,7 +69,7 @@ export function summarize(m: Metrics) {
     failedRequests: m.failedRequests,
     rateLimitHits: m.rateLimitHits,
     retriedRequests: m.retriedRequests,
-    avgLatencyMs: m.latencyCount === 0 ? 0 : Math.round(m.latencySum / m.latencyCount),
+    avgLatencyMs: Math.round(meanLatencyMs(m) ?? 0),
     p50LatencyMs: Math.round(percentile(sorted, 50)),
     p99LatencyMs: Math.round(percentile(sorted, 99)),
   };

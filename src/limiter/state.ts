@@ -25,7 +25,7 @@ export interface Lease {
   ok?: boolean;
   /** Settled as a whole answer: the provider is done with it, though the slot is not released yet. */
   done?: boolean;
-  /** A ticket not used yet (tickets.ts): its slot is held, no request is out on it; when it lapses. */
+  /** A ticket not used yet (tickets/): its slot is held, no request is out on it; when it lapses. */
   ticket?: number;
   /** A ticket's epoch at its issue (in memory only): a use after the epoch moved was of a ticket taken back. */
   epoch?: number;

@@ -1,10 +1,19 @@
 // A Limiter's storage: its state rows, its lease journal and the alarm that sweeps its leases.
 // Nothing is written for a key until it is proven (its first 2xx, or an operator's config): until
 // then its sweep is an in-memory timer, and a stranger's keys cost no storage.
-import type { Lease } from "./state";
+import type { Lease, Outcome } from "./state";
 
 /** Metrics-only changes are written at most this often; learned limits and gates at once. */
 const FLUSH_MS = 1_000;
+
+/**
+ * Whether an answer proves its key: a 2xx. A pool member that goes out is kept too (listed in GET
+ * /admin/pools) even if it never answered 2xx; any other answer (a holder's 404 for a made-up
+ * model) keeps nothing.
+ */
+export function proves(o: Pick<Outcome, "status" | "pooled" | "out">): boolean {
+  return (o.status >= 200 && o.status < 300) || (o.pooled === true && o.out !== undefined);
+}
 
 /** A lease row. `unused`: a ticket no request has used yet (null in a row written before the column). */
 export interface LeaseRow {
@@ -108,6 +117,12 @@ export class LimiterStore {
     this.#alarmAt = null;
   }
 
+  /** A lease held (granted, taken back on renewal, a ticket issued): journalled, and its sweep armed. */
+  keep(lease: Lease): void {
+    this.journal(lease.id, lease);
+    this.arm(lease.expiresAt);
+  }
+
   /**
    * Lease rows are written with the next flush, not per grant: a reply waits for its writes to
    * commit, and most leases live shorter than a flush. A restart loses at most one flush of them.
@@ -139,6 +154,12 @@ export class LimiterStore {
   /** One state row now, in this turn's commit (a proven key only). */
   saveRow(k: string, v: string): void {
     if (this.proven) this.#sql.exec("INSERT OR REPLACE INTO state (k, v) VALUES (?, ?)", k, v);
+  }
+
+  /** After a change: a new limit or a later gate (`urgent`) is written at once; quotas and counters go with the next flush. */
+  changed(urgent: boolean): void {
+    if (urgent) this.save();
+    else this.scheduleFlush();
   }
 
   /** A change that can wait for the next flush (at most FLUSH_MS). */

@@ -4,7 +4,7 @@ import { type Counters, countAttempt, countOperation, countGrant, countLeasesExp
 import { available, type QuotaWindow } from "./quota";
 import { emptyRing, type Levels, noteAttempt, noteLevels, type Point, restoreRing, type Ring, series } from "./samples";
 import type { EventLog } from "../observe/emit";
-import type { SettleRequest } from "./types";
+import type { KeyMeta, SettleRequest } from "./types";
 import * as E from "../observe/events";
 
 /** The numbers `GET /admin/metrics` renders for one key (no history, no samples: a scrape stays small). */
@@ -17,6 +17,12 @@ export interface KeyMetrics {
   gateSeconds: number;
   counters: Counters;
   logLinesDropped: number;
+}
+
+/** One key's numbers for `GET /admin/metrics`: who it is for, when it was last asked, and its KeyMetrics. */
+export interface KeyMetricsReport extends KeyMetrics {
+  meta: KeyMeta | null;
+  lastSeen: number | null;
 }
 
 /** Lease ids already counted: the core ignores a repeated settle, and so must the counters. */
@@ -121,6 +127,12 @@ export class Telemetry {
     countLeasesExpired(this.counters, leases.length);
     noteLevels(this.ring, now, this.levels());
     this.#emit(leases.map((l) => E.leaseExpired(l, this.#core.inFlight, now)), now);
+  }
+
+  /** Calls into the object on the hot path, and the operations they carried (more ops than calls is what batching saved). */
+  called(calls: number, ops: number): void {
+    this.counters.calls += calls;
+    this.counters.ops += ops;
   }
 
   /** In-flight or queue changed without a decision (a release, a cancel, a new waiter). */

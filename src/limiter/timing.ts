@@ -1,6 +1,10 @@
-// The limiter's timing rules that are not AIMD's: how a new key opens, when a reading was true,
-// and the margins that absorb what a real network does to evenly granted requests. Pure.
+// The limiter's timing rules that are not AIMD's: how a new key opens, how often a lease is
+// renewed, when a reading was true, and the margins that absorb what a real network does to evenly
+// granted requests. Pure.
 import type { Outcome } from "./state";
+
+/** How often a Worker renews a lease it holds; a restored lease is given about this long. */
+export const renewEvery = (ttlMs: number) => Math.max(250, Math.floor(ttlMs / 3));
 
 /** How long a new key's first request goes alone unless its answer comes sooner. */
 export const LEARN_MS = 1_000;

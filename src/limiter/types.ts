@@ -1,6 +1,6 @@
 import type { LimiterOverride } from "../config/limits";
 import type { CallerView } from "./callers";
-import type { Outcome } from "./core";
+import type { Outcome } from "./state";
 import type { Lane } from "./lanes";
 import type { Shed } from "./tier-outlooks";
 import type { Tier } from "../providers/dialect";
@@ -82,7 +82,7 @@ export interface LimiterSnapshot extends KeyMeta {
   out?: { until: string; reason: string } | null;
   /** Requests per minute its quota allows, as learned; null while no quota is known. */
   ratePerMin?: number | null;
-  /** `tickets`: slots granted ahead to isolates and not used yet (tickets.ts), or held back for them after a restart; beside `inFlight`. */
+  /** `tickets`: slots granted ahead to isolates and not used yet (tickets/), or held back for them after a restart; beside `inFlight`. */
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;
   quotas: { requests: QuotaView | null; tokens: QuotaView | null };
@@ -114,7 +114,7 @@ export type Op = { ageMs?: number } & (
   | { t: "release"; id: string; usage?: UsageRecord }
   | { t: "renew"; id: string; cost?: number }
   | { t: "cancel"; id: string }
-  /** A request went upstream on a ticket (tickets.ts): said after, off its path. */
+  /** A request went upstream on a ticket (tickets/): said after, off its path. */
   | { t: "use"; id: string; cost: number; caller?: string; priority?: Lane }
 );
 
@@ -151,7 +151,7 @@ export interface ExchangeReply {
   /** Waiters in line after the batch, and slots free: with none waiting and room to spare, a Worker may hold its releases a moment for company. */
   queued: number;
   room?: number;
-  /** The key's ticket epoch: an isolate uses no ticket of another (tickets.ts). */
+  /** The key's ticket epoch: an isolate uses no ticket of another (tickets/epoch.ts). */
   epoch?: number;
   /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens. */
   tickets?: Tickets;

@@ -1,7 +1,7 @@
 import type { Limiter } from "../limiter/object";
-import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets";
+import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets/policy";
 import type { ExchangeReply, KeyMeta, Op, OpResult } from "../limiter/types";
-import { HeldTickets, type Redeemed } from "./tickets";
+import { HeldTickets, type Redeemed } from "../limiter/tickets/isolate";
 
 /**
  * How long a release or a plain settle may wait for the next acquire to carry it, when nobody is

@@ -2,7 +2,7 @@ import { cacheStats } from "../cache/admin";
 import type { CacheStats } from "../cache/stats";
 import { directoryOf, RECENT_MAX } from "../directory/object";
 import type { Env } from "../env";
-import type { KeyMetricsReport } from "../limiter/object";
+import type { KeyMetricsReport } from "../limiter/telemetry";
 import { CONTENT_TYPE, type KeySeries, render } from "../observe/prometheus";
 import { memberIndex } from "./pools";
 

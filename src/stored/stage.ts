@@ -2,8 +2,8 @@
 // account's stored objects by id (a response to continue, a file to read, a vector store to
 // search) reaches only those the key made, and goes to the member that holds them. `all` reaches
 // the account's; `stored` (the account's stored responses) its responses. A response the key makes
-// and lets the provider store is recorded in its BatchBook as its answer comes back.
-import { bookKey, bookOf } from "../batches/book";
+// and lets the provider store is recorded in its OwnedObjects as its answer comes back.
+import { ownedOf, ownerOf } from "../batches/owned";
 import type { BatchAsk } from "../batches/stage";
 import type { VirtualKey } from "../keys/object";
 import type { Pool } from "../pools/config";
@@ -38,7 +38,7 @@ export async function storedStage(s: StoredAsk): Promise<StoredPlan | Response |
   const makes = MAKES_RESPONSE.test(s.rest) && (json as { store?: unknown } | null)?.store !== false;
   if (!refs.length && !makes) return null;
   const { vk } = s;
-  const book = bookOf(s.env, vk);
+  const book = ownedOf(s.env, vk);
   const mine = refs.length && !vk.scopes.includes("all") ? await book.owns(refs.map((r) => r.id)) : [];
   let member: string | undefined;
   for (const r of refs) {
@@ -50,7 +50,7 @@ export async function storedStage(s: StoredAsk): Promise<StoredPlan | Response |
   }
   const pool = member ? { ...s.pool, members: s.pool.members.filter((m) => m.name === member) } : s.pool;
   if (pool.members.length === 0) return gatewayError("not_found", `pool ${s.pool.name} no longer has member ${member}, which holds what this request names`);
-  const note = (id: string, by: string) => s.waitUntil(book.note([{ id, kind: "response", member: by }], bookKey(vk, s.pool.name, s.provider)).catch(() => {}));
+  const note = (id: string, by: string) => s.waitUntil(book.note([{ id, kind: "response", member: by }], ownerOf(vk, s.pool.name, s.provider)).catch(() => {}));
   return {
     pool,
     // A replayed answer (a cache hit) made nothing: its response may be another key's, where the pool shares its cache.

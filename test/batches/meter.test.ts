@@ -4,7 +4,7 @@
 import { env, exports } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { BatchBook } from "../../src/batches/book";
+import type { OwnedObjects } from "../../src/batches/owned";
 import { forgetViews } from "../../src/pools/route";
 import { writeRows } from "../../src/usage/ledger";
 import { batchUpstream, CLAUDE_USAGE, LINE_USAGE, uploadForm } from "../support/batch-upstream";
@@ -18,8 +18,8 @@ afterEach(() => vi.restoreAllMocks());
 const book = (vk: Minted) => env.BATCH_BOOKS.get(env.BATCH_BOOKS.idFromName(`${vk.name}\n${vk.createdAt}`));
 /** Waits for the book to hold `n` records, then writes them to the ledger now. */
 async function flushed(vk: Minted, n: number): Promise<void> {
-  await vi.waitFor(() => runInDurableObject(book(vk), (o: BatchBook) => expect(o["ledger"].pending).toBe(n)));
-  await runInDurableObject(book(vk), (o: BatchBook) => o["ledger"].flush(Date.now()));
+  await vi.waitFor(() => runInDurableObject(book(vk), (o: OwnedObjects) => expect(o["ledger"].pending).toBe(n)));
+  await runInDurableObject(book(vk), (o: OwnedObjects) => o["ledger"].flush(Date.now()));
 }
 const usage = async (q: string) => (await (await admin(`/admin/usage?since=${Date.now() - 3_600_000}&${q}`)).json()) as { rows: Record<string, unknown>[]; totals: Record<string, number> };
 
@@ -41,7 +41,7 @@ const linesCost = (n: number) => (n * LINE_USAGE.prompt_tokens * 0.075 + n * LIN
 
 /** Runs the book's alarm as if its time to read the batch itself had come. */
 async function rereadNow(vk: Minted): Promise<void> {
-  await runInDurableObject(book(vk), (_o: BatchBook, state) => {
+  await runInDurableObject(book(vk), (_o: OwnedObjects, state) => {
     state.storage.sql.exec("UPDATE owned SET reread_at = ? WHERE reread_at IS NOT NULL", Date.now() - 1);
   });
   await runDurableObjectAlarm(book(vk));
@@ -65,7 +65,7 @@ describe("batch results in the ledger", () => {
     expect(row.costUsd).toBeCloseTo(half, 12);
     // Read again later: nothing more to meter.
     await download!();
-    await runInDurableObject(book(vk), (o: BatchBook) => expect(o["ledger"].pending).toBe(0));
+    await runInDurableObject(book(vk), (o: OwnedObjects) => expect(o["ledger"].pending).toBe(0));
     const byMode = await usage("by=mode");
     expect(byMode.rows.some((r) => r.mode === "batch")).toBe(true);
     expect(byMode.rows.every((r) => r.mode === "batch" || r.mode === "sync")).toBe(true);

@@ -3,8 +3,8 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it } from "vitest";
 import type { Limiter } from "../../src/limiter/object";
 import { type LimiterCore, renewEvery } from "../../src/limiter/core";
-import { EPOCH_SPAN } from "../../src/limiter/epoch";
-import { TICKET_LAPSE_MS } from "../../src/limiter/tickets";
+import { EPOCH_SPAN } from "../../src/limiter/tickets/epoch";
+import { TICKET_LAPSE_MS } from "../../src/limiter/tickets/policy";
 import type { KeyMeta, Op, OpResult, SettleRequest } from "../../src/limiter/types";
 
 let n = 0;

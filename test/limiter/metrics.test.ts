@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LATENCY_WINDOW, emptyMetrics, record, summarize } from "../../src/limiter/metrics";
+import { LATENCY_WINDOW, emptyMetrics, meanLatencyMs, record, summarize } from "../../src/limiter/metrics";
 
 describe("metrics", () => {
   it("counts requests, retries, completions, failures and rate-limit hits", () => {
@@ -30,5 +30,14 @@ describe("metrics", () => {
     record(m, { cls: "success", attempt: 1, final: true, latencyMs: -5 });
     expect(summarize(m).avgLatencyMs).toBe(0);
     expect(m.completedRequests).toBe(2);
+  });
+
+  it("has no mean latency before an answer, then the mean of every answer's (what a caller's retry advice uses)", () => {
+    const m = emptyMetrics();
+    expect(meanLatencyMs(m)).toBeNull();
+    record(m, { cls: "success", attempt: 1, final: true, latencyMs: 100 });
+    record(m, { cls: "success", attempt: 1, final: true, latencyMs: 251 });
+    expect(meanLatencyMs(m)).toBe(175.5);
+    expect(summarize(m).avgLatencyMs).toBe(176);
   });
 });

@@ -7,7 +7,8 @@ import {
 import { parseRateLimitHeaders } from "../../src/policy/limits";
 import { DIALECTS } from "../../src/providers/dialects";
 import { learnFromRefusal, probe } from "../../src/limiter/learned";
-import { charge, emptyQuota, fitsAt, MAX_QUOTA_WAIT_MS, observe } from "../../src/limiter/quota";
+import { charge, emptyQuota, fitsAt, MAX_QUOTA_WAIT_MS } from "../../src/limiter/quota";
+import { observe } from "../../src/limiter/quota-reading";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const DAY = MAX_WAIT_MS;

@@ -12,12 +12,12 @@
 //        the object (or, after a restart, whose renewal did) holds a lease there.
 import { type LimiterConfig } from "../../src/config/limits";
 import { LimiterCore, type Outcome, renewEvery } from "../../src/limiter/core";
-import { EPOCH_SPAN } from "../../src/limiter/epoch";
+import { EPOCH_SPAN } from "../../src/limiter/tickets/epoch";
 import type { Persisted } from "../../src/limiter/state";
-import { TICKET_LAPSE_MS, ticketsAtMost } from "../../src/limiter/tickets";
+import { TICKET_LAPSE_MS, ticketsAtMost } from "../../src/limiter/tickets/policy";
 import type { Op as LimiterOp } from "../../src/limiter/types";
 import type { OutcomeClass, RateLimitInfo } from "../../src/policy/types";
-import { HeldTickets } from "../../src/proxy/tickets";
+import { HeldTickets } from "../../src/limiter/tickets/isolate";
 
 export type LifeOp =
   | { k: "arrive"; iso: number; cost: number }

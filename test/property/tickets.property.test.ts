@@ -4,10 +4,10 @@ import { RUNS, TIMEOUT } from "./runs";
 import { DEFAULT_LIMITER, type LimiterConfig } from "../../src/config/limits";
 import { LimiterCore, type Outcome, renewEvery, SEND_JITTER_MS } from "../../src/limiter/core";
 import { available, type QuotaWindow } from "../../src/limiter/quota";
-import { isTicket } from "../../src/limiter/ticket-book";
+import { isTicket } from "../../src/limiter/tickets/book";
 import type { Op as LimiterOp } from "../../src/limiter/types";
-import { TICKET_LAPSE_MS, TICKET_VALID_MS, ticketsAtMost } from "../../src/limiter/tickets";
-import { HeldTickets } from "../../src/proxy/tickets";
+import { TICKET_LAPSE_MS, TICKET_VALID_MS, ticketsAtMost } from "../../src/limiter/tickets/policy";
+import { HeldTickets } from "../../src/limiter/tickets/isolate";
 import type { OutcomeClass, RateLimitInfo } from "../../src/policy/types";
 
 /*

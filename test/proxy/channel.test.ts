@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { type Carrier, Channel, type Stub } from "../../src/proxy/channel";
 import type { ExchangeReply, KeyMeta, Op, Tickets } from "../../src/limiter/types";
-import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../../src/limiter/tickets";
-import type { Ask } from "../../src/limiter/tickets";
-import { HeldTickets } from "../../src/proxy/tickets";
+import { TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../../src/limiter/tickets/policy";
+import type { Ask } from "../../src/limiter/tickets/policy";
+import { HeldTickets } from "../../src/limiter/tickets/isolate";
 
 const META: KeyMeta = { key: "openai:m:0", provider: "openai", model: "m" };
 const acquire = (id: string): Op => ({ t: "acquire", req: { leaseId: id, cost: 1, retry: false, waitMs: 1_000 } });

@@ -1,11 +1,11 @@
 // What tickets do to a key's state across a restart and against what isolates say late or twice
-// (src/limiter/ticketing.ts, through LimiterCore): counted once, freed within the restore grace,
+// (src/limiter/tickets/effects.ts, through LimiterCore): counted once, freed within the restore grace,
 // checked against the epoch.
 import { describe, expect, it } from "vitest";
-import { LimiterCore, renewEvery } from "../../src/limiter/core";
-import { available } from "../../src/limiter/quota";
-import { TICKET_LAPSE_MS } from "../../src/limiter/tickets";
-import { cfg, open, reading } from "../support/opened-core";
+import { LimiterCore, renewEvery } from "../../../src/limiter/core";
+import { available } from "../../../src/limiter/quota";
+import { TICKET_LAPSE_MS } from "../../../src/limiter/tickets/policy";
+import { cfg, open, reading } from "../../support/opened-core";
 
 /** The restore grace the object gives a restored lease: one renewal interval and 5 s. */
 const GRACE = renewEvery(cfg.leaseTtlMs) + 5_000;

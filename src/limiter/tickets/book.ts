@@ -1,5 +1,7 @@
-import type { Leases } from "./leases";
-import { TICKET_LAPSE_MS } from "./tickets";
+// The tickets a key's object has out (the book; policy.ts says when and how many, effects.ts what
+// they do to the key's state).
+import type { Leases } from "../leases";
+import { TICKET_LAPSE_MS } from "./policy";
 
 /** Ticket ids start with this; the Worker's lease ids never do (`<request id>:<attempt>`). */
 const MARK = "~";
@@ -8,7 +10,7 @@ export const isTicket = (id: string) => id.startsWith(MARK);
 const ENDED_KEPT = 2_048;
 
 /**
- * The tickets a key's object has out (tickets.ts): each is a lease (leases.ts) that holds its slot
+ * The tickets a key's object has out (policy.ts): each is a lease (leases.ts) that holds its slot
  * and reserves its cost in every quota window until it is used, given back, or lapses. A
  * reservation is kept apart from the windows' levels: it cannot be refilled away while it waits,
  * as a charge made early would be. After a restart this also holds back what tickets of the last

@@ -1,3 +1,6 @@
+// What a virtual key owns upstream: the files, batches and stored responses it made, on which pool
+// member, and the metering of its batches' results. Deployed under the class name `BatchBook` (see
+// src/index.ts): a Durable Object's class name is bound in wrangler.toml and keys its storage.
 import { DurableObject } from "cloudflare:workers";
 import { budgetOf } from "../budget/object";
 import type { Period } from "../budget/period";
@@ -23,8 +26,8 @@ export interface Owned {
   obj?: string | null;
 }
 
-/** The key a book belongs to: its name and creation time (its budget's too), its pool, the route's provider, its budget's period. */
-export interface BookKey {
+/** The virtual key that owns them: its name and creation time (its budget's too), its pool, the route's provider, its budget's period. */
+export interface Owner {
   name: string;
   createdAt: string;
   pool: string;
@@ -44,14 +47,14 @@ const RESPONSE_KEPT_MS = 30 * 86_400_000;
 type BatchRow = { id: string; member: string; res: string | null; usd: number; done: number; lines: number | null; counted: number; at: number };
 
 /**
- * One per virtual key (its name and creation time): the batches, files and stored responses it
- * made and on which pool member, so it reaches only those (and its pinned member); the result
+ * One per virtual key (its name and creation time), its book of what it owns: the batches, files
+ * and stored responses it made and on which pool member, so it reaches only those (and its pinned member); the result
  * lines already metered, so each is counted once however often its file is read; and the ledger
  * rows they make, written to the ledger's `batch_usage` table in batches from the alarm, as a
  * limiter writes its own. A budgeted batch is settled once every line of its results has been
  * metered, whoever read them: its holder, in any order or range, or the gateway itself (reread.ts).
  */
-export class BatchBook extends DurableObject<Env> {
+export class OwnedObjects extends DurableObject<Env> {
   private ledger: LedgerWriter;
   private sql: SqlStorage;
 
@@ -93,7 +96,7 @@ export class BatchBook extends DurableObject<Env> {
   }
 
   /** Records what the key made or saw; fields left out keep what was there. A budgeted batch is looked at by the gateway if never seen ended. */
-  async note(rows: Owned[], key: BookKey): Promise<void> {
+  async note(rows: Owned[], key: Owner): Promise<void> {
     this.sql.exec("INSERT OR REPLACE INTO me (k, v) VALUES ('key', ?)", JSON.stringify(key));
     const now = Date.now();
     for (const r of rows)
@@ -178,9 +181,9 @@ export class BatchBook extends DurableObject<Env> {
     return this.sql.exec<BatchRow>("SELECT id, member, res, usd, done, lines, counted, at FROM owned WHERE id = ? AND kind = 'batch'", id).toArray()[0];
   }
 
-  private key(): BookKey | null {
+  private key(): Owner | null {
     const v = this.sql.exec<{ v: string }>("SELECT v FROM me WHERE k = 'key'").toArray()[0]?.v;
-    return v ? (JSON.parse(v) as BookKey) : null;
+    return v ? (JSON.parse(v) as Owner) : null;
   }
 
   private async settleIfCounted(batch: string): Promise<boolean> {
@@ -216,8 +219,8 @@ export class BatchBook extends DurableObject<Env> {
 }
 
 /** The key a stage notes what it made under. */
-export const bookKey = (vk: { name: string; createdAt: string; budgetPeriod?: Period | null }, pool: string, provider: string): BookKey => ({
+export const ownerOf = (vk: { name: string; createdAt: string; budgetPeriod?: Period | null }, pool: string, provider: string): Owner => ({
   name: vk.name, createdAt: vk.createdAt, pool, provider, period: vk.budgetPeriod ?? "total",
 });
 
-export const bookOf = (env: Env, vk: { name: string; createdAt: string }) => env.BATCH_BOOKS.get(env.BATCH_BOOKS.idFromName(`${vk.name}\n${vk.createdAt}`));
+export const ownedOf = (env: Env, vk: { name: string; createdAt: string }) => env.BATCH_BOOKS.get(env.BATCH_BOOKS.idFromName(`${vk.name}\n${vk.createdAt}`));

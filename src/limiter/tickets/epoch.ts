@@ -1,5 +1,5 @@
 /**
- * @module The order of a key's ticket epochs (tickets.ts). An epoch changes whenever the tickets out
+ * @module The order of a key's ticket epochs (policy.ts). An epoch changes whenever the tickets out
  * are taken back; an isolate uses no ticket of an older one than the newest it has heard. So epochs
  * must be ordered, across the object's restarts too: each life starts EPOCH_SPAN above the last
  * one's first epoch (written before any answer of that life leaves), and counts up from there.

@@ -2,8 +2,10 @@
 // key has room to spare, so a request arriving there goes upstream without a call and its ops go
 // back afterwards, off its path. A ticket is a grant made early: it holds a slot and its cost in
 // every quota window from the moment it is issued, so the object's view stays exact. It is used
-// (the isolate says so after), given back, or lapses and is counted as used. This file decides
-// when and how many; the object keeps the ones out (TicketBook). Pure: time is passed in.
+// (the isolate says so after), given back, or lapses and is counted as used.
+// This file is the policy: when and how many. The rest of the folder: what they do to the key's
+// state (effects.ts), the ones out (book.ts), what a restart holds back (mark.ts), the order of
+// their epochs (epoch.ts), and an isolate's own (isolate.ts). Pure: time is passed in.
 
 /** How long after it asked an isolate may use a ticket (measured from its send, before the issue). */
 export const TICKET_VALID_MS = 1_000;

@@ -1,9 +1,10 @@
-// One isolate's tickets for one key (limiter/tickets.ts): admissions its object granted ahead,
-// used by the requests that arrive here while the key has room, given back when they pass their
-// time or the key's epoch changes. Kept in the isolate's channel to the key (channel.ts).
-import { adopts } from "../limiter/epoch";
-import { type Ask, askFor, TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "../limiter/tickets";
-import type { ExchangeReply, Pacing } from "../limiter/types";
+// One isolate's tickets for one key (the isolate's side of tickets; policy.ts says when and how many):
+// admissions its object granted ahead, used by the requests that arrive here while the key has room,
+// given back when they pass their time or the key's epoch changes. Kept in the isolate's channel to
+// the key (src/proxy/channel.ts).
+import { adopts } from "./epoch";
+import { type Ask, askFor, TICKET_VALID_MS, TICKETS_PER_ISOLATE } from "./policy";
+import type { ExchangeReply, Pacing } from "../types";
 
 interface Ticket {
   id: string;
@@ -18,7 +19,7 @@ export type Redeemed = { id: string; leaseTtlMs: number } & Pacing;
 
 export class HeldTickets {
   #held: Ticket[] = [];
-  /** The key's epoch: the newest its object said (limiter/epoch.ts). */
+  /** The key's epoch: the newest its object said (epoch.ts). */
   #epoch: number | undefined;
   /** Answers heard, and how many had been heard once the current epoch was taken: a batch sent since is answered later. */
   #answers = 0;

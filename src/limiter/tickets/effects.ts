@@ -1,15 +1,17 @@
-// What tickets do to a key's state (tickets.ts decides when and how many): issued as leases that
-// hold their slots and reserve their cost in the windows, charged to the windows when a request
-// uses one or it lapses, and released when it comes back. Pure: time is passed in.
-import type { LimiterConfig } from "../config/limits";
-import { type AimdState, noteInFlight } from "./aimd";
-import type { CallerBook } from "./callers";
-import type { Lane } from "./lanes";
-import type { Leases } from "./leases";
-import { noteCost, type PaceState } from "./pace";
-import { available, charge, type QuotaState } from "./quota";
-import { TICKET_LAPSE_MS, TICKET_SHARE, type Ask, type KeyRoom, ticketsFor } from "./tickets";
-import { isTicket, type TicketBook } from "./ticket-book";
+// What tickets do to a key's state (policy.ts decides when and how many; book.ts keeps the ones
+// out): issued as leases that hold their slots and reserve their cost in the windows, charged to
+// the windows when a request uses one or it lapses (or its settle or a renewal comes first),
+// released when it comes back, restored after a restart, and taken back together when the key
+// learns it has less than it thought. LimiterCore hands its ticket work here. Pure: time is passed in.
+import type { LimiterConfig } from "../../config/limits";
+import { type AimdState, noteInFlight } from "../aimd";
+import type { CallerBook } from "../callers";
+import type { Lane } from "../lanes";
+import type { Leases } from "../leases";
+import { noteCost, type PaceState } from "../pace";
+import { available, charge, type QuotaState } from "../quota";
+import { type Ask, fellBelow, type KeyRoom, TICKET_LAPSE_MS, TICKET_SHARE, ticketsFor } from "./policy";
+import { isTicket, type TicketBook } from "./book";
 
 /** The parts of a key's state tickets touch (LimiterCore's). */
 export interface Ticketed {
@@ -24,8 +26,11 @@ export interface Ticketed {
   readonly epoch: number;
 }
 
-/** What each window holds now, for ticketsFor (null: no window known). */
-export function windows(k: Pick<Ticketed, "quota">, now: number): Pick<KeyRoom, "requests" | "tokens"> {
+/** What each window holds now (null: no window known). */
+export type Windows = Pick<KeyRoom, "requests" | "tokens">;
+
+/** What each window holds now, for ticketsFor. */
+export function windows(k: Pick<Ticketed, "quota">, now: number): Windows {
   return { requests: k.quota.requests && available(k.quota.requests, now), tokens: k.quota.tokens && available(k.quota.tokens, now) };
 }
 
@@ -96,4 +101,42 @@ export function lapse(k: Ticketed, now: number): void {
 export function holdBack(k: Ticketed, now: number, slots: number): void {
   const tokens = windows(k, now).tokens;
   if (slots > 0) k.tickets.holdBack(slots, tokens === null ? 0 : Math.max(0, tokens * TICKET_SHARE), now + TICKET_LAPSE_MS);
+}
+
+/**
+ * An outcome of lease `id` is about to go in: a request went upstream on it, on a ticket whose use
+ * has not arrived yet too (it is used now). Returns what the windows held before, for `takesBack`.
+ */
+export function settling(k: Ticketed, id: string, now: number): Windows {
+  if (k.leases.get(id)?.ticket !== undefined) use(k, id, Number.NaN, now);
+  return windows(k, now);
+}
+
+/**
+ * After an outcome went in: whether every ticket out is taken back. `refused`: a 429, or a pool
+ * member that moved; else a reading below what the model held before (`was`) by a request's worth.
+ */
+export function takesBack(k: Ticketed, was: Windows, refused: boolean, now: number): boolean {
+  const is = windows(k, now);
+  return refused || fellBelow(was.requests, is.requests, 1) || fellBelow(was.tokens, is.tokens, k.pace.cost ?? 1);
+}
+
+/**
+ * A renewal of `id`: only a request out renews, so on a ticket whose use has not arrived (or one
+ * this life never saw, after a restart) it is used now, of `cost` if the renewal says.
+ */
+export function renewing(k: Ticketed, id: string, now: number, cost?: number): void {
+  const lease = k.leases.get(id);
+  if (lease ? lease.ticket !== undefined : isTicket(id)) use(k, id, cost ?? Number.NaN, now);
+}
+
+/**
+ * A lease held before a restart. A ticket its row says was not used is restored as a ticket, its
+ * lapse counted from now: an isolate may still use it, and its use (or lapse) is its one charge. A
+ * used one is a request out, charged already (its row and the windows are written together): held
+ * as a lease.
+ */
+export function restore(k: Ticketed, id: string, cost: number, expiresAt: number, now: number, unused: boolean): void {
+  if (isTicket(id) && unused) k.leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS);
+  else k.leases.hold(id, cost, expiresAt);
 }

@@ -1,0 +1,106 @@
+// A Worker's calls at its key's object, the hot path: each is counted, the key listed as seen, the
+// usage an answer's op carries kept (usage.ts), the ops run through the driver, what changed
+// written (at once for a new limit or a later gate, else with the next flush), and a batch's reply
+// built with the key's levels and, for a kept key, tickets. The object's RPC methods hand their
+// calls here; time comes from `now`.
+import type { UsageRecord } from "../usage/types";
+import type { LimiterCore } from "./core";
+import type { LimiterDriver } from "./driver";
+import type { Listing } from "./listing";
+import type { Applied } from "./session-stream";
+import type { LimiterStore } from "./store";
+import type { Telemetry } from "./telemetry";
+import type { Ask } from "./tickets/policy";
+import type { AcquireRequest, AcquireResult, KeyMeta, Op, SettleAnswer, SettleRequest } from "./types";
+import type { KeyUsage } from "./usage";
+
+export interface CallParts {
+  core: LimiterCore;
+  driver: LimiterDriver;
+  /** Whether the key is kept, and writing what changed (store.ts). */
+  store: Pick<LimiterStore, "proven" | "changed">;
+  listing: Pick<Listing, "touch" | "meta">;
+  telemetry: Pick<Telemetry, "called" | "moved">;
+  usage: Pick<KeyUsage, "add">;
+  now(): number;
+  /** The key is proven: kept from now on (the object's). */
+  prove(now: number): void;
+}
+
+export class Calls {
+  #p: CallParts;
+
+  constructor(parts: CallParts) {
+    this.#p = parts;
+  }
+
+  /**
+   * Applies a batch of ops, in order with one pump at the end. `calls`: how many calls brought them
+   * (a session's later ops come on its stream, not in calls); `ask`: tickets an isolate asks for.
+   */
+  apply(meta: KeyMeta, ops: Op[], calls: number, ask?: Ask): Applied {
+    const { core, driver, store } = this.#p;
+    const now = this.#counted(ops.length, calls);
+    // Only a request counts as the key being seen: a batch of releases is the end of old ones.
+    this.#p.listing.touch(meta, now, ops.some((op) => op.t === "acquire"));
+    // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
+    for (const op of ops) {
+      const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
+      if (usage && (op.t === "release" || op.t === "settle")) this.#count(op.id, usage, now - (op.ageMs ?? 0));
+    }
+    const before = core.cooldownUntil;
+    const { results, changed, waiting } = driver.exchange(ops);
+    // Tickets only for a kept key: a restart must find them in its storage.
+    const ids = ask && store.proven ? driver.issue(ask) : [];
+    store.changed(changed || core.cooldownUntil > before);
+    const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
+    return { reply: { results, queued: core.queue.size, room: Math.max(0, core.limitAt(now) - core.busy), epoch: core.epoch, ...tickets }, waiting };
+  }
+
+  acquire(req: AcquireRequest): Promise<AcquireResult> {
+    const now = this.#counted(1);
+    this.#p.listing.touch(req, now, true);
+    const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
+    this.#p.telemetry.moved(now);
+    return answer;
+  }
+
+  settle(leaseId: string, outcome: SettleRequest): SettleAnswer {
+    const { core, driver, store } = this.#p;
+    const now = this.#counted(1);
+    if (outcome.usage) this.#count(leaseId, outcome.usage, now);
+    const gate = core.cooldownUntil;
+    const { changed, answer } = driver.settle(leaseId, outcome);
+    store.changed(changed || core.cooldownUntil > gate);
+    return answer;
+  }
+
+  release(leaseId: string, usage?: UsageRecord): boolean {
+    const now = this.#counted(1);
+    if (usage) this.#count(leaseId, usage, now);
+    return this.#p.driver.release(leaseId);
+  }
+
+  renew(leaseId: string, cost?: number): boolean {
+    this.#counted(1);
+    return this.#p.driver.renew(leaseId, cost);
+  }
+
+  cancel(leaseId: string): boolean {
+    this.#counted(1);
+    return this.#p.driver.cancel(leaseId);
+  }
+
+  /** One answer's usage (usage.ts). It only comes with a 2xx, which proves the key: proven first, so its row is written. */
+  #count(leaseId: string, usage: UsageRecord, at: number): void {
+    const p = this.#p;
+    if (!p.store.proven) p.prove(p.now());
+    p.usage.add(leaseId, p.listing.meta?.key ?? "", p.core.lease(leaseId)?.caller, usage, at);
+  }
+
+  /** Counts hot-path calls and the operations they carry; returns the time now. */
+  #counted(ops: number, calls = 1): number {
+    this.#p.telemetry.called(calls, ops);
+    return this.#p.now();
+  }
+}

@@ -1,0 +1,106 @@
+// A Worker's calls at its key's object (src/limiter/calls.ts): counted, the key listed, an answer's
+// usage kept, what changed written (at once or with the next flush), tickets only for a kept key.
+import { describe, expect, it } from "vitest";
+import { Calls } from "../../src/limiter/calls";
+import { DEFAULT_CALLER } from "../../src/limiter/callers";
+import { LimiterDriver } from "../../src/limiter/driver";
+import type { KeyMeta, Op, SettleRequest } from "../../src/limiter/types";
+import type { UsageRecord } from "../../src/usage/types";
+import { cfg, NONE, open, out } from "../support/opened-core";
+
+const META: KeyMeta = { key: "openai:k:0", provider: "openai", model: "m" };
+const acquire = (leaseId: string): Op => ({ t: "acquire", req: { leaseId, cost: 10, retry: false, waitMs: 60_000 } });
+const usage = (input: number): UsageRecord => ({ model: "m", tokens: { input, output: 0, cached: 0, cacheWrite: 0 }, costUsd: null });
+const timers = { set: () => 0, clear: () => {} };
+
+/** Calls over a real core (past its opening) and driver, with the object's other parts recorded. */
+function calls(o: { kept?: boolean } = {}) {
+  const clock = { t: 1_000 };
+  const core = open();
+  const driver = new LimiterDriver(core, () => clock.t, {}, timers);
+  const log = { touched: [] as [string, number, boolean][], counted: [] as [number, number][], kept: [] as [string, string, string | undefined, number][], writes: [] as boolean[], proven: [] as number[], moved: 0 };
+  const store = {
+    proven: o.kept ?? true,
+    changed: (urgent: boolean) => void log.writes.push(urgent),
+  };
+  const c = new Calls({
+    core,
+    driver,
+    store,
+    listing: { meta: META, touch: (m, now, asked) => void log.touched.push([m.key, now, asked]) },
+    telemetry: { called: (calls, ops) => void log.counted.push([calls, ops]), moved: () => void log.moved++ },
+    usage: { add: (id, key, filed, _u, at) => void log.kept.push([id, key, filed, at]) },
+    now: () => clock.t,
+    prove: (now) => {
+      log.proven.push(now);
+      store.proven = true;
+    },
+  });
+  return { c, core, clock, log, store };
+}
+
+describe("Calls", () => {
+  it("counts a batch as one call of its ops, lists the key as asked only when a request is in it, and replies with the key's levels", () => {
+    const { c, core, log } = calls();
+    const { reply } = c.apply(META, [acquire("a:1"), acquire("b:1")], 1);
+    expect(reply).toMatchObject({ queued: 0, room: core.limitAt(1_000) - 2, epoch: core.epoch });
+    expect(reply.results.map((r) => (r as { granted: boolean }).granted)).toEqual([true, true]);
+    c.apply(META, [{ t: "release", id: "a:1" }], 0);
+    expect(log.counted).toEqual([[1, 2], [0, 1]]);
+    expect(log.touched).toEqual([[META.key, 1_000, true], [META.key, 1_000, false]]);
+  });
+
+  it("keeps the usage a release or a settle carries, dated when it was made, under the caller its lease was filed under", () => {
+    const { c, log } = calls();
+    c.apply(META, [{ t: "acquire", req: { leaseId: "a:1", cost: 10, retry: false, waitMs: 60_000, caller: "team-a" } }, acquire("b:1")], 1);
+    c.apply(META, [
+      { t: "settle", id: "a:1", outcome: { ...out(), usage: usage(5) } as SettleRequest, ageMs: 30 },
+      { t: "release", id: "b:1", usage: usage(7), ageMs: 10 },
+      { t: "release", id: "a:1" },
+    ], 1);
+    expect(log.kept).toEqual([["a:1", META.key, "team-a", 970], ["b:1", META.key, DEFAULT_CALLER, 990]]);
+  });
+
+  it("proves a key its first usage comes for, before keeping the usage", () => {
+    const { c, log } = calls({ kept: false });
+    c.release("a:1", usage(1));
+    c.release("b:1", usage(1));
+    expect(log.proven).toEqual([1_000]);
+    expect(log.kept.map((k) => k[0])).toEqual(["a:1", "b:1"]);
+  });
+
+  it("writes at once what moved the limit or the gate, and lets the rest wait for the next flush", () => {
+    const { c, clock, core, log } = calls();
+    c.apply(META, [acquire("a:1"), acquire("b:1")], 1);
+    clock.t = 1_100;
+    c.apply(META, [{ t: "renew", id: "a:1" }], 1);
+    // A 429 whose window is empty: the gate closes until its hint, and the limit stays.
+    const empty = { ...NONE, retryAfterMs: 5_000, requests: { limit: 100, remaining: 0, resetAt: null } };
+    const limit = core.aimd.limit;
+    c.apply(META, [{ t: "settle", id: "b:1", outcome: { ...out({ cls: "rate_limit", status: 429, info: empty, final: false }), release: true } }], 1);
+    expect(core.aimd.limit).toBe(limit);
+    // Without a change, as a settle on its own too.
+    c.settle("a:1", { ...out({ cls: "rate_limit", status: 429, info: empty, final: false }), release: true });
+    expect(log.writes).toEqual([false, false, true, false]);
+  });
+
+  it("hands tickets out only for a kept key, with what a grant would have said", () => {
+    const unkept = calls({ kept: false });
+    expect(unkept.c.apply(META, [], 1, { want: 2, cost: 10 }).reply.tickets).toBeUndefined();
+    const { c, core } = calls();
+    const { reply } = c.apply(META, [], 1, { want: 2, cost: 10 });
+    expect(reply.tickets).toMatchObject({ cost: 10, leaseTtlMs: cfg.leaseTtlMs, limit: core.aimd.limit });
+    expect(reply.tickets!.ids).toHaveLength(2);
+  });
+
+  it("counts each single call and lists an acquire as asked", async () => {
+    const { c, log } = calls();
+    expect((await c.acquire({ ...META, leaseId: "a:1", cost: 1, retry: false, waitMs: 1_000 })).granted).toBe(true);
+    expect(c.renew("a:1")).toBe(true);
+    expect(c.cancel("x:1")).toBe(false);
+    expect(c.release("a:1")).toBe(true);
+    expect(log.counted).toEqual([[1, 1], [1, 1], [1, 1], [1, 1]]);
+    expect(log.touched).toEqual([[META.key, 1_000, true]]);
+    expect(log.moved).toBe(1);
+  });
+});
