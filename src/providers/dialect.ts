@@ -139,11 +139,21 @@ export interface UsageHeaders {
   cacheWrite?: string;
 }
 
+/** A stream of binary frames (AWS's event-stream encoding): its media type, and where a frame's event carries the invocation's totals. */
+export interface UsageFrames {
+  /** The answer's content type, matched as a part of it. */
+  type: string;
+  /** The field of a `chunk` event's inner JSON that holds the invocation's token counts. */
+  metrics?: string;
+}
+
 export interface UsageSpec {
   /** Paths to a usage object in an answer or a stream event, tried in order. */
   at: readonly (readonly string[])[];
   /** Headers that tell a plain answer's usage where its body does not. */
   headers?: UsageHeaders;
+  /** Streams in binary event-stream frames rather than text lines (usage/event-frames.ts). */
+  frames?: UsageFrames;
   /**
    * `stream_options`: a streamed chat completion may carry `stream_options.include_usage` (then
    * the gateway asks for it and strips the extra chunk for a caller who did not). `since`: only

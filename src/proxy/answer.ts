@@ -14,10 +14,12 @@ export const ERROR_BODY_MAX = 64 * 1024;
 
 /**
  * An answer passed through as it comes rather than read whole first: one the caller asked to
- * stream (Gemini's `streamGenerateContent` is JSON, not SSE), SSE, or newline-delimited JSON.
+ * stream (Gemini's `streamGenerateContent` is JSON, not SSE), SSE, newline-delimited JSON, or the
+ * binary frames its provider's row streams in (`framed`: their content type).
  */
-export function isStreamed(h: Headers, asked: boolean | undefined): boolean {
-  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq|vnd\.amazon\.eventstream/i.test(h.get("content-type") ?? "");
+export function isStreamed(h: Headers, asked: boolean | undefined, framed?: string): boolean {
+  const type = h.get("content-type") ?? "";
+  return asked === true || isEventStream(h) || /ndjson|jsonl|json-seq/i.test(type) || (framed !== undefined && type.includes(framed));
 }
 
 /** At most `max` bytes of `body`; the rest is cancelled, never buffered. */

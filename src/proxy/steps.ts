@@ -152,9 +152,9 @@ export async function settleSuccess(s: Attempts, slot: Slot, res: Response, late
   const d = dialectOf(s, at);
   s.route?.answered(at);
   const info = parseRateLimitHeaders(res.headers, s.now(), d);
-  const streaming = isStreamed(res.headers, plan.stream);
+  const streaming = isStreamed(res.headers, plan.stream, d.usage.frames?.type);
   const success = s.outcome(slot, "success", res.status, info, latency, true);
-  const sent = { tier: slot.tier, headers: res.headers, ...(at.priceAs && { price: at.priceAs }) };
+  const sent = { tier: slot.tier, headers: res.headers, ...(d.usage.frames && { frames: d.usage.frames }), ...(at.priceAs && { price: at.priceAs }) };
   // The tier that served, as the answer's headers tell it, else the tier it went at (a plain answer's body may say more: below).
   const served = (tier: Tier | undefined): Tier => tier ?? servedTier(d.tiers, res.headers, null) ?? slot.tier;
   let body = res.body;

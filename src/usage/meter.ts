@@ -4,10 +4,10 @@ import { type AnswerFacts, noteAnswer } from "../observe/genai";
 import { DIALECTS } from "../providers/dialects";
 import { routeOf } from "../providers/key";
 import type { Provider } from "../providers/table";
-import type { Tier, TierSpec, UsageHeaders, VersionSince } from "../providers/dialect";
+import type { Tier, TierSpec, UsageFrames, UsageHeaders, VersionSince } from "../providers/dialect";
 import { servedTier } from "../tiers/body";
 import { costOf, type PriceTable, priceOf, tierPrice } from "./prices";
-import { tapEventStream } from "./bedrock";
+import { tapEventStream } from "./event-frames";
 import { headerUsage } from "./header-usage";
 import { tapStream } from "./stream";
 import { type Tokens, usageIn } from "./tokens";
@@ -65,13 +65,16 @@ export interface MeterOptions {
   usageHeaders?: UsageHeaders;
 }
 
-/** `application/vnd.amazon.eventstream`: binary frames, not text lines (usage/eventstream.ts). */
-const isFramed = (h: Headers | undefined) => h?.get("content-type")?.includes("vnd.amazon.eventstream") ?? false;
+/** The frames an answer streams in, where the serving row says it may and its content type says it does; else null (text lines). */
+const framesOf = (sent: SentAt | undefined): UsageFrames | null =>
+  sent?.frames && sent.headers.get("content-type")?.includes(sent.frames.type) ? sent.frames : null;
 
 /** What the meter knows of an answer's tier before reading it: the tier it was sent at, and its headers (Gemini tells it there). */
 export interface SentAt {
   tier: Tier;
   headers: Headers;
+  /** Binary frames the serving provider streams in (its dialect row's `usage.frames`), where it has them. */
+  frames?: UsageFrames;
   /** What the answer is priced as, where not the request's provider and model (a pool member of another provider: its own price). */
   price?: { provider: string; model: string };
 }
@@ -113,7 +116,7 @@ export class Meter {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {}
     if (this.facts) noteAnswer(this.facts, json);
-    // Some tell it only in headers (Bedrock's InvokeModel for a model whose own body has none); the body's is taken first.
+    // Some tell it only in headers (a model whose own body has none, behind a cloud's route); the body's is taken first.
     const tokens = usageIn(json, this.usageAt) ?? (sent && this.usageHeaders ? headerUsage(sent.headers, this.usageHeaders) : null);
     return this.record(tokens, tags, this.tierOf(sent, json), true, sent?.price);
   }
@@ -130,8 +133,9 @@ export class Meter {
       tier = servedTier(spec, null, json) ?? tier;
     };
     const listen = facts || spec ? onJson : undefined;
-    // An event-stream (Bedrock's binary framing) is read frame by frame as it passes; anything else as text lines.
-    const tap = isFramed(sent?.headers) ? tapEventStream(body, listen) : tapStream(body, sse, this.strip && sse, listen, this.usageAt);
+    // Binary frames (the row's `usage.frames`) are read frame by frame as they pass; anything else as text lines.
+    const frames = framesOf(sent);
+    const tap = frames ? tapEventStream(body, frames, listen) : tapStream(body, sse, this.strip && sse, listen, this.usageAt);
     return { body: tap.body, record: () => this.record(tap.tokens(), tags, tier, tap.whole(), sent?.price) };
   }
 

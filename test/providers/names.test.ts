@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../..");
 
 /** The names searched for, case-insensitively, anywhere in code (inside identifiers too: `openaiApi`, `GEMINI_FILE`). */
-const NAMES = /openai|anthropic|azure|gemini|google|groq|mistral|together|fireworks|deepseek|openrouter|xai/gi;
+const NAMES = /openai|anthropic|azure|gemini|google|groq|mistral|together|fireworks|deepseek|openrouter|xai|bedrock|vertex|amazon|amzn/gi;
 
 /** Keywords after which a `/` starts a regular expression, not a division. */
 const BEFORE_REGEX = new Set(["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await"]);

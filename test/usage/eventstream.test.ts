@@ -1,7 +1,7 @@
 import { Int64 } from "@smithy/eventstream-codec";
 import { describe, expect, it } from "vitest";
 import { crc32, decodeFrame, EventStreamError, FrameReader, type EventMessage } from "../../src/usage/eventstream";
-import { codec, concat } from "./bedrock-fixtures";
+import { codec, concat } from "./event-frames-fixtures";
 
 const enc = new TextEncoder();
 

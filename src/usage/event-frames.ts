@@ -1,22 +1,20 @@
 /**
- * @module Bedrock's usage, as each of its routes reports it, in the meter's one shape (`Tokens`):
- * a pure reader of its answers and a tap of its event streams, which reads frames as they pass
- * and never holds the stream back.
+ * @module Usage in a stream of binary event-stream frames (AWS's encoding, as Bedrock streams:
+ * its dialect row's `usage.frames`), in the meter's one shape (`Tokens`): a tap that reads the
+ * frames as they pass and never holds the stream back. A plain answer's usage is read by the
+ * meter from the body and from the headers the row names (usage/header-usage.ts).
  *
- * Where Bedrock puts usage (docs.aws.amazon.com/bedrock/latest/APIReference/):
- * - InvokeModel: the model's own body (Anthropic's `usage`), and for every model the
- *   `X-Amzn-Bedrock-Input-Token-Count` / `-Output-Token-Count` headers (with
- *   `-Cache-Read-Input-Token-Count` / `-Cache-Write-Input-Token-Count` under prompt caching).
- * - Converse: `usage` {inputTokens, outputTokens, totalTokens, cacheReadInputTokens, cacheWriteInputTokens}
- *   (API_runtime_TokenUsage). `inputTokens` leaves the cache's reads and writes out, as Anthropic's
- *   `input_tokens` does (userguide/prompt-caching.html), so they are added to make `input`.
+ * Where Bedrock's streams put usage (docs.aws.amazon.com/bedrock/latest/APIReference/):
  * - InvokeModelWithResponseStream: `chunk` events whose payload is `{"bytes": "<base64>"}` of the
  *   model's own event (Anthropic's `message_start` / `message_delta` usage); the last one also carries
- *   `amazon-bedrock-invocationMetrics` {inputTokenCount, outputTokenCount, ...}.
- * - ConverseStream: the `metadata` event's `usage`, as Converse's.
+ *   the row's `frames.metrics` field (`amazon-bedrock-invocationMetrics` {inputTokenCount, outputTokenCount, ...}).
+ * - ConverseStream: the `metadata` event's `usage` {inputTokens, outputTokens, cacheReadInputTokens,
+ *   cacheWriteInputTokens} (API_runtime_TokenUsage). `inputTokens` leaves the cache's reads and writes
+ *   out, as Anthropic's `input_tokens` does (userguide/prompt-caching.html): `tokensOf` adds them.
  * - Either stream may end in an exception event (`:message-type` `exception`, its name in
  *   `:exception-type`: throttlingException, modelStreamErrorException, ...; payload `{"message"}`).
  */
+import type { UsageFrames } from "../providers/dialect";
 import type { Tap } from "./stream";
 import { EventStreamError, type EventMessage, type FrameFault, FrameReader } from "./eventstream";
 import { merge, type Tokens, tokensOf, usageIn } from "./tokens";
@@ -35,29 +33,11 @@ export function converseTokens(usage: unknown): Tokens | null {
   return u && (typeof u.inputTokens === "number" || typeof u.outputTokens === "number") ? tokensOf(u) : null;
 }
 
-/** `amazon-bedrock-invocationMetrics` of a stream's last chunk, or null. */
+/** The invocation's totals a stream's last chunk carries (the row's `frames.metrics` field), or null. */
 export function metricsTokens(metrics: unknown): Tokens | null {
   const m = obj(metrics);
   if (!m || (typeof m.inputTokenCount !== "number" && typeof m.outputTokenCount !== "number")) return null;
   return counted(n(m.inputTokenCount), n(m.outputTokenCount), n(m.cacheReadInputTokenCount), n(m.cacheWriteInputTokenCount));
-}
-
-/** The `X-Amzn-Bedrock-*-Token-Count` headers of an InvokeModel answer, or null. */
-export function headerTokens(h: Headers): Tokens | null {
-  const get = (name: string) => {
-    const v = h.get(`x-amzn-bedrock-${name}-token-count`);
-    return v === null || !/^\d+$/.test(v.trim()) ? null : Number(v);
-  };
-  const input = get("input");
-  const output = get("output");
-  if (input === null && output === null) return null;
-  return counted(input ?? 0, output ?? 0, get("cache-read-input") ?? 0, get("cache-write-input") ?? 0);
-}
-
-/** A plain answer's usage: Converse's `usage`, the model's own body (Anthropic's), then the headers; the largest of each field. */
-export function plainTokens(json: unknown, headers: Headers): Tokens | null {
-  const body = converseTokens(obj(json)?.usage) ?? usageIn(json);
-  return merge(body, headerTokens(headers));
 }
 
 /** What one event of a stream says: its usage, the model's own event (for a span), or the exception that ended the stream. */
@@ -78,8 +58,8 @@ function parse(bytes: Uint8Array): unknown {
   }
 }
 
-/** Reads one event of either Bedrock stream. */
-export function eventFacts(m: EventMessage): EventFacts {
+/** Reads one event of either stream; `metrics`: the field of a chunk's inner JSON that holds the invocation's totals. */
+export function eventFacts(m: EventMessage, metrics?: string): EventFacts {
   const payload = parse(m.payload);
   if (m.headers[":message-type"] === "exception") {
     const message = obj(payload)?.message;
@@ -93,10 +73,10 @@ export function eventFacts(m: EventMessage): EventFacts {
   try {
     inner = typeof bytes === "string" ? parse(b64(bytes)) : null;
   } catch {}
-  return { tokens: merge(usageIn(inner), metricsTokens(obj(inner)?.["amazon-bedrock-invocationMetrics"])), json: inner };
+  return { tokens: merge(usageIn(inner), metrics ? metricsTokens(obj(inner)?.[metrics]) : null), json: inner };
 }
 
-/** A tap of a Bedrock event stream: the meter's `Tap`, and what ended the stream. */
+/** A tap of an event stream: the meter's `Tap`, and what ended the stream. */
 export interface EventStreamTap extends Tap {
   /** The exception event the stream ended with, if any. */
   exception(): { type: string; message: string } | null;
@@ -109,7 +89,7 @@ export interface EventStreamTap extends Tap {
  * frame. A frame that fails its checksum stops the reading, never the stream: the caller's SDK
  * sees the same bytes and judges them itself. `onJson`: told each model event (a span reads it).
  */
-export function tapEventStream(body: ReadableStream<Uint8Array>, onJson?: (json: unknown) => void): EventStreamTap {
+export function tapEventStream(body: ReadableStream<Uint8Array>, frames: UsageFrames, onJson?: (json: unknown) => void): EventStreamTap {
   const reader = new FrameReader();
   let seen: Tokens | null = null;
   let exception: { type: string; message: string } | null = null;
@@ -121,7 +101,7 @@ export function tapEventStream(body: ReadableStream<Uint8Array>, onJson?: (json:
       if (fault) return;
       try {
         for (const m of reader.push(chunk)) {
-          const f = eventFacts(m);
+          const f = eventFacts(m, frames.metrics);
           seen = merge(seen, f.tokens);
           exception = f.exception ?? exception;
           if (f.json !== undefined && onJson) onJson(f.json);

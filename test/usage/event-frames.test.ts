@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { converseTokens, headerTokens, plainTokens, tapEventStream } from "../../src/usage/bedrock";
-import { chunked, concat, converseStream, eventFrame, exceptionFrame, invokeStream } from "./bedrock-fixtures";
+import { DIALECTS } from "../../src/providers/dialects";
+import { converseTokens, tapEventStream } from "../../src/usage/event-frames";
+import { headerUsage } from "../../src/usage/header-usage";
+import { usageIn } from "../../src/usage/tokens";
+import { chunked, concat, converseStream, eventFrame, exceptionFrame, invokeStream } from "./event-frames-fixtures";
+
+/** Bedrock's row: where its streams' frames and a plain answer's usage headers are named. */
+const USAGE = DIALECTS.bedrock.usage;
+const FRAMES = USAGE.frames!;
 
 async function drain(bytes: Uint8Array, size: number) {
   const seen: unknown[] = [];
-  const tap = tapEventStream(chunked(bytes, size), (j) => seen.push(j));
+  const tap = tapEventStream(chunked(bytes, size), FRAMES, (j) => seen.push(j));
   const out = new Uint8Array(await new Response(tap.body).arrayBuffer());
   return { out, tap, seen };
 }
@@ -73,8 +80,10 @@ describe("Bedrock stream usage, read as the frames pass", () => {
   });
 });
 
-describe("Bedrock plain answers", () => {
+describe("Bedrock plain answers, as the meter reads them from the row (the body's usage, else its headers)", () => {
   const h = (o: Record<string, string>) => new Headers(o);
+  const plainTokens = (body: unknown, headers: Headers) => usageIn(body, USAGE.at) ?? headerUsage(headers, USAGE.headers!);
+  const headerTokens = (headers: Headers) => headerUsage(headers, USAGE.headers!);
 
   it("InvokeModel (Claude): the body's usage, the headers agreeing", () => {
     const body = { id: "msg_bdrk_1", type: "message", content: [{ type: "text", text: "hi" }], usage: { input_tokens: 12, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } };
