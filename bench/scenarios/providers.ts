@@ -16,7 +16,7 @@ import { OPENAI_SDK_PATHS } from "../../test/support/standin/index.ts";
 import type { BuiltIn, DialectName, OpenAiStyle, StandinOptions } from "../../test/support/standin/index.ts";
 
 interface ProviderShape {
-  provider: Exclude<BuiltIn, "openai" | "anthropic">;
+  provider: Exclude<BuiltIn, "openai" | "anthropic" | "bedrock">;
   client: "openai" | "azure" | "gemini";
   /** What binds, as the provider tells it. */
   label: string;
