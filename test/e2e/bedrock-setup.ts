@@ -39,7 +39,7 @@ export const POOLS = {
 export const SECRETS = { AWS_KEY_ID_A: KEY_A.accessKeyId, AWS_SECRET_A: KEY_A.secretAccessKey, AWS_KEY_ID_B: KEY_B.accessKeyId, AWS_SECRET_B: KEY_B.secretAccessKey, AWS_KEY_ID_C: KEY_C.accessKeyId, AWS_SECRET_WRONG: WRONG_SECRET };
 
 /** A stack whose gateway reaches the stand-in's Bedrock (each region a path prefix there) and holds the pools above. */
-export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number } = {}): Stack {
+export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number; vars?: () => Record<string, string> } = {}): Stack {
   return useStack({
     admin: true,
     logLevel: "log", // the info event lines too, for the secret scan
@@ -51,7 +51,7 @@ export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm
       },
     },
     providers: (url) => ({ bedrock: { baseUrl: `${url}/bedrock/{resource}` } }),
-    vars: { POOLS: JSON.stringify(POOLS), ...SECRETS, USAGE_FLUSH_MS: "200", POOL_OUT_MS: "60000" },
+    vars: () => ({ POOLS: JSON.stringify(POOLS), ...SECRETS, USAGE_FLUSH_MS: "200", POOL_OUT_MS: "60000", ...o.vars?.() }),
   });
 }
 

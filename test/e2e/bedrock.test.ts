@@ -5,15 +5,33 @@
 // out at its first 403, never retried as a rate limit; the ledger equal to the stand-in's count,
 // event streams included; no secret or signature anywhere a caller or operator can read.
 import { ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/gateway.ts";
 import type { MintedKey } from "../support/pools.ts";
 import {
   ACCOUNT, admin, anthropicBedrockVia, awsVia, CLAUDE, failure, KEY_A, KEY_B, KEY_C, LLAMA, OTHER_ACCOUNT, OWN_API_KEY, THIRD_ACCOUNT, SECRETS, USER, useBedrockStack, WRONG_SECRET,
 } from "./bedrock-setup.ts";
 import { ledger } from "./providers-setup.ts";
-import { ADMIN_TOKEN, limiterState } from "./setup.ts";
+import { ADMIN_TOKEN, limiterState, until } from "./setup.ts";
 
-const stack = useBedrockStack();
+/** An OTLP/HTTP receiver keeping each export's raw body: the spans are scanned for secrets too. */
+const spans: string[] = [];
+let receiver: Server;
+let otlpPort = 0;
+beforeAll(async () => {
+  otlpPort = await freePort();
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => (spans.push(Buffer.concat(chunks).toString("utf8")), res.writeHead(200, { "content-type": "application/json" }).end("{}")));
+  });
+  await new Promise<void>((ok) => receiver.listen(otlpPort, "127.0.0.1", ok));
+});
+afterAll(() => new Promise<void>((ok) => (receiver ? receiver.close(() => ok()) : ok())));
+
+// Registered after the receiver's beforeAll: the gateway starts once its port is known.
+const stack = useBedrockStack({ vars: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`, OTEL_BSP_SCHEDULE_DELAY: "100" }) });
 /** Every answer a caller or operator saw in this file, for the scan at its end. */
 const seen: string[] = [];
 const minted: MintedKey[] = [];
@@ -139,7 +157,8 @@ describe("usage and secrets", () => {
     expect(Object.fromEntries(Object.keys(expected).map((m) => [m, rows[m]]))).toEqual(expected);
   });
 
-  it("no secret, key or signature in wrangler's output, an admin answer, the metrics or an error body", async () => {
+  it("no secret, key or signature in wrangler's output, a span, an admin answer, the metrics or an error body", async () => {
+    await until("Bedrock's spans", () => spans.some((b) => b.includes("aws.bedrock")));
     const auth = (path: string) => fetch(`${stack.gateway.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
     seen.push(await auth("/admin/pools"), await auth(`/admin/usage?since=${since}&by=key`), await auth("/admin/virtual-keys"), await auth("/metrics"));
     for (const key of JSON.parse(await auth(`/admin/usage?since=${since}&by=key`)).rows.map((r: { key: string }) => r.key) as string[]) seen.push(await auth(`/admin/keys/${encodeURIComponent(key)}`));
@@ -147,10 +166,10 @@ describe("usage and secrets", () => {
     const signatures = stack.standin.stats().log.flatMap((a) => a.extraCredentials).map((h) => /Signature=([0-9a-f]{64})/.exec(h)?.[1]).filter((s): s is string => !!s);
     expect(signatures.length).toBeGreaterThan(5);
     const needles = [...Object.values(SECRETS), WRONG_SECRET, OWN_API_KEY, ...minted.map((m) => m.key), ...signatures];
-    const haystacks = { output: stack.gateway.output(), answers: seen.join("\n") };
+    const haystacks = { output: stack.gateway.output(), spans: spans.join("\n"), answers: seen.join("\n") };
     expect(haystacks.output.length).toBeGreaterThan(1000);
     for (const [where, text] of Object.entries(haystacks)) expect(needles.filter((n) => text.includes(n)), where).toEqual([]);
     // Access key ids are not secrets (AWS prints them in errors), but the gateway has no reason to show them either.
-    expect([KEY_A.accessKeyId, KEY_B.accessKeyId, KEY_C.accessKeyId].filter((id) => haystacks.output.includes(id) || haystacks.answers.includes(id))).toEqual([]);
+    expect([KEY_A.accessKeyId, KEY_B.accessKeyId, KEY_C.accessKeyId].filter((id) => Object.values(haystacks).some((text) => text.includes(id)))).toEqual([]);
   });
 });
