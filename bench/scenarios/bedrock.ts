@@ -8,6 +8,7 @@ import type { ClientSpec } from "../client.ts";
 import { configure, type Ctx, PROMPT, type Scenario } from "../context.ts";
 import { runFleets } from "../fleet.ts";
 import { goal, pct, type Row, secs, share, times } from "../stats.ts";
+import { ledgerRow } from "./providers.ts";
 import { Admin } from "../../test/support/pools.ts";
 import { DEFAULT_BEDROCK } from "../../test/support/standin/bedrock-options.ts";
 
@@ -32,24 +33,6 @@ const POOLS = {
     members: [{ name: "aws-bench", provider: "bedrock", region: REGION, account: ACCOUNT.id, secrets: { accessKeyId: "BENCH_AWS_KEY_ID", secretAccessKey: "BENCH_AWS_SECRET" } }],
   },
 };
-
-type Ledger = { requests: number; inputTokens: number; outputTokens: number; unknownUsage: number };
-
-/** The ledger's rows for one model, summed, polled until they hold `n` requests (or 20 s). */
-async function ledgerOf(ctx: Ctx, since: number, n: number): Promise<Ledger | null> {
-  const end = Date.now() + 20_000;
-  let row: Ledger | null = null;
-  while (Date.now() < end) {
-    const res = await fetch(`${ctx.gateway.url}/admin/usage?since=${since}&by=model`, { headers: { authorization: `Bearer ${ctx.adminToken}` } });
-    if (res.ok) {
-      const rows = ((await res.json()) as { rows: (Ledger & { model: string })[] }).rows.filter((r) => r.model === MODEL);
-      row = rows.length ? rows.reduce((a, r) => ({ requests: a.requests + r.requests, inputTokens: a.inputTokens + r.inputTokens, outputTokens: a.outputTokens + r.outputTokens, unknownUsage: a.unknownUsage + r.unknownUsage }), { requests: 0, inputTokens: 0, outputTokens: 0, unknownUsage: 0 }) : null;
-    }
-    if ((row?.requests ?? 0) >= n) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return row;
-}
 
 export const bedrock: Scenario = {
   name: "bedrock",
@@ -80,7 +63,7 @@ export const bedrock: Scenario = {
     const failures: Record<string, number> = {};
     for (const fl of fleets) for (const [st, c] of Object.entries(fl.failures)) failures[st] = (failures[st] ?? 0) + c;
     const charged = up.bedrock[ACCOUNT.id]?.[MODEL] ?? { answers: 0, input: 0, output: 0 };
-    const ledger = await ledgerOf(ctx, since, n);
+    const ledger = await ledgerRow(ctx, MODEL, since, n);
     const exact = ledger !== null && ledger.unknownUsage === 0 && ledger.requests === charged.answers && ledger.inputTokens === charged.input && ledger.outputTokens === charged.output;
     const ratio = makespan / idealMs;
     const share429 = share(up.rateLimited, up.attempts);

@@ -53,10 +53,10 @@ function baseURL(ctx: Ctx, s: ProviderShape): string {
   return `${gw}/${s.provider}${OPENAI_SDK_PATHS[s.provider as OpenAiStyle]}`;
 }
 
-type Ledger = { requests: number; inputTokens: number; outputTokens: number; unknownUsage: number };
+export type Ledger = { requests: number; inputTokens: number; outputTokens: number; unknownUsage: number };
 
 /** The ledger's row for one model, polled until it holds `n` requests (or 20 s). */
-async function ledgerRow(ctx: Ctx, model: string, since: number, n: number): Promise<Ledger | null> {
+export async function ledgerRow(ctx: Ctx, model: string, since: number, n: number): Promise<Ledger | null> {
   const end = Date.now() + 20_000;
   let row: Ledger | null = null;
   while (Date.now() < end) {
