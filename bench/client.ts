@@ -1,6 +1,7 @@
 // One benchmark client process: the official openai SDK (or plain fetch with `raw`, or the official
 // @anthropic-ai/sdk with `sdk: "anthropic"`, AzureOpenAI with `sdk: "azure"`, plain fetch on
-// Gemini's native API with `sdk: "gemini"`, the Vercel AI SDK with `sdk: "aisdk"`, @anthropic-ai/vertex-sdk with `sdk: "vertex"`) sending chat completions (messages) at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
+// Gemini's native API with `sdk: "gemini"`, the Vercel AI SDK with `sdk: "aisdk"`, @anthropic-ai/vertex-sdk
+// with `sdk: "vertex"`, the AWS SDK's Bedrock Converse with `sdk: "bedrock"`) sending chat completions (messages) at a fixed concurrency. Prints "ready", waits for "go" on stdin (so every process
 // starts together), then prints one JSON line of results and exits.
 // Spawned by bench/fleet.ts: node bench/client.ts '<ClientSpec JSON>'
 import Anthropic from "@anthropic-ai/sdk";
@@ -25,9 +26,11 @@ export interface ClientSpec {
   /**
    * Which client (default the openai SDK): the Anthropic SDK (baseURL without /v1), AzureOpenAI
    * (baseURL its endpoint, `model` the deployment), or fetch on Gemini's native API (baseURL the
-   * API's root, before /v1beta), or the Vercel AI SDK's OpenAI provider (bench/aisdk.ts, baseURL with /v1), or @anthropic-ai/vertex-sdk (bench/vertex.ts, baseURL the gateway's /vertex/v1, apiKey a virtual key).
+   * API's root, before /v1beta), or the Vercel AI SDK's OpenAI provider (bench/aisdk.ts, baseURL with /v1),
+   * or @anthropic-ai/vertex-sdk (bench/vertex.ts, baseURL the gateway's /vertex/v1, apiKey a virtual key),
+   * or the AWS SDK's Bedrock Converse (bench/bedrock.ts, baseURL the gateway's `/bedrock/<region>`).
    */
-  sdk?: "openai" | "anthropic" | "azure" | "gemini" | "aisdk" | "vertex";
+  sdk?: "openai" | "anthropic" | "azure" | "gemini" | "aisdk" | "vertex" | "bedrock";
   /** Azure's api-version (default 2024-10-21). */
   apiVersion?: string;
   /** Every n-th request (n > 0) is streamed, its usage not asked for, and read to its end. */
@@ -62,8 +65,11 @@ const claude = new Anthropic({ apiKey: spec.apiKey, baseURL: spec.baseURL, maxRe
 const azure = spec.sdk === "azure"
   ? new AzureOpenAI({ endpoint: spec.baseURL, apiKey: spec.apiKey, apiVersion: spec.apiVersion ?? "2024-10-21", deployment: spec.model, maxRetries: spec.maxRetries, timeout: 300_000, defaultHeaders: spec.headers })
   : null;
-// Only its own processes load the AI SDK or the Vertex SDK.
-const loaded = spec.sdk === "aisdk" ? (await import("./aisdk.ts")).aiSdkCaller(spec) : spec.sdk === "vertex" ? (await import("./vertex.ts")).vertexCaller(spec) : null;
+// Only their own processes load the AI SDK, the Vertex SDK or the AWS SDK.
+const loaded = spec.sdk === "aisdk" ? (await import("./aisdk.ts")).aiSdkCaller(spec)
+  : spec.sdk === "vertex" ? (await import("./vertex.ts")).vertexCaller(spec)
+  : spec.sdk === "bedrock" ? (await import("./bedrock.ts")).bedrockCaller(spec)
+  : null;
 const streamed = (n: number) => !!spec.streamEvery && n % spec.streamEvery === spec.streamEvery - 1;
 const bodyOf = (n: number) => ({
   model: spec.model,

@@ -8,10 +8,11 @@ import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Gateway, type GatewayOptions, startGateway } from "../test/support/gateway.ts";
-import { gatewayProviders, startStandin } from "../test/support/standin/index.ts";
+import { gatewayProviders, type Standin, startStandin } from "../test/support/standin/index.ts";
 import type { BenchOptions, Beside, Ctx, Scenario } from "./context.ts";
 import { besideTrees, here, type Tree } from "./trees.ts";
 import { batch } from "./scenarios/batch.ts";
+import { bedrock } from "./scenarios/bedrock.ts";
 import { cache } from "./scenarios/cache.ts";
 import { cap } from "./scenarios/cap.ts";
 import { ceiling } from "./scenarios/ceiling.ts";
@@ -30,7 +31,7 @@ import { tokens } from "./scenarios/tokens.ts";
 import { vertex } from "./scenarios/vertex.ts";
 import type { Row } from "./stats.ts";
 
-const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, vertex, tiers, tierRounds];
+const ALL: Scenario[] = [shared, cap, tokens, faults, overhead, hotpath, ceiling, fair, cache, ...real, ...pools, batch, providers, bedrock, vertex, tiers, tierRounds];
 /** Names that select several scenarios. */
 const GROUPS: Record<string, string[]> = { real: real.map((s) => s.name), pools: pools.map((s) => s.name) };
 const ADMIN_TOKEN = "bench-admin-token";
@@ -77,6 +78,9 @@ function options(): Options {
                  gateway, sync beside --mode provider: the ledger's cost and the wall time
   --only providers  every built-in beyond OpenAI and Anthropic at its limit in its own dialect (issue 32), its
                  users' client through wrangler dev (4 x 60 at 8, a quarter streamed), the simulator's figure beside
+  --only bedrock Amazon Bedrock (issue 41): 4 callers (a virtual key each, the AWS SDK's Converse, a quarter
+                 ConverseStream) on one IAM member the gateway signs for, 240 requests at a 120 RPM quota with
+                 no headers (about a minute): time over the quota's ideal, upstream 429 share, the ledger against the stand-in
   --only tiers   service tiers (issue 35): one 2,000-line job (quick: 400) by slotgate batch through the gateway at
                  standard, --mode flex with 30% of flex shed, and flex fully shed beside an interactive caller
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
@@ -98,6 +102,13 @@ function options(): Options {
   const poolSeconds = values["pool-seconds"] === undefined ? undefined : int(values["pool-seconds"], 120);
   const opts = { k: int(values.k, quick ? 2 : 8), m: int(values.m, quick ? 16 : 50), concurrency: int(values.concurrency, quick ? 8 : 16), quick, poolSeconds, timeline: values.timeline! };
   return { opts, only: ALL.filter((s) => names.includes(s.name)), verbose: values.verbose!, against: values.against!, probe: values.probe! };
+}
+
+/** The vars the selected scenarios need, their `POOLS` merged (each names pools of its own). */
+function scenarioVars(only: Scenario[], standin: Standin): Record<string, string> {
+  const each = only.map((s) => s.vars?.(standin) ?? {});
+  const pools = Object.assign({}, ...each.map((v) => (v.POOLS ? JSON.parse(v.POOLS) : {})));
+  return { ...Object.assign({}, ...each), ...(Object.keys(pools).length && { POOLS: JSON.stringify(pools) }) };
 }
 
 /** Ports are picked free and then bound by wrangler; another run on this machine can win the race. */
@@ -168,7 +179,7 @@ async function main(): Promise<void> {
       start({
         // Every built-in at its dialect in the stand-in (openai and anthropic unprefixed, as before).
         root, providers: { ...gatewayProviders(standin.url), ...Object.assign({}, ...only.map((s) => s.providers?.(standin.url) ?? {})) }, verbose,
-        vars: { ...Object.assign({}, ...only.map((s) => s.vars?.(standin) ?? {})), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
+        vars: { ...scenarioVars(only, standin), ADMIN_TOKEN, ...(opts.timeline && { LOG_LEVEL: "debug" }) },
         // A timeline reads the limiter's grants from its debug lines.
         ...(opts.timeline && { logLevel: "debug" as const }),
       });

@@ -16,7 +16,7 @@ import { OPENAI_SDK_PATHS } from "../../test/support/standin/index.ts";
 import type { BuiltIn, DialectName, OpenAiStyle, StandinOptions } from "../../test/support/standin/index.ts";
 
 interface ProviderShape {
-  provider: Exclude<BuiltIn, "openai" | "anthropic">;
+  provider: Exclude<BuiltIn, "openai" | "anthropic" | "bedrock">;
   client: "openai" | "azure" | "gemini";
   /** What binds, as the provider tells it. */
   label: string;
@@ -53,10 +53,10 @@ function baseURL(ctx: Ctx, s: ProviderShape): string {
   return `${gw}/${s.provider}${OPENAI_SDK_PATHS[s.provider as OpenAiStyle]}`;
 }
 
-type Ledger = { requests: number; inputTokens: number; outputTokens: number; unknownUsage: number };
+export type Ledger = { requests: number; inputTokens: number; outputTokens: number; unknownUsage: number };
 
 /** The ledger's row for one model, polled until it holds `n` requests (or 20 s). */
-async function ledgerRow(ctx: Ctx, model: string, since: number, n: number): Promise<Ledger | null> {
+export async function ledgerRow(ctx: Ctx, model: string, since: number, n: number): Promise<Ledger | null> {
   const end = Date.now() + 20_000;
   let row: Ledger | null = null;
   while (Date.now() < end) {

@@ -60,11 +60,15 @@ export const MODELS =
   "global.anthropic.claude-sonnet-4-5-20250929-v1:0 200000 64000 3 15 .3 3.75," +
   "global.anthropic.claude-haiku-4-5-20251001-v1:0 200000 64000 1 5 .1 1.25," +
   "anthropic.claude-opus-4-1-20250805-v1:0 200000 32000 15 75 1.5 18.75," +
+  "anthropic.claude-opus-4-20250514-v1:0 200000 32000 15 75 1.5 18.75," +
   "anthropic.claude-sonnet-4-20250514-v1:0 200000 64000 3 15 .3 3.75," +
   "anthropic.claude-3-7-sonnet-20250219-v1:0 200000 64000 3 15 .3 3.75," +
   "anthropic.claude-3-5-haiku-20241022-v1:0 200000 8192 .8 4 .08 1," +
-  "meta.llama4-maverick-17b-instruct-v1:0 1000000 8192 .24 .97,meta.llama3-3-70b-instruct-v1:0 128000 8192 .72 .72," +
-  "amazon.nova-pro-v1:0 300000 5000 .8 3.2 .2,amazon.nova-lite-v1:0 300000 5000 .06 .24 .015;" +
+  "meta.llama4-maverick-17b-instruct-v1:0 1000000 8192 .24 .97,meta.llama4-scout-17b-instruct-v1:0 3500000 8192 .17 .66," +
+  "meta.llama3-3-70b-instruct-v1:0 128000 8192 .72 .72,meta.llama3-1-405b-instruct-v1:0 128000 4096 2.4 2.4," +
+  "meta.llama3-1-70b-instruct-v1:0 128000 2048 .72 .72,meta.llama3-1-8b-instruct-v1:0 128000 2048 .22 .22," +
+  "amazon.nova-pro-v1:0 300000 5000 .8 3.2 .2,amazon.nova-lite-v1:0 300000 5000 .06 .24 .015," +
+  "amazon.nova-micro-v1:0 128000 5000 .035 .14 .00875;" +
   // Vertex AI: Claude at Anthropic's list prices on the global endpoint (platform.claude.com
   // "Claude on Vertex AI", read 2026-11-23); Gemini at Vertex's list prices as third parties quote
   // them (cloud.google.com/vertex-ai/generative-ai/pricing was not read: to check). A version

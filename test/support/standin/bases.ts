@@ -14,6 +14,8 @@ export const PROVIDER_PATHS = {
   together: "/together",
   fireworks: "/fireworks/inference",
   xai: "/xai",
+  // Each region a path prefix (bedrock.ts): the gateway's `{resource}` is the member's or the path's region.
+  bedrock: "/bedrock/{resource}",
 } as const;
 
 export type BuiltIn = keyof typeof PROVIDER_PATHS;
