@@ -63,6 +63,10 @@ export default defineConfig({
     // The limiters' event lines (JSON, one per decision) would drown the report; tests that check
     // them read them through a sink or a console spy, which this does not affect.
     onConsoleLog: (log) => !log.startsWith('{"event":'),
+    // Two test files at once, whatever the machine: vitest's default (cores - 1) runs one at a time
+    // on two cores, and most of an end-to-end file's time is waiting (a provider's window, a
+    // wrangler dev starting), which a second file fills.
+    maxWorkers: 2,
     projects: [
       {
         // Unit and integration tests run inside workerd, with the Worker and its Durable Objects.

@@ -26,7 +26,7 @@ const CLAUDE = "claude-sonnet-4-5@20250929";
 const GEMINI = "gemini-2.5-flash";
 const HELLO = [{ role: "user" as const, content: "Say hello through the gateway" }];
 /** The quota of the project the several callers share: 60 requests a minute (Vertex's quotas are per minute), no headers. */
-const QUOTA_RPM = 60;
+const QUOTA_RPM = 120;
 
 let standin: Standin;
 let gateway: Gateway;
@@ -257,13 +257,13 @@ describe("several callers at once at a quota the stand-in enforces with no heade
     const statuses: number[] = [];
     await Promise.all(
       callers.flatMap((c) => Array.from({ length: 2 }, async () => {
-        for (let i = 0; i < 25; i++) statuses.push(await c.messages.create({ model: CLAUDE, max_tokens: 16, messages: HELLO }).then(() => 200, (e: { status?: number }) => e.status ?? 0));
+        for (let i = 0; i < 40; i++) statuses.push(await c.messages.create({ model: CLAUDE, max_tokens: 16, messages: HELLO }).then(() => 200, (e: { status?: number }) => e.status ?? 0));
       })),
     );
-    expect(statuses).toEqual(Array(100).fill(200));
+    expect(statuses).toEqual(Array(160).fill(200));
     const attempts = standin.stats().log.slice(before).filter((a) => a.path.includes("/projects/quota-proj/"));
     const refused = attempts.filter((a) => a.status === 429).length;
-    expect(attempts.length - refused).toBe(100);
+    expect(attempts.length - refused).toBe(160);
     expect(refused / attempts.length, `${refused} of ${attempts.length} refused`).toBeLessThanOrEqual(0.05);
   });
 });
