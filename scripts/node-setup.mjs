@@ -153,7 +153,8 @@ export function firstInThisShell(dir) {
     mkdirSync(said, { recursive: true });
     for (const old of readdirSync(said)) {
       const s = sessionOf(old);
-      const ended = s !== null ? !existsSync(`/proc/${s}`) : Date.now() - statSync(join(said, old)).mtimeMs > DAY_MS;
+      // Our own session is live whatever its leader did (a CI runner's leader may have exited first).
+      const ended = s !== null ? s !== sid && !existsSync(`/proc/${s}`) : Date.now() - statSync(join(said, old)).mtimeMs > DAY_MS;
       if (ended) rmSync(join(said, old), { force: true });
     }
     writeFileSync(join(said, key), "", { flag: "wx" });

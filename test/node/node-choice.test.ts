@@ -160,4 +160,19 @@ describe("the too-old line, once a shell", () => {
     expect(await launch(true)).toMatch(line);
     expect(readdirSync(join(home, ".cache", "node24", "said")).length).toBeLessThanOrEqual(2);
   });
+
+  it("says it once in a session whose leader has ended, as a CI runner's may have", async () => {
+    // A new session whose leader (sh) exits at once, leaving two commands to run in it one after the other.
+    const out = mkdtempSync(join(tmpdir(), "slotgate-orphan-"));
+    try {
+      const cmd = `${JSON.stringify(process.execPath)} --input-type=module -e ${JSON.stringify(`(await import(${JSON.stringify(SETUP)})).projectNodeEnv(process.env, { version: "20.20.2" })`)}`;
+      const script = `( sleep 0.3; ${cmd} 2>"$1/one" >/dev/null; ${cmd} 2>"$1/two" >/dev/null; touch "$1/done" ) & exit 0`;
+      spawn("sh", ["-c", script, "sh", out], { env: { ...env, HOME: home }, detached: true, stdio: "ignore" }).unref();
+      for (let i = 0; i < 200 && !existsSync(join(out, "done")); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(readFileSync(join(out, "one"), "utf8")).toMatch(/is too old for wrangler/);
+      expect(readFileSync(join(out, "two"), "utf8")).toBe("");
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
 });
