@@ -54,7 +54,7 @@ export interface Scenario {
   /** Vars the gateway needs for it (POOLS and the members' keys), merged into the one gateway's; given the stand-in (a key it made). */
   vars?: (standin: Standin) => Record<string, string>;
   /** Providers beyond the built-ins at the stand-in (`PROVIDERS`), merged into the one gateway's. */
-  providers?: (standinUrl: string) => Record<string, { baseUrl: string }>;
+  providers?: (standinUrl: string) => Record<string, { baseUrl: string; quota?: unknown }>;
   run(ctx: Ctx): Promise<{ rows: Row[]; data: unknown; matrix?: MatrixLine }>;
 }
 

@@ -33,8 +33,10 @@ import { transformSync } from "esbuild";
  * hence 274 KB. Issue 40 asked for less than 229,115: missed by 44.7 KB. The lever left is moving the
  * Durable Objects into a Worker of their own, bound by `script_name`: a prototype measured the
  * request path's Worker at 164,901 bytes and the objects' at 113,362 (at 2c42ef7, 243,099 as one).
+ * A quota stated in `PROVIDERS` (issue 41: its parser 1.1 KB, the windows it starts 0.5 KB, the
+ * object reading it and the probe's ceiling 0.6 KB) +2.2 KB: 276,022 bytes, hence 277 KB.
  */
-const BUDGET_BYTES = 274_000;
+const BUDGET_BYTES = 277_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

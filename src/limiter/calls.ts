@@ -3,11 +3,13 @@
 // written (at once for a new limit or a later gate, else with the next flush), and a batch's reply
 // built with the key's levels and, for a kept key, tickets. The object's RPC methods hand their
 // calls here; time comes from `now`.
+import type { StatedQuota } from "../providers/quota";
 import type { UsageRecord } from "../usage/types";
 import type { LimiterCore } from "./core";
 import type { LimiterDriver } from "./driver";
 import type { Listing } from "./listing";
 import type { Applied } from "./session-stream";
+import { applyStated } from "./stated";
 import type { LimiterStore } from "./store";
 import type { Telemetry } from "./telemetry";
 import type { Ask } from "./tickets/policy";
@@ -25,6 +27,8 @@ export interface CallParts {
   now(): number;
   /** The key is proven: kept from now on (the object's). */
   prove(now: number): void;
+  /** The quota its operator states for the key (`PROVIDERS`' quota): its windows start there (stated.ts). */
+  stated(meta: KeyMeta): StatedQuota | null;
 }
 
 export class Calls {
@@ -42,7 +46,9 @@ export class Calls {
     const { core, driver, store } = this.#p;
     const now = this.#counted(ops.length, calls);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
-    this.#p.listing.touch(meta, now, ops.some((op) => op.t === "acquire"));
+    const asked = ops.some((op) => op.t === "acquire");
+    this.#p.listing.touch(meta, now, asked);
+    const stated = asked && applyStated(core.quota, this.#p.stated(meta), now);
     // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
     for (const op of ops) {
       const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
@@ -52,7 +58,7 @@ export class Calls {
     const { results, changed, waiting } = driver.exchange(ops);
     // Tickets only for a kept key: a restart must find them in its storage.
     const ids = ask && store.proven ? driver.issue(ask) : [];
-    store.changed(changed || core.cooldownUntil > before);
+    store.changed(changed || stated || core.cooldownUntil > before);
     const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
     return { reply: { results, queued: core.queue.size, room: Math.max(0, core.limitAt(now) - core.busy), epoch: core.epoch, ...tickets }, waiting };
   }
@@ -60,6 +66,7 @@ export class Calls {
   acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
     this.#p.listing.touch(req, now, true);
+    if (applyStated(this.#p.core.quota, this.#p.stated(req), now)) this.#p.store.changed(true);
     const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#p.telemetry.moved(now);
     return answer;

@@ -7,6 +7,7 @@
  */
 import type { RefusedLimit } from "../policy/types";
 import { available, DEFAULT_WINDOW_MS, type Granted, type QuotaState, type QuotaWindow } from "./quota";
+import { statedCeiling } from "./stated";
 
 /** Refused grant numbers remembered, so a later count does not take them for ones the provider let through. */
 const REFUSED_KEPT = 256;
@@ -51,11 +52,14 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
     // A refused request never counts itself; a token window holds at least the refused request.
     limit = Math.max(limit, kind === "requests" ? 1 : g.cost);
   }
+  // A stated quota is the most there is; a refusal under it is another user's share.
+  if (prev?.stated !== undefined) limit = Math.min(limit, statedCeiling({ ...prev, periodMs })!);
   limit = Math.max(limit, 1);
   // Empty when refused; what was granted after it is owed on top.
   const after = n === undefined ? 0 : kind === "requests" ? q.granted.requests - n : (q.recent ?? []).filter((e) => e.n > n).reduce((s, e) => s + e.cost, 0);
   const window: QuotaWindow = {
     limit, remaining: Math.max(-limit, -after), observedAt: now, refillPerMs: limit / periodMs, capacity: limit, periodMs, source: "refusals", readAt: now,
+    ...(prev?.stated !== undefined && { stated: prev.stated }),
   };
   q[kind] = window;
 }
@@ -68,9 +72,11 @@ export function probe(q: QuotaState, cost: number, now: number): void {
   for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
     if (!w || w.source !== "refusals" || w.limit === null || units <= 0) continue;
     if (available(w, now) >= w.limit * BINDS) continue;
+    const ceiling = statedCeiling(w) ?? Number.POSITIVE_INFINITY;
+    if (w.limit >= ceiling) continue;
     w.remaining = available(w, now);
     w.observedAt = now;
-    w.limit += (PROBE * units * units) / w.limit;
+    w.limit = Math.min(ceiling, w.limit + (PROBE * units * units) / w.limit);
     w.capacity = w.limit;
     w.refillPerMs = w.limit / (w.periodMs ?? DEFAULT_WINDOW_MS);
   }

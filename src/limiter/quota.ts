@@ -30,6 +30,11 @@ export interface QuotaWindow {
    * reset), or `refusals` (a provider that tells nothing: learned from its 429s, learned.ts).
    */
   source?: "headers" | "refusals";
+  /**
+   * The size its operator states per minute (`PROVIDERS`' quota, stated.ts), on a window learned
+   * from refusals: where it starts, and the most a probe raises it to.
+   */
+  stated?: number;
   /** A window told without limit and reset: its refill as observed between readings (units per ms). */
   learnedPerMs?: number;
   /** The provider refuses outright one request above `limit` (its dialect's window says so; too-large.ts). */

@@ -1,5 +1,6 @@
 import { ConfigError, jsonObjectVar } from "../config/env";
 import { DIALECTS, type DialectName } from "./dialects";
+import { parseQuota } from "./quota";
 import { BUILT_IN, FLAVOURS, type FlavourName, type Provider } from "./table";
 
 const cache = new Map<string, Record<string, Provider>>();
@@ -8,8 +9,8 @@ const cache = new Map<string, Record<string, Provider>>();
  * The built-in table with `PROVIDERS` merged over it. `PROVIDERS` is a JSON object (or a string
  * holding one) of `{name: {baseUrl, headers?, dialect?}}`; `headers` names the flavour (default: the
  * built-in's, else openai), `dialect` what its answers mean (default: the built-in's, so an override
- * of a built-in's base URL keeps it; else `generic`, which reads every header family). Parsed once
- * per distinct value.
+ * of a built-in's base URL keeps it; else `generic`, which reads every header family), `quota` a
+ * quota the operator knows (quota.ts). Parsed once per distinct value.
  */
 export function providers(raw: unknown): Record<string, Provider> {
   const text = typeof raw === "string" ? raw : JSON.stringify(raw ?? {});
@@ -21,7 +22,7 @@ export function providers(raw: unknown): Record<string, Provider> {
     if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)) throw new ConfigError("PROVIDERS: a provider name must be 1-63 lowercase letters, digits, - or _");
     if (name === "admin" || name === "healthz") throw new ConfigError(`PROVIDERS: ${name} is a reserved route`);
     if (typeof spec !== "object" || spec === null) throw new ConfigError(`PROVIDERS.${name} must be an object`);
-    const { baseUrl, headers, dialect } = spec as { baseUrl?: unknown; headers?: unknown; dialect?: unknown };
+    const { baseUrl, headers, dialect, quota } = spec as { baseUrl?: unknown; headers?: unknown; dialect?: unknown; quota?: unknown };
     const base = baseUrl ?? table[name]?.baseUrl;
     if (typeof base !== "string") throw new ConfigError(`PROVIDERS.${name}.baseUrl must be a string`);
     const flavour = headers ?? table[name]?.flavour ?? "openai";
@@ -30,7 +31,7 @@ export function providers(raw: unknown): Record<string, Provider> {
     const speaks = dialect ?? table[name]?.dialect ?? "generic";
     if (typeof speaks !== "string" || !Object.hasOwn(DIALECTS, speaks))
       throw new ConfigError(`PROVIDERS.${name}.dialect must be one of ${Object.keys(DIALECTS).join(", ")}`);
-    table[name] = { name, baseUrl: checkBase(name, base), flavour: flavour as FlavourName, dialect: speaks as DialectName };
+    table[name] = { name, baseUrl: checkBase(name, base), flavour: flavour as FlavourName, dialect: speaks as DialectName, ...(quota !== undefined && { quota: parseQuota(name, quota) }) };
   }
   if (cache.size > 16) cache.clear();
   cache.set(text, table);

@@ -7,6 +7,7 @@ import { POOLS_NAME } from "./address";
 import { FILE_BATCHES, INLINE_BATCHES } from "./batches";
 import type { DialectName } from "./dialects";
 import type { Flavour } from "./flavour";
+import type { QuotaSpec } from "./quota";
 import { ANTHROPIC_PRICING, GEMINI_PRICING, OPENAI_PRICING, VERTEX_PRICING } from "./prices";
 
 /** The header most families read a credential from. */
@@ -210,6 +211,8 @@ export interface Provider {
   dialect: DialectName;
   /** The Azure resource a pool member's base URL was made for (its limits are per resource). */
   resource?: string;
+  /** A quota the operator states (`PROVIDERS`' `quota`, quota.ts): the limiter paces at it from the first request. */
+  quota?: QuotaSpec;
 }
 
 /** The built-in providers. Each speaks its own dialect (the row of its name in dialects.ts) and OpenAI's wire unless it names another flavour. */

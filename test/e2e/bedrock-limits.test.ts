@@ -1,11 +1,12 @@
 // Several callers at once on one Bedrock model through `wrangler dev` (issue 41), at a quota the
 // stand-in enforces per account, region and model with no headers (Bedrock sends none: a
 // ThrottlingException is all it says). Asserted here: every request answered, no refusal seen by a
-// caller, at most 5% of attempts refused upstream. The time against the quota's ideal is a ratio in
+// caller, at most 5% of attempts refused upstream; and on a model whose quota `PROVIDERS` states,
+// paced at it from the first request: not one attempt refused upstream. The time against the quota's ideal is a ratio in
 // `npm run bench -- --only bedrock` (a wall-clock bound here would judge the machine).
 import { ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { describe, expect, it } from "vitest";
-import { ACCOUNT, admin, awsVia, LLAMA, REGION, USER, useBedrockStack } from "./bedrock-setup.ts";
+import { ACCOUNT, admin, awsVia, LLAMA, LLAMA_SMALL, REGION, USER, useBedrockStack } from "./bedrock-setup.ts";
 import { fleet } from "./providers-setup.ts";
 
 /**
@@ -15,7 +16,13 @@ import { fleet } from "./providers-setup.ts";
  */
 const RPM = 240;
 const LATENCY_MS = 30;
-const stack = useBedrockStack({ limits: { [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM } }, latencyMs: LATENCY_MS });
+/** The stated model's quota: the stand-in enforces it, and the operator states it (as the account's Service Quotas console shows it). */
+const KNOWN_RPM = 120;
+const stack = useBedrockStack({
+  limits: { [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM } },
+  latencyMs: LATENCY_MS,
+  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM } } },
+});
 
 describe("a Bedrock model at its quota", () => {
   it("four callers (virtual keys on one pool member), two in flight each, a quarter streamed: every request answered, none refused to a caller, <= 5% refused upstream", async () => {
@@ -36,5 +43,30 @@ describe("a Bedrock model at its quota", () => {
     expect(refused / mine.length, `${refused} of ${mine.length} attempts refused upstream`).toBeLessThanOrEqual(0.05);
     const idealMs = ((n - RPM) / RPM) * 60_000 + LATENCY_MS;
     console.log(`[bedrock] ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs).toFixed(2)}x the quota's ${idealMs} ms; ${refused} of ${mine.length} attempts refused upstream`);
+  });
+
+  it("a model whose quota PROVIDERS states: paced at it from the first request, not one attempt refused upstream", async () => {
+    const aws = awsVia(stack, (await admin(stack).mint("bedrock-known", "aws")).key);
+    const ask = { modelId: LLAMA_SMALL, messages: USER, inferenceConfig: { maxTokens: 16 } };
+    // Two first: the key is listed once its first answer proved it, at its next request.
+    for (let i = 0; i < 2; i++) expect((await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode).toBe(200);
+    let key: string | undefined;
+    for (let i = 0; i < 50 && !key; i++) {
+      key = (await admin(stack).member("aws", "aws-a")).keys.find((k) => k.includes(LLAMA_SMALL));
+      if (!key) await new Promise((r) => setTimeout(r, 100));
+    }
+    // Before any refusal, the key's window is the statement.
+    const state = (await (await admin(stack).fetch("GET", `/admin/keys/${encodeURIComponent(key!)}`)).json()) as { ratePerMin: number; quotas: { requests: { limit: number } } };
+    expect(state.quotas.requests.limit).toBe(KNOWN_RPM);
+    expect(state.ratePerMin).toBe(KNOWN_RPM);
+    // A minute's bucket and a few more: those at 2 a second, 8 in flight (without the statement,
+    // the ones past the bucket are refused upstream until the key has learned its window).
+    const n = 130;
+    const run = await fleet(n, 8, async () => (await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode ?? 0);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    const mine = stack.standin.stats().log.filter((a) => a.provider === "bedrock" && a.model === LLAMA_SMALL);
+    expect(mine.filter((a) => a.status === 200)).toHaveLength(n + 2);
+    expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
+    console.log(`[bedrock, stated quota] ${n} answered in ${run.makespanMs} ms, ideal ${((n + 2 - KNOWN_RPM) / KNOWN_RPM) * 60_000 + LATENCY_MS} ms; none refused upstream`);
   });
 });

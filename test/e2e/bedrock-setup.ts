@@ -16,6 +16,8 @@ export const OTHER_ACCOUNT = "444455556666";
 export const THIRD_ACCOUNT = "555566667777";
 export const CLAUDE = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
 export const LLAMA = "meta.llama3-3-70b-instruct-v1:0";
+/** A second Llama, whose quota the operator states in `PROVIDERS` (bedrock-limits.test.ts). */
+export const LLAMA_SMALL = "meta.llama3-1-8b-instruct-v1:0";
 
 const hex = (n: number) => randomBytes(n).toString("hex");
 /** Fresh per run, so a scan for them finds only what this run leaked. */
@@ -39,7 +41,7 @@ export const POOLS = {
 export const SECRETS = { AWS_KEY_ID_A: KEY_A.accessKeyId, AWS_SECRET_A: KEY_A.secretAccessKey, AWS_KEY_ID_B: KEY_B.accessKeyId, AWS_SECRET_B: KEY_B.secretAccessKey, AWS_KEY_ID_C: KEY_C.accessKeyId, AWS_SECRET_WRONG: WRONG_SECRET };
 
 /** A stack whose gateway reaches the stand-in's Bedrock (each region a path prefix there) and holds the pools above. */
-export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number; vars?: () => Record<string, string> } = {}): Stack {
+export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number; vars?: () => Record<string, string>; quota?: unknown } = {}): Stack {
   return useStack({
     admin: true,
     logLevel: "log", // the info event lines too, for the secret scan
@@ -50,7 +52,8 @@ export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm
         region: REGION, limits: o.limits ?? {}, faults: {}, streamFaults: {},
       },
     },
-    providers: (url) => ({ bedrock: { baseUrl: `${url}/bedrock/{resource}` } }),
+    // `quota`: what the operator states of the account's quotas (docs/providers.md, "A quota you know").
+    providers: (url) => ({ bedrock: { baseUrl: `${url}/bedrock/{resource}`, ...(o.quota !== undefined && { quota: o.quota }) } }),
     vars: () => ({ POOLS: JSON.stringify(POOLS), ...SECRETS, USAGE_FLUSH_MS: "200", POOL_OUT_MS: "60000", ...o.vars?.() }),
   });
 }

@@ -5,6 +5,7 @@ import { Calls } from "../../src/limiter/calls";
 import { DEFAULT_CALLER } from "../../src/limiter/callers";
 import { LimiterDriver } from "../../src/limiter/driver";
 import type { KeyMeta, Op, SettleRequest } from "../../src/limiter/types";
+import type { StatedQuota } from "../../src/providers/quota";
 import type { UsageRecord } from "../../src/usage/types";
 import { cfg, NONE, open, out } from "../support/opened-core";
 
@@ -14,7 +15,7 @@ const usage = (input: number): UsageRecord => ({ model: "m", tokens: { input, ou
 const timers = { set: () => 0, clear: () => {} };
 
 /** Calls over a real core (past its opening) and driver, with the object's other parts recorded. */
-function calls(o: { kept?: boolean } = {}) {
+function calls(o: { kept?: boolean; stated?: StatedQuota } = {}) {
   const clock = { t: 1_000 };
   const core = open();
   const driver = new LimiterDriver(core, () => clock.t, {}, timers);
@@ -35,11 +36,28 @@ function calls(o: { kept?: boolean } = {}) {
       log.proven.push(now);
       store.proven = true;
     },
+    stated: (m) => (m.key === META.key ? (o.stated ?? null) : null),
   });
   return { c, core, clock, log, store };
 }
 
 describe("Calls", () => {
+  it("a request starts the key's windows at the quota its operator states; the end of old ones does not", async () => {
+    const { c, core, clock } = calls({ stated: { requests: 3 } });
+    c.apply(META, [{ t: "release", id: "none" }], 1);
+    expect(core.quota.requests).toBeNull();
+    const first = c.apply(META, [acquire("a:1"), acquire("b:1"), acquire("c:1"), acquire("d:1")], 1).reply;
+    // Three a minute, the bucket full at the first request (less the limiter's margin): the rest wait for the refill.
+    const granted = first.results.filter((r) => (r as { granted?: boolean }).granted).length;
+    expect(granted).toBeGreaterThanOrEqual(2);
+    expect(granted).toBeLessThanOrEqual(3);
+    expect(first.queued).toBe(4 - granted);
+    expect(core.quota.requests).toMatchObject({ limit: 3, stated: 3, source: "refusals" });
+    expect(core.pacing().ratePerMin).toBe(3);
+    clock.t += 1;
+    expect(await c.acquire({ ...META, leaseId: "e:1", cost: 10, retry: false, waitMs: 0 })).toMatchObject({ granted: false });
+  });
+
   it("counts a batch as one call of its ops, lists the key as asked only when a request is in it, and replies with the key's levels", () => {
     const { c, core, log } = calls();
     const { reply } = c.apply(META, [acquire("a:1"), acquire("b:1")], 1);

@@ -13,7 +13,7 @@ import { eachInGroup, spawnOwned, stopGroup } from "./owned.ts";
 
 export interface GatewayOptions {
   /** The `PROVIDERS` variable, e.g. `{ openai: { baseUrl: standin.url } }`. */
-  providers?: Record<string, { baseUrl: string; headers?: string }>;
+  providers?: Record<string, { baseUrl: string; headers?: string; quota?: unknown }>;
   /** Other vars (`MAX_ATTEMPTS`, `START_CONCURRENCY`, ...). */
   vars?: Record<string, string>;
   /** Project root holding wrangler.toml; defaults to this repo. */
