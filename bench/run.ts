@@ -80,7 +80,8 @@ function options(): Options {
                  users' client through wrangler dev (4 x 60 at 8, a quarter streamed), the simulator's figure beside
   --only bedrock Amazon Bedrock (issue 41): 4 callers (a virtual key each, the AWS SDK's Converse, a quarter
                  ConverseStream) on one IAM member the gateway signs for, 240 requests at a 120 RPM quota with
-                 no headers (about a minute): time over the quota's ideal, upstream 429 share, the ledger against the stand-in
+                 no headers (about a minute): time over the quota's ideal, upstream 429 share, the ledger against the stand-in;
+                 then the same on a model whose quota PROVIDERS states (another minute): no 429 upstream at all
   --only tiers   service tiers (issue 35): one 2,000-line job (quick: 400) by slotgate batch through the gateway at
                  standard, --mode flex with 30% of flex shed, and flex fully shed beside an interactive caller
   --k N          client processes (default 8; BENCH_K)          --m N  requests per process (default 50; BENCH_M)
