@@ -8,7 +8,8 @@ import { readServiceAccountKey } from "../providers/auth/service-account";
 import { isMade, type Placed, placeCredential } from "../providers/credential";
 import type { Wire } from "../providers/flavour";
 import { CREDENTIAL_AND_SCOPE_HEADERS, CREDENTIAL_HEADERS, CREDENTIAL_PARAMS } from "../providers/headers";
-import { credentialHash, identityHash, keyFor } from "../providers/key";
+import { DIALECTS } from "../providers/dialects";
+import { credentialHash, identityHash, keyFor, priceName, requestModel } from "../providers/key";
 import { type FlavourName, FLAVOURS } from "../providers/table";
 import { upstreamUrl } from "../providers/url";
 import type { KeyMeta } from "../limiter/types";
@@ -125,6 +126,9 @@ export async function memberRequest(m: Member, r: Asking): Promise<MemberRequest
   const k = keyFor(m.provider, hash, path, served ? { model: served.model } : r.json, null);
   let headers: Headers | undefined;
   const authorizer = authorizerOf(m, r.waitUntil);
+  // Priced as its own provider's model where it serves another family's, or at its own location (Vertex's).
+  const own = served?.model ?? (DIALECTS[m.provider.dialect].scope?.pricedByResource ? requestModel(m.provider, path, r.json) : null);
+  const priced = own === null ? null : priceName(m.provider, k.model, own);
   return {
     url,
     get headers() {
@@ -133,7 +137,8 @@ export async function memberRequest(m: Member, r: Asking): Promise<MemberRequest
     key: { key: k.key, provider: m.provider.name, model: k.model },
     credentialHash: hash,
     ...(authorizer && { authorizer }),
-    ...(served && { body: served.body, ...(served.answer && { answer: served.answer }), priceAs: { provider: m.provider.name, model: served.model } }),
+    ...(served && { body: served.body, ...(served.answer && { answer: served.answer }) }),
+    ...(priced !== null && { priceAs: { provider: m.provider.name, model: priced } }),
   };
 }
 

@@ -177,6 +177,12 @@ export interface ScopeSpec {
    * shares one limiter. The ledger keeps the name as sent.
    */
   version?: RegExp;
+  /**
+   * A price depends on the resource too (Vertex: Claude from Sonnet 4.5 costs 10% more at a regional
+   * or multi-region endpoint than at `global`): answers are priced as `<resource>/<model>`, which
+   * `PRICES` may name, else as the model (usage/prices.ts, NAME_PARTS).
+   */
+  pricedByResource?: boolean;
 }
 
 /** The tiers a synchronous request may go at: half price and sheddable, the default, or dearer and faster. */

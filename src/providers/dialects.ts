@@ -223,7 +223,7 @@ const ROWS = {
     usage: READS,
     // "The requests per minute (RPM) quota applies to a base model and all versions, identifiers,
     // and tuned versions of that model" (/docs/quotas): Claude's `@20250929`, Gemini's `-001`.
-    scope: { resource: true, version: /@\d{8}$|-\d{3}$/ },
+    scope: { resource: true, version: /@\d{8}$|-\d{3}$/, pricedByResource: true },
   },
 } as const satisfies Record<string, Omit<Dialect, "name">>;
 

@@ -68,6 +68,16 @@ export function keyFor(p: Provider, credentialHash: string, rest: string, body: 
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
 
+/**
+ * What a request's answers are priced as: `model`, or where the provider's prices depend on the
+ * resource (the dialect's `pricedByResource`: Vertex's location), `<resource>/<model>`, the
+ * resource taken from the key's model (`keyFor` puts it first, label or not).
+ */
+export function priceName(p: Provider, keyModel: string, model: string): string {
+  const i = keyModel.indexOf("/");
+  return DIALECTS[p.dialect].scope?.pricedByResource && i > 0 ? `${keyModel.slice(0, i)}/${model}` : model;
+}
+
 /** The model whose limits a request counts against: its name without the version the row says its limits ignore. */
 const limitModel = (model: string | null, version: RegExp | undefined) => (model && version ? model.replace(version, "") || model : model);
 

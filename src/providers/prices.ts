@@ -69,12 +69,17 @@ export const MODELS =
   "meta.llama3-1-70b-instruct-v1:0 128000 2048 .72 .72,meta.llama3-1-8b-instruct-v1:0 128000 2048 .22 .22," +
   "amazon.nova-pro-v1:0 300000 5000 .8 3.2 .2,amazon.nova-lite-v1:0 300000 5000 .06 .24 .015," +
   "amazon.nova-micro-v1:0 128000 5000 .035 .14 .00875;" +
-  // Vertex AI: Claude at Anthropic's list prices on the global endpoint (platform.claude.com
-  // "Claude on Vertex AI", read 2026-11-23); Gemini at Vertex's list prices as third parties quote
-  // them (cloud.google.com/vertex-ai/generative-ai/pricing was not read: to check). A version
-  // (`@20250929`, `-001`) is priced as its model (NAME_PARTS).
-  "vertex:claude-opus-4-5 200000 64000 5 25 .5 6.25,claude-sonnet-4-5 200000 64000 3 15 .3 3.75," +
-  "claude-haiku-4-5 200000 64000 1 5 .1 1.25,claude-opus-4-1 200000 32000 15 75 1.5 18.75," +
+  // Vertex AI: Claude at Anthropic's list prices (platform.claude.com "Claude on Vertex AI", read
+  // 2026-11-23 and 2026-11-28): from Sonnet 4.5 on, "regional endpoints include a 10% pricing
+  // premium over global endpoints", older models one price everywhere. Answers are priced as
+  // `<location>/<model>` (the dialect's `pricedByResource`): `global/` rows at the list price, the
+  // model's own row (every regional and multi-region location) at 1.1x. Gemini at Vertex's list
+  // prices as third parties quote them (cloud.google.com/vertex-ai/generative-ai/pricing was not
+  // read: to check). A version (`@20250929`, `-001`) is priced as its model (NAME_PARTS).
+  "vertex:global/claude-opus-4-5 200000 64000 5 25 .5 6.25,global/claude-sonnet-4-5 200000 64000 3 15 .3 3.75," +
+  "global/claude-haiku-4-5 200000 64000 1 5 .1 1.25," +
+  "claude-opus-4-5 200000 64000 5.5 27.5 .55 6.875,claude-sonnet-4-5 200000 64000 3.3 16.5 .33 4.125," +
+  "claude-haiku-4-5 200000 64000 1.1 5.5 .11 1.375,claude-opus-4-1 200000 32000 15 75 1.5 18.75," +
   "claude-sonnet-4 200000 64000 3 15 .3 3.75,claude-3-5-haiku 200000 8192 .8 4 .08 1," +
   "gemini-2.5-pro 1048576 65535 1.25 10 .125,gemini-2.5-flash 1048576 65535 .3 2.5 .03," +
   "gemini-2.5-flash-lite 1048576 65535 .1 .4 .01,gemini-2.0-flash 1048576 8192 .15 .6 .0375," +
@@ -84,11 +89,12 @@ export const MODELS =
  * The parts of a model's name a provider's price does not depend on, by provider, each taken off
  * in turn: Bedrock's ARN, then its cross-region inference profile prefix (`us.`, `eu.`, `global.`
  * ...: userguide/cross-region-inference; a `global.` id the table names is found before it goes),
- * Vertex's `@version` and Gemini's `-00N` version. A name is looked up as it is, then without each.
+ * Vertex's `@version` and Gemini's `-00N` version, then its location (`us-east5/`: a `global/` row
+ * the table names is found before it goes). A name is looked up as it is, then without each.
  */
 export const NAME_PARTS: Readonly<Record<string, readonly RegExp[]>> = {
   bedrock: [/^arn:aws[a-z-]*:bedrock:[^:]*:[^:]*:(?:foundation-model|inference-profile)\//, /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./],
-  vertex: [/@\d{8}$|-\d{3}$/],
+  vertex: [/@\d{8}$|-\d{3}$/, /^[a-z0-9-]+\//],
 };
 
 /**

@@ -47,6 +47,8 @@ export interface MeterOptions {
   /** The route's provider and the model the request names: what the answer is priced as. */
   provider: string;
   model: string;
+  /** What the answer is priced as where not `model` (Vertex's `<location>/<model>`: providers/key.ts, priceName). */
+  priceModel?: string;
   prices: PriceTable;
   /** The gateway asked an OpenAI stream for its usage: its usage chunk is taken out again. */
   strip: boolean;
@@ -82,6 +84,7 @@ export interface SentAt {
 export class Meter {
   private provider: string;
   private model: string;
+  private priceModel: string;
   private prices: PriceTable;
   private strip: boolean;
   private usageAt?: readonly (readonly string[])[];
@@ -97,6 +100,7 @@ export class Meter {
   constructor(o: MeterOptions) {
     this.provider = o.provider;
     this.model = o.model;
+    this.priceModel = o.priceModel ?? o.model;
     this.prices = o.prices;
     this.strip = o.strip;
     this.usageAt = o.usageAt;
@@ -145,7 +149,7 @@ export class Meter {
   }
 
   private record(tokens: Tokens | null, tags: Tags, tier: Tier, whole = true, as?: { provider: string; model: string }): UsageRecord {
-    const listed = tokens && priceOf(this.prices, as?.provider ?? this.provider, as?.model ?? this.model);
+    const listed = tokens && priceOf(this.prices, as?.provider ?? this.provider, as?.model ?? this.priceModel);
     // A tier the table cannot price (one the account's default chose: Anthropic's Priority Tier) is
     // charged at the standard price, never left at nothing.
     const price = listed && (tierPrice(listed, tier, this.tiers?.ratio[tier]) ?? listed);

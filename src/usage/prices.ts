@@ -92,6 +92,14 @@ export function priceTable(raw: unknown): PriceTable {
     if (!p) throw new ConfigError(`PRICES[${JSON.stringify(name.slice(0, 64))}] ${HELP}`);
     table.set(name, p);
   }
+  // A model priced here is priced so at every location: the built-in rows of one location (Vertex's
+  // `global/`, usage/prices NAME_PARTS) step aside unless named here too.
+  for (const name of Object.keys(json as object)) {
+    const i = name.indexOf(":");
+    if (i < 0 || name.includes("/")) continue;
+    const [provider, model] = [name.slice(0, i + 1), `/${name.slice(i + 1)}`];
+    for (const k of BUILT_IN.keys()) if (k.startsWith(provider) && k.endsWith(model) && !Object.hasOwn(json as object, k)) table.delete(k);
+  }
   parsed = { raw, table };
   return table;
 }

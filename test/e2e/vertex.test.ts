@@ -293,6 +293,22 @@ describe("what the gateway says of it", () => {
     for (const [model, w] of Object.entries(want)) expect(got[model], model).toEqual({ ...w, unknown: 0 });
   });
 
+  it("Claude Sonnet 4.5 priced by location: at list price through global, 10% more through us-east5 (platform.claude.com, \"Claude on Vertex AI\")", async () => {
+    type Group = { key: string; inputTokens: number; outputTokens: number; cachedTokens: number; cacheWriteTokens: number; costUsd: number };
+    const res = await fetch(`${gateway.url}/admin/usage?since=0&by=key`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const groups = ((await res.json()) as { groups: Group[] }).groups;
+    const at = (loc: string) => groups.filter((g) => g.key.includes(`:${loc}/claude-sonnet-4-5:`));
+    // (a)'s member at us-east5 and (b)'s caller at global, two answers each at least.
+    for (const [loc, rate] of [["global", { input: 3, output: 15 }], ["us-east5", { input: 3.3, output: 16.5 }]] as const) {
+      const gs = at(loc);
+      expect(gs.length, loc).toBeGreaterThan(0);
+      for (const g of gs) {
+        expect(g.cachedTokens + g.cacheWriteTokens, `${loc}: the stand-in caches nothing`).toBe(0);
+        expect(g.costUsd, loc).toBeCloseTo((g.inputTokens * rate.input + g.outputTokens * rate.output) / 1e6, 12);
+      }
+    }
+  });
+
   it("no service account key, token or signature in logs, spans, metrics, admin answers, error bodies or storage", async () => {
     const admin = new Admin(gateway.url, ADMIN_TOKEN);
     const texts: string[] = [...errorsSeen];

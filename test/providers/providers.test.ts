@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env";
-import { limitKey } from "../../src/providers/key";
+import { limitKey, priceName } from "../../src/providers/key";
 import { providers } from "../../src/providers/registry";
 import { upstreamUrl } from "../../src/providers/url";
 
@@ -121,5 +121,17 @@ describe("limitKey", () => {
   it("a label replaces only the model part", async () => {
     const k = await limitKey(table.anthropic!, h({ "x-api-key": "sk-ant" }), u("/x"), "/v1/messages", { model: "claude" }, "team-evals");
     expect(k.key).toMatch(/^anthropic:team-evals:[0-9a-f]{16}$/);
+  });
+
+  it("priceName: Vertex's answers as <location>/<model as sent>, a label's too; other rows (Bedrock's region, Azure's resource) as the model", async () => {
+    const claude = "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict";
+    const k = await limitKey(table.vertex!, h({ authorization: "Bearer ya29.a" }), u("/vertex/x"), claude, null, null);
+    expect(priceName(table.vertex!, k.model, "claude-sonnet-4-5@20250929")).toBe("us-east5/claude-sonnet-4-5@20250929");
+    const labelled = await limitKey(table.vertex!, h({ authorization: "Bearer ya29.a" }), u("/vertex/x"), claude.replace("us-east5", "global"), null, "evals");
+    expect(priceName(table.vertex!, labelled.model, "claude-sonnet-4-5@20250929")).toBe("global/claude-sonnet-4-5@20250929");
+    const express = await limitKey(table.vertex!, h({ authorization: "Bearer ya29.a" }), u("/vertex/x"), "/v1/publishers/google/models/gemini-2.5-flash:generateContent", null, null);
+    expect(priceName(table.vertex!, express.model, "gemini-2.5-flash")).toBe("global/gemini-2.5-flash");
+    expect(priceName(table.bedrock!, "us-east-1/anthropic.claude-haiku-4-5-20251001-v1:0", "anthropic.claude-haiku-4-5-20251001-v1:0")).toBe("anthropic.claude-haiku-4-5-20251001-v1:0");
+    expect(priceName(table.azure!, "res/my-gpt", "gpt-4o")).toBe("gpt-4o");
   });
 });

@@ -36,6 +36,26 @@ describe("price table", () => {
     expect(priceOf(priceTable({ "x:y": { input: 0, output: 0 } }), "x", "y")).toEqual({ input: 0, output: 0 });
   });
 
+  it("Vertex by location: Claude from Sonnet 4.5 10% dearer at a regional or multi-region endpoint than at global; older Claude and Gemini one price", () => {
+    const at = (m: string) => priceOf(builtIn, "vertex", m);
+    expect(at("global/claude-sonnet-4-5@20250929")).toMatchObject({ input: 3, output: 15, cached: 0.3, cacheWrite: 3.75 });
+    for (const loc of ["us-east5", "europe-west1", "us", "eu"]) expect(at(`${loc}/claude-sonnet-4-5@20250929`), loc).toMatchObject({ input: 3.3, output: 16.5, cached: 0.33, cacheWrite: 4.125 });
+    expect(at("us-east5/claude-opus-4-5@20251101")).toMatchObject({ input: 5.5, output: 27.5 });
+    expect(at("global/claude-haiku-4-5")).toMatchObject({ input: 1, output: 5 });
+    expect(at("us-east5/claude-sonnet-4@20250514")).toEqual(at("global/claude-sonnet-4@20250514"));
+    expect(at("us-central1/gemini-2.5-flash")).toEqual(at("global/gemini-2.5-flash"));
+    expect(at("us-central1/gemini-2.5-flash")).toMatchObject({ input: 0.3, output: 2.5 });
+    // A model PRICES names is priced so everywhere, unless it names a location too.
+    const own = priceTable({ "vertex:claude-sonnet-4-5": { input: 2, output: 10 } });
+    expect(priceOf(own, "vertex", "global/claude-sonnet-4-5@20250929")).toMatchObject({ input: 2, output: 10 });
+    expect(priceOf(own, "vertex", "us-east5/claude-sonnet-4-5@20250929")).toMatchObject({ input: 2, output: 10 });
+    const both = priceTable({ "vertex:claude-sonnet-4-5": { input: 2, output: 10 }, "vertex:global/claude-sonnet-4-5": { input: 1.5, output: 8 } });
+    expect(priceOf(both, "vertex", "global/claude-sonnet-4-5@20250929")).toMatchObject({ input: 1.5, output: 8 });
+    expect(priceOf(both, "vertex", "us-east5/claude-sonnet-4-5")).toMatchObject({ input: 2, output: 10 });
+    // Other providers' rows are not touched.
+    expect(priceOf(own, "anthropic", "claude-sonnet-4-5")).toEqual(priceOf(builtIn, "anthropic", "claude-sonnet-4-5"));
+  });
+
   it("a malformed PRICES is a ConfigError naming it", () => {
     for (const raw of ["{", "[]", '"x"', '{"m":{"input":1}}', '{"m":{"input":-1,"output":1}}', '{"m":{"input":1,"output":"2"}}', '{"m":3}', '{"m":{"input":1,"output":1,"cached":null}}'])
       expect(() => priceTable(raw), raw).toThrow(ConfigError);

@@ -7,13 +7,15 @@ import { type Chargeable, dearestPrice, UNPRICED } from "../../budget/dearest";
 import { pricing } from "../../budget/priceable";
 import { budgetStage } from "../../budget/stage";
 import { worstCase } from "../../budget/worst";
+import { priceName } from "../../providers/key";
 import { Meter, type UsageRecord } from "../../usage/meter";
 import type { Call, Stage } from "../call";
 
 export const budgeted: Stage = async (call, next) => {
   const { asked, read, dialect } = call;
   const vk = call.pooled?.vk;
-  const { price, noPrice, unlisted } = vk?.budget ? dearestPrice(call.settings.prices, { provider: asked.provider.name, model: read.model }, chargeable(call), call.servedAt, dialect.tiers?.ratio) : UNPRICED;
+  const priceModel = priceName(asked.provider, call.key.model, read.model);
+  const { price, noPrice, unlisted } = vk?.budget ? dearestPrice(call.settings.prices, { provider: asked.provider.name, model: priceModel }, chargeable(call), call.servedAt, dialect.tiers?.ratio) : UNPRICED;
   const unknownTier = read.unknownTier ?? noPrice;
   const budget = await budgetStage(call.env, vk, {
     model: unlisted ?? read.model, price, rest: asked.rest,
@@ -25,7 +27,7 @@ export const budgeted: Stage = async (call, next) => {
   const span = call.trace;
   const counted = span ? (r: UsageRecord, whole: boolean) => (budget?.counted(r, whole), span.usage(r)) : budget?.counted;
   const meter = new Meter({
-    provider: asked.provider.name, model: read.model, prices: call.settings.prices, strip: read.sent.strip, usageAt: dialect.usage.at, usageHeaders: dialect.usage.headers,
+    provider: asked.provider.name, model: read.model, priceModel, prices: call.settings.prices, strip: read.sent.strip, usageAt: dialect.usage.at, usageHeaders: dialect.usage.headers,
     counted, op: call.op, start: call.start, facts: span?.facts, tiers: dialect.tiers,
   });
   // A batch's own calls are no answers: its results are metered as they are read (src/batches/).
