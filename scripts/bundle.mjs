@@ -34,7 +34,8 @@ import { transformSync } from "esbuild";
  * Durable Objects into a Worker of their own, bound by `script_name`: a prototype measured the
  * request path's Worker at 164,901 bytes and the objects' at 113,362 (at 2c42ef7, 243,099 as one).
  * A quota stated in `PROVIDERS` (issue 41: its parser 1.1 KB, the windows it starts 0.5 KB, the
- * object reading it and the probe's ceiling 0.6 KB) +2.2 KB: 276,022 bytes, hence 277 KB.
+ * object reading it and the probe's ceiling 0.6 KB) +2.2 KB: 276,022 bytes, hence 277 KB; Vertex
+ * priced by location (its `global/` rows, the price name) +0.8 KB: 276,792 at 29b2359.
  */
 const BUDGET_BYTES = 277_000;
 
