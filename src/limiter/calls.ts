@@ -48,7 +48,8 @@ export class Calls {
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
     const asked = ops.some((op) => op.t === "acquire");
     this.#p.listing.touch(meta, now, asked);
-    const stated = asked && applyStated(core.quota, this.#p.stated(meta), now);
+    // Windows started from a statement go with the next flush, as every batch's changes do (below).
+    if (asked) applyStated(core.quota, this.#p.stated(meta), now);
     // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
     for (const op of ops) {
       const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
@@ -58,7 +59,7 @@ export class Calls {
     const { results, changed, waiting } = driver.exchange(ops);
     // Tickets only for a kept key: a restart must find them in its storage.
     const ids = ask && store.proven ? driver.issue(ask) : [];
-    store.changed(changed || stated || core.cooldownUntil > before);
+    store.changed(changed || core.cooldownUntil > before);
     const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
     return { reply: { results, queued: core.queue.size, room: Math.max(0, core.limitAt(now) - core.busy), epoch: core.epoch, ...tickets }, waiting };
   }
@@ -66,7 +67,7 @@ export class Calls {
   acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
     this.#p.listing.touch(req, now, true);
-    if (applyStated(this.#p.core.quota, this.#p.stated(req), now)) this.#p.store.changed(true);
+    if (applyStated(this.#p.core.quota, this.#p.stated(req), now)) this.#p.store.changed(false);
     const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#p.telemetry.moved(now);
     return answer;
