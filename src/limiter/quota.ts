@@ -156,12 +156,12 @@ export function paceRate(q: QuotaState, cost: number): number | null {
   return rates.length ? Math.min(...rates) : null;
 }
 
-/** The contract's view: remaining as predicted now, resetAt when the window will be full again. */
-export function describe(w: QuotaWindow | null, now: number): { limit: number | null; remaining: number; resetAt: string | null } | null {
+/** The contract's view: remaining as predicted now, resetAt when the window will be full again, and the quota `PROVIDERS` states for it, if any. */
+export function describe(w: QuotaWindow | null, now: number): { limit: number | null; remaining: number; resetAt: string | null; stated?: number } | null {
   if (!w) return null;
   const left = Math.max(0, Math.floor(available(w, now)));
   let resetAt: string | null = null;
   const top = w.capacity ?? w.limit;
   if (top !== null && w.refillPerMs > 0) resetAt = new Date(now + Math.ceil(Math.max(0, top - available(w, now)) / w.refillPerMs)).toISOString();
-  return { limit: w.limit, remaining: left, resetAt };
+  return { limit: w.limit, remaining: left, resetAt, ...(w.stated !== undefined && { stated: w.stated }) };
 }

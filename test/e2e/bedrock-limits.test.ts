@@ -56,8 +56,8 @@ describe("a Bedrock model at its quota", () => {
       if (!key) await new Promise((r) => setTimeout(r, 100));
     }
     // Before any refusal, the key's window is the statement.
-    const state = (await (await admin(stack).fetch("GET", `/admin/keys/${encodeURIComponent(key!)}`)).json()) as { ratePerMin: number; quotas: { requests: { limit: number } } };
-    expect(state.quotas.requests.limit).toBe(KNOWN_RPM);
+    const state = (await (await admin(stack).fetch("GET", `/admin/keys/${encodeURIComponent(key!)}`)).json()) as { ratePerMin: number; quotas: { requests: { limit: number; stated: number } } };
+    expect(state.quotas.requests).toMatchObject({ limit: KNOWN_RPM, stated: KNOWN_RPM });
     expect(state.ratePerMin).toBe(KNOWN_RPM);
     // A minute's bucket and a few more: those at 2 a second, 8 in flight (without the statement,
     // the ones past the bucket are refused upstream until the key has learned its window).

@@ -2,7 +2,7 @@
 // full at it, refusals lower it, probes climb back and never above it, headers win.
 import { describe, expect, it } from "vitest";
 import { learnFromRefusal, probe } from "../../src/limiter/learned";
-import { available, charge, emptyQuota, fitsAt, paceRate } from "../../src/limiter/quota";
+import { available, charge, describe as view, emptyQuota, fitsAt, paceRate } from "../../src/limiter/quota";
 import { applyStated } from "../../src/limiter/stated";
 import { observe } from "../../src/limiter/quota-reading";
 
@@ -22,6 +22,9 @@ describe("applyStated", () => {
     // Applied again as it stands: nothing changes.
     expect(applyStated(q, { requests: 120, tokens: 60_000 }, 1_000)).toBe(false);
     expect(available(q.requests!, 1_000)).toBe(0);
+    // The admin API's view names the statement; a window nothing states, none.
+    expect(view(q.requests, 1_000)).toMatchObject({ limit: 120, remaining: 0, stated: 120 });
+    expect(view({ ...q.requests!, stated: undefined }, 1_000)).not.toHaveProperty("stated");
   });
 
   it("states nothing: leaves an unknown key unknown", () => {
