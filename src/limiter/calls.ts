@@ -46,10 +46,8 @@ export class Calls {
     const { core, driver, store } = this.#p;
     const now = this.#counted(ops.length, calls);
     // Only a request counts as the key being seen: a batch of releases is the end of old ones.
-    const asked = ops.some((op) => op.t === "acquire");
-    this.#p.listing.touch(meta, now, asked);
     // Windows started from a statement go with the next flush, as every batch's changes do (below).
-    if (asked) applyStated(core.quota, this.#p.stated(meta), now);
+    this.#seen(meta, now, ops.some((op) => op.t === "acquire"));
     // An answer's usage rides the op that ends it: counted once per lease, dated when it was made.
     for (const op of ops) {
       const usage = op.t === "release" ? op.usage : op.t === "settle" ? op.outcome.usage : undefined;
@@ -66,8 +64,7 @@ export class Calls {
 
   acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
-    this.#p.listing.touch(req, now, true);
-    if (applyStated(this.#p.core.quota, this.#p.stated(req), now)) this.#p.store.changed(false);
+    if (this.#seen(req, now, true)) this.#p.store.changed(false);
     const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#p.telemetry.moved(now);
     return answer;
@@ -97,6 +94,15 @@ export class Calls {
   cancel(leaseId: string): boolean {
     this.#counted(1);
     return this.#p.driver.cancel(leaseId);
+  }
+
+  /**
+   * A call for the key (`asked`: a request, not the end of old ones): listed as seen, and for a
+   * request its windows as its operator states them (stated.ts). True when a window changed.
+   */
+  #seen(meta: KeyMeta, now: number, asked: boolean): boolean {
+    this.#p.listing.touch(meta, now, asked);
+    return asked && applyStated(this.#p.core.quota, this.#p.stated(meta), now);
   }
 
   /** One answer's usage (usage.ts). It only comes with a 2xx, which proves the key: proven first, so its row is written. */
