@@ -12,10 +12,17 @@ export interface Pooled {
   key: string | null;
 }
 
-/** Round `r`'s order: each round starts one place later, so no target always goes first (or right after the same one). */
+/**
+ * Round `r`'s order: each round starts one place later, and every other round goes the other way
+ * round, so no target always goes first, and none always runs right after the same one (in one
+ * direction only, two rounds ran the tree beside this one right after it every time). It does not
+ * remove all of the overhead shape's lean towards the tree it measures (BENCHMARKS.md, A/A runs).
+ */
 export function rotation<T>(xs: readonly T[], r: number): T[] {
-  const at = xs.length ? r % xs.length : 0;
-  return [...xs.slice(at), ...xs.slice(0, at)];
+  const n = xs.length;
+  if (n === 0) return [];
+  const at = r % n;
+  return Array.from({ length: n }, (_, i) => xs[(at + (r % 2 ? n - i : i)) % n]!);
 }
 
 /** A gateway in the comparison: how a client reaches it, the name its rows carry, and whether it is a probe. */

@@ -10,10 +10,19 @@ describe("rotation", () => {
     const xs = ["passthrough", "floor", "gateway", "beside:b2ddb70"];
     const firsts = [0, 1, 2, 3].map((r) => rotation(xs, r)[0]);
     expect(firsts).toEqual(xs);
-    expect(rotation(xs, 1)).toEqual(["floor", "gateway", "beside:b2ddb70", "passthrough"]);
+    expect(rotation(xs, 0)).toEqual(xs);
+    expect(rotation(xs, 1)).toEqual(["floor", "passthrough", "beside:b2ddb70", "gateway"]);
     expect(rotation(xs, 5)).toEqual(rotation(xs, 1));
     for (let r = 0; r < 6; r++) expect([...rotation(xs, r)].sort()).toEqual([...xs].sort());
     expect(rotation([], 3)).toEqual([]);
+  });
+
+  it("goes the other way round every other round, so in two rounds each target runs both before and after each other one beside it", () => {
+    const xs = ["passthrough", "floor", "gateway", "beside:b2ddb70"];
+    const after = (order: string[], a: string, b: string) => order.indexOf(b) === order.indexOf(a) + 1;
+    const two = [rotation(xs, 0), rotation(xs, 1)];
+    expect(two.some((o) => after(o, "gateway", "beside:b2ddb70"))).toBe(true);
+    expect(two.some((o) => after(o, "beside:b2ddb70", "gateway"))).toBe(true);
   });
 });
 
