@@ -15,8 +15,7 @@ export interface Pooled {
 /**
  * Round `r`'s order: each round starts one place later, and every other round goes the other way
  * round, so no target always goes first, and none always runs right after the same one (in one
- * direction only, two rounds ran the tree beside this one right after it every time). It does not
- * remove all of the overhead shape's lean towards the tree it measures (BENCHMARKS.md, A/A runs).
+ * direction only, two rounds ran the tree beside this one right after it every time).
  */
 export function rotation<T>(xs: readonly T[], r: number): T[] {
   const n = xs.length;
