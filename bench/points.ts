@@ -28,12 +28,11 @@ import { gatewayProviders, startStandin } from "../test/support/standin/index.ts
 import { MODEL, PROMPT } from "./context.ts";
 import { runFleet } from "./fleet.ts";
 import { rotation } from "./side-by-side.ts";
+import { percentile } from "./stats.ts";
 import { VARIANTS, variantTree } from "./variants.ts";
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
-};
+/** The p50 as every scenario takes it (nearest rank). */
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
