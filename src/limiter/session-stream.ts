@@ -19,7 +19,7 @@ export type Apply = (ops: Op[], calls: number) => Applied;
 type Answer = (n: number, r: OpResult | Promise<AcquireResult>) => void;
 
 export function serveSession(apply: Apply, first: Op, more: ReadableStream<Uint8Array>): SessionReply {
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const { readable, writable } = new IdentityTransformStream(); // the runtime's byte pipe (proxy/session.ts)
   const out = writable.getWriter();
   const sent: Promise<unknown>[] = [];
   const answer: Answer = (n, r) => sent.push(Promise.resolve(r).then((v) => out.write(line({ n, r: v } satisfies SessionAnswer))).catch(() => {}));
