@@ -68,17 +68,39 @@ export type Via = "direct" | "gateway" | "passthrough" | "floor" | "memory" | `b
 export const MODEL = "gpt-4o-mini";
 export const PROMPT = "Summarise the plot of Hamlet in one sentence.";
 
-/** Where an OpenAI client points for each way of reaching the stand-in. */
-export function baseURL(ctx: Ctx, via: Via): string {
-  if (via === "direct") return `${ctx.standin.url}/v1`;
+/** The Worker that serves `via` (none for `direct`, which goes to the stand-in itself). */
+export function workerOf(ctx: Ctx, via: Via): Gateway | null {
+  if (via === "direct") return null;
   if (via.startsWith("beside:")) {
     const other = ctx.beside?.find((b) => `beside:${b.name}` === via);
     if (!other) throw new Error(`no gateway ${via.slice(7)} was started`);
-    return `${other.gateway.url}/openai/v1`;
+    return other.gateway;
   }
   const gw = via === "gateway" ? ctx.gateway : ctx.passthrough;
   if (!gw) throw new Error("the pass-through Worker was not started");
+  return gw;
+}
+
+/** Where an OpenAI client points for each way of reaching the stand-in. */
+export function baseURL(ctx: Ctx, via: Via): string {
+  const gw = workerOf(ctx, via);
+  if (!gw) return `${ctx.standin.url}/v1`;
+  if (via.startsWith("beside:")) return `${gw.url}/openai/v1`;
   return `${gw.url}${via === "floor" ? "/do" : via === "memory" ? "/memory" : ""}/openai/v1`;
+}
+
+/**
+ * CPU time the workerd processes of a Worker have used so far, over all their threads (Linux
+ * schedstat; 0 where it cannot be read). Steadier than a wall-clock ratio on a shared machine:
+ * what a request costs the runtime, whatever else waits for a core meanwhile.
+ */
+export function workerdCpuMs(gw: Gateway | null): number {
+  if (!gw) return 0;
+  try {
+    return Object.values(gw.sched()).reduce((sum, s) => sum + s.cpuMs, 0);
+  } catch {
+    return 0;
+  }
 }
 
 /** The stand-in's cost of one bench request, as it charges TPM: prompt chars / 4 + max tokens. */
@@ -131,6 +153,8 @@ export const cuts = (s: LimiterSnapshot | null) => s?.history.filter((h) => h.re
 export interface Side {
   via: Via;
   fleet: Fleet;
+  /** CPU the Worker behind `via` used during the run (workerdCpuMs; 0: not read). */
+  cpuMs: number;
   upstream: Stats;
   limiter: LimiterSnapshot | null;
 }
@@ -162,13 +186,17 @@ export async function side(ctx: Ctx, s: SideSpec): Promise<Side> {
     prompt: PROMPT,
     ...s.spec,
   };
+  const worker = workerOf(ctx, s.via);
+  let cpuAtGo = 0;
   const fleet = await runFleet(s.k ?? ctx.opts.k, spec, async () => {
     if (s.drain) await drain(ctx, s.apiKey, s.drain);
     ctx.standin.resetStats();
+    cpuAtGo = workerdCpuMs(worker);
   });
+  const cpuMs = workerdCpuMs(worker) - cpuAtGo;
   const upstream = ctx.standin.stats();
   const limiter = s.via === "gateway" ? await limiterState(ctx, fleet.key) : null;
-  return { via: s.via, fleet, upstream, limiter };
+  return { via: s.via, fleet, cpuMs, upstream, limiter };
 }
 
 /** The stand-in's settings for a scenario; everything not named goes back to a neutral default. */

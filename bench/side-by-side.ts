@@ -4,12 +4,14 @@
 import type { Beside, Via } from "./context.ts";
 import { goal, ms, perSec, type Row, share, type Spread, spread, times } from "./stats.ts";
 
-/** One target's answers over all its rounds: how many, in how long, and each one's latency. */
+/** One target's answers over all its rounds: how many, in how long, each one's latency, and the CPU its Worker's workerd used. */
 export interface Pooled {
   ok: number;
   seconds: number;
   latency: number[];
   key: string | null;
+  /** ms over all threads (bench/context.ts, workerdCpuMs); 0: not read. */
+  cpuMs: number;
 }
 
 /**
@@ -75,6 +77,31 @@ export function throughputRows(scenario: string, inFlight: number, load: number,
     rows.push(goal({ scenario, metric: `throughput at ${inFlight} in flight (${what} / plain Worker${named(g, gateways)}; plain + 1 object call: ${times(floor)})${loaded(load)}`, baseline: perSec(plain), value: `${perSec(rate(pooled[g.via]!))} = ${times(ratio)}` }, `>= ${target}x`, ratio >= target));
     data[g.name] = rate(pooled[g.via]!);
     data[`${g.name} ratio`] = ratio;
+  }
+  return { rows, data };
+}
+
+/** workerd CPU an answer (ms), or null where none was read. */
+const cpuPerAnswer = (p: Pooled) => (p.cpuMs > 0 && p.ok > 0 ? p.cpuMs / p.ok : null);
+
+/**
+ * At `inFlight`: the CPU each gateway's workerd spent an answer, against the plain Worker's of the
+ * same rounds and the floor's. A request's cost to the runtime, read from the kernel's count, not
+ * from the clock: where answers a second swing from run to run with what else takes the two cores,
+ * this ratio holds to a few hundredths, and a Worker bound by its CPU answers about its inverse.
+ * None where the CPU could not be read (not Linux).
+ */
+export function cpuRows(scenario: string, inFlight: number, pooled: Record<string, Pooled>, gateways: readonly Compared[]): { rows: Row[]; data: Record<string, number> } {
+  const [plain, floor] = [cpuPerAnswer(pooled.passthrough!), cpuPerAnswer(pooled.floor!)];
+  if (plain === null) return { rows: [], data: {} };
+  const rows: Row[] = [];
+  const data: Record<string, number> = { passthrough: plain, ...(floor !== null && { floor }) };
+  const floorSays = floor === null ? "" : `; plain + 1 object call: ${ms(floor)} = ${times(floor / plain)}`;
+  for (const g of gateways) {
+    const cpu = cpuPerAnswer(pooled[g.via]!);
+    if (cpu === null) continue;
+    rows.push({ scenario, metric: `workerd CPU an answer at ${inFlight} in flight (${g.probe ? "probe" : "gateway"} / plain Worker${named(g, gateways)}${floorSays})`, baseline: ms(plain), value: `${ms(cpu)} = ${times(cpu / plain)}` });
+    data[g.name] = cpu;
   }
   return { rows, data };
 }

@@ -2,26 +2,28 @@
 // run the same way (wrangler dev), and beside the same plain Worker after one empty Durable Object
 // call (the floor of any design that asks an object per request). Runs alternate, each round in a
 // new order, so background noise hits all alike. Added latency at 1 and 2 in flight (SDK clients);
-// throughput at 32 and 48 in flight; the limiter's own count of calls into it per request in each
-// (a key with room hands its isolates tickets: most requests make no call, issue 36). With
+// throughput at 32 and 48 in flight, and beside it the CPU each Worker's workerd spent an answer (a
+// steadier figure than answers a second on a shared machine); the limiter's own count of calls into
+// it per request in each (a key with room hands its isolates tickets: most requests make no call, issue 36). With
 // `--against <rev or dir>` and `--probe`, the gateways of other trees (and probes: gateways that
 // never ask their limiter) run in the same rounds, each set against the same plain Worker.
 import { loadavg } from "node:os";
 import { configure, type Ctx, limiterCalls, type Scenario, side, type SideSpec, type Via } from "../context.ts";
-import { compared, latencyRows, type Pooled, rotation, throughputRows } from "../side-by-side.ts";
+import { compared, cpuRows, latencyRows, type Pooled, rotation, throughputRows } from "../side-by-side.ts";
 import { goal, type Row, share } from "../stats.ts";
 
 export type { Pooled };
 
 /** `rounds` alternating runs of each target, each round in a new order; answers, time and latencies pooled per target. */
 export async function alternate(ctx: Ctx, vias: Via[], rounds: number, spec: Omit<SideSpec, "via">): Promise<Record<string, Pooled>> {
-  const out: Record<string, Pooled> = Object.fromEntries(vias.map((v) => [v, { ok: 0, seconds: 0, latency: [], key: null }]));
+  const out: Record<string, Pooled> = Object.fromEntries(vias.map((v) => [v, { ok: 0, seconds: 0, latency: [], key: null, cpuMs: 0 }]));
   for (let r = 0; r < rounds; r++)
     for (const via of rotation(vias, r)) {
-      const { fleet } = await side(ctx, { ...spec, via });
+      const { fleet, cpuMs } = await side(ctx, { ...spec, via });
       const p = out[via]!;
       p.ok += fleet.ok;
       p.seconds += fleet.makespan / 1000;
+      p.cpuMs += cpuMs;
       p.latency.push(...fleet.latency);
       p.key ??= fleet.key;
     }
@@ -60,10 +62,11 @@ async function run(ctx: Ctx) {
     const t = await alternate(ctx, vias, 2, { ...base, k: 2, spec: { concurrency: per, durationMs: slice } });
     const after = await limiterCalls(ctx, key);
     const put = throughputRows(scenario, inFlight, (load + loadavg()[0]!) / 2, t, gateways);
-    rows.push(...put.rows);
+    const cpu = cpuRows(scenario, inFlight, t, gateways);
+    rows.push(...put.rows, ...cpu.rows);
     const calls = callsPer(before, after);
     rows.push(goal({ scenario, metric: `object calls per proxied request at ${inFlight} in flight (limiter's own count; ops carried)`, baseline: "1.05 to 1.18 before tickets", value: calls ? `${calls.calls.toFixed(2)} (${calls.ops.toFixed(2)} ops)` : "?" }, "<= 0.5", calls !== null && calls.calls <= 0.5));
-    data[`throughput${inFlight}`] = { ...put.data, ratio: put.data[`${gateways[0]!.name} ratio`], ...calls };
+    data[`throughput${inFlight}`] = { ...put.data, ratio: put.data[`${gateways[0]!.name} ratio`], cpuMs: cpu.data, ...calls };
   }
   rows.push(await busyQueue(ctx, scenario, slice, data));
   return { rows, data };

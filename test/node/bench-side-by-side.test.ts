@@ -1,9 +1,9 @@
 // The overhead shape side by side (bench/side-by-side.ts): the order each round runs in, the
 // gateways compared, and their rows against the plain Worker of the same rounds.
 import { describe, expect, it } from "vitest";
-import { compared, latencyRows, type Pooled, rotation, TARGETS, throughputRows } from "../../bench/side-by-side.ts";
+import { compared, cpuRows, latencyRows, type Pooled, rotation, TARGETS, throughputRows } from "../../bench/side-by-side.ts";
 
-const pooled = (ok: number, seconds: number, latency: number[]): Pooled => ({ ok, seconds, latency, key: null });
+const pooled = (ok: number, seconds: number, latency: number[], cpuMs = 0): Pooled => ({ ok, seconds, latency, key: null, cpuMs });
 
 describe("rotation", () => {
   it("starts each round one place later, so every target goes first once in as many rounds as there are targets", () => {
@@ -82,5 +82,35 @@ describe("rows", () => {
     const r = { passthrough: pooled(10, 1, [1]), floor: pooled(10, 1, [1]), gateway: pooled(10, 1, [1]) };
     const { rows } = throughputRows("s", 32, 1, r, compared("abc1234"));
     expect(rows[0]!.metric).toBe("throughput at 32 in flight (gateway / plain Worker; plain + 1 object call: 1.00x) (load 1.0)");
+  });
+
+  it("sets each gateway's workerd CPU an answer against the plain Worker's and the floor's of the same rounds", () => {
+    const r = {
+      passthrough: pooled(1_000, 2, [], 4_000),
+      floor: pooled(900, 2, [], 4_500),
+      gateway: pooled(800, 2, [], 4_640),
+      "beside:b2ddb70": pooled(600, 2, [], 3_600),
+      "beside:abc1234 probe": pooled(880, 2, [], 4_400),
+    };
+    const { rows, data } = cpuRows("s", 48, r, gateways);
+    expect(rows.map((x) => [x.metric.match(/\[(.*)\]/)?.[1], x.baseline, x.value])).toEqual([
+      ["abc1234", "4.0 ms", "5.8 ms = 1.45x"],
+      ["b2ddb70", "4.0 ms", "6.0 ms = 1.50x"],
+      ["abc1234 probe", "4.0 ms", "5.0 ms = 1.25x"],
+    ]);
+    expect(rows[0]!.metric).toBe("workerd CPU an answer at 48 in flight (gateway / plain Worker [abc1234]; plain + 1 object call: 5.0 ms = 1.25x)");
+    expect(rows[2]!.metric).toContain("(probe / plain Worker [abc1234 probe];");
+    expect(rows.some((x) => "pass" in x)).toBe(false); // a measure beside the target, not a second target
+    expect(data["abc1234"]).toBeCloseTo(5.8);
+    expect(data.passthrough).toBeCloseTo(4);
+  });
+
+  it("says nothing of CPU where it was not read, and skips a gateway that has none", () => {
+    const none = { passthrough: pooled(10, 1, []), floor: pooled(10, 1, []), gateway: pooled(10, 1, [], 50) };
+    expect(cpuRows("s", 48, none, compared("abc1234")).rows).toEqual([]);
+    const partly = { passthrough: pooled(10, 1, [], 40), floor: pooled(10, 1, []), gateway: pooled(0, 1, [], 50) };
+    expect(cpuRows("s", 48, partly, compared("abc1234")).rows).toEqual([]);
+    const noFloor = { passthrough: pooled(10, 1, [], 40), floor: pooled(10, 1, []), gateway: pooled(10, 1, [], 50) };
+    expect(cpuRows("s", 48, noFloor, compared("abc1234")).rows.map((x) => [x.metric, x.value])).toEqual([["workerd CPU an answer at 48 in flight (gateway / plain Worker)", "5.0 ms = 1.25x"]]);
   });
 });
