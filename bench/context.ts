@@ -91,8 +91,8 @@ export function baseURL(ctx: Ctx, via: Via): string {
 
 /**
  * CPU time the workerd processes of a Worker have used so far, over all their threads (Linux
- * schedstat; 0 where it cannot be read). Steadier than a wall-clock ratio on a shared machine:
- * what a request costs the runtime, whatever else waits for a core meanwhile.
+ * schedstat; 0 where it cannot be read): what its requests cost the runtime, apart from how long
+ * they waited for a core.
  */
 export function workerdCpuMs(gw: Gateway | null): number {
   if (!gw) return 0;

@@ -86,10 +86,9 @@ const cpuPerAnswer = (p: Pooled) => (p.cpuMs > 0 && p.ok > 0 ? p.cpuMs / p.ok : 
 
 /**
  * At `inFlight`: the CPU each gateway's workerd spent an answer, against the plain Worker's of the
- * same rounds and the floor's. A request's cost to the runtime, read from the kernel's count, not
- * from the clock: where answers a second swing from run to run with what else takes the two cores,
- * this ratio holds to a few hundredths, and a Worker bound by its CPU answers about its inverse.
- * None where the CPU could not be read (not Linux).
+ * same rounds and the floor's. A request's cost to the runtime, read from the kernel's count rather
+ * than the clock; a Worker bound by its CPU answers about its inverse. It still rises with the
+ * machine's load, so only the ratios of one run compare. None where the CPU could not be read (not Linux).
  */
 export function cpuRows(scenario: string, inFlight: number, pooled: Record<string, Pooled>, gateways: readonly Compared[]): { rows: Row[]; data: Record<string, number> } {
   const [plain, floor] = [cpuPerAnswer(pooled.passthrough!), cpuPerAnswer(pooled.floor!)];

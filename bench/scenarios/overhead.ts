@@ -2,9 +2,10 @@
 // run the same way (wrangler dev), and beside the same plain Worker after one empty Durable Object
 // call (the floor of any design that asks an object per request). Runs alternate, each round in a
 // new order, so background noise hits all alike. Added latency at 1 and 2 in flight (SDK clients);
-// throughput at 32 and 48 in flight, and beside it the CPU each Worker's workerd spent an answer (a
-// steadier figure than answers a second on a shared machine); the limiter's own count of calls into
-// it per request in each (a key with room hands its isolates tickets: most requests make no call, issue 36). With
+// throughput at 32 and 48 in flight, and beside it the CPU each Worker's workerd spent an answer
+// (what a request costs the runtime, apart from the wait for a core); the limiter's own count of
+// calls into it per request in each (a key with room hands its isolates tickets: most requests make
+// no call, issue 36). With
 // `--against <rev or dir>` and `--probe`, the gateways of other trees (and probes: gateways that
 // never ask their limiter) run in the same rounds, each set against the same plain Worker.
 import { loadavg } from "node:os";
@@ -66,7 +67,7 @@ async function run(ctx: Ctx) {
     rows.push(...put.rows, ...cpu.rows);
     const calls = callsPer(before, after);
     rows.push(goal({ scenario, metric: `object calls per proxied request at ${inFlight} in flight (limiter's own count; ops carried)`, baseline: "1.05 to 1.18 before tickets", value: calls ? `${calls.calls.toFixed(2)} (${calls.ops.toFixed(2)} ops)` : "?" }, "<= 0.5", calls !== null && calls.calls <= 0.5));
-    data[`throughput${inFlight}`] = { ...put.data, ratio: put.data[`${gateways[0]!.name} ratio`], cpuMs: cpu.data, ...calls };
+    data[`throughput${inFlight}`] = { ...put.data, ratio: put.data[`${gateways[0]!.name} ratio`], cpuMsAnAnswer: cpu.data, ...calls };
   }
   rows.push(await busyQueue(ctx, scenario, slice, data));
   return { rows, data };
