@@ -8,7 +8,7 @@ import { DIALECTS, type DialectName as RowName } from "../src/providers/dialects
 import type { DialectName } from "../test/support/standin/dialect.ts";
 import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
 import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
-import { estimateTokens } from "../src/policy/estimate";
+import { estimateOutput, estimateTokens } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
@@ -68,22 +68,22 @@ export class SimLimiter implements LimiterCalls {
     const r = await pending;
     await this.clock.sleep(this.rpcMs);
     if (this.tickets) {
-      const tickets = ids.length > 0 ? { ids, cost: ask!.cost, leaseTtlMs: d.core.config.leaseTtlMs, ...d.core.pacing() } : undefined;
+      const tickets = ids.length > 0 ? { ids, cost: ask!.cost, ...(ask!.out !== undefined && { out: ask!.out }), leaseTtlMs: d.core.config.leaseTtlMs, ...d.core.pacing() } : undefined;
       for (const id of this.held.heard({ epoch, tickets }, sentAt)) void this.call((x) => x.release(id));
     }
     return r;
   }
 
   acquire(req: Omit<AcquireRequest, "waitMs">, deadline: number): Promise<AcquireResult> {
-    const t = this.tickets && !req.retry && !req.pooled ? this.held.take(req.cost, this.clock.now) : null;
+    const t = this.tickets && !req.retry && !req.pooled ? this.held.take(req.cost, this.clock.now, req.out) : null;
     if (t) {
       this.obj.ticketed++;
       this.ticketOf.set(req.leaseId, t.id);
-      void this.call((d) => d.exchange([{ t: "use", id: t.id, cost: req.cost, caller: req.caller, priority: req.priority }]));
+      void this.call((d) => d.exchange([{ t: "use", id: t.id, cost: req.cost, ...(req.out !== undefined && { out: req.out }), caller: req.caller, priority: req.priority }]));
       const { id: _id, ...grant } = t;
       return Promise.resolve({ granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant });
     }
-    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier }));
+    return this.call((d) => d.acquire({ id: req.leaseId, cost: req.cost, out: req.out, retry: req.retry, deadline, caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier }));
   }
 
   settle(leaseId: string, outcome: SettleRequest): void {
@@ -182,6 +182,8 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       dialect: o.dialect,
       who: o.who,
       cost: estimateTokens(req.json, req.body.byteLength),
+      // As proxy/request.ts: the output allowance where the row limits generated tokens apart.
+      ...(o.dialect?.limits.output && { out: estimateOutput(req.json, req.body.byteLength) }),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
       maxAttempts: DEFAULT_GATEWAY.maxAttempts,
       gateway: DEFAULT_GATEWAY,

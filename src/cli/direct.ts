@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
-import { estimateTokens } from "../policy/estimate";
+import { estimateOutput, estimateTokens } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
@@ -22,11 +22,11 @@ const outcome = (cls: OutcomeClass, status: number, info: RateLimitInfo, latency
   ({ cls, status, info, latencyMs, attempt, final });
 
 /** Waits for a slot; the first Ctrl-C takes the waiter out of the queue. */
-async function acquire(ctx: SendContext, limiter: LocalLimiter, leaseId: string, cost: number, retry: boolean): Promise<AcquireResult> {
+async function acquire(ctx: SendContext, limiter: LocalLimiter, leaseId: string, need: { cost: number; out?: number }, retry: boolean): Promise<AcquireResult> {
   const leave = () => limiter.cancel(leaseId);
   ctx.stop.addEventListener("abort", leave);
   try {
-    return await limiter.acquire({ leaseId, cost, retry, deadline: ctx.now() + ctx.gateway.deadlineMs });
+    return await limiter.acquire({ leaseId, ...need, retry, deadline: ctx.now() + ctx.gateway.deadlineMs });
   } finally {
     ctx.stop.removeEventListener("abort", leave);
   }
@@ -39,13 +39,15 @@ async function acquire(ctx: SendContext, limiter: LocalLimiter, leaseId: string,
  * the 429 to. Returns the item's output line, or null when Ctrl-C stopped it before it was sent.
  */
 export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: Item): Promise<OutputLine | null> {
-  const cost = estimateTokens(item.body, Buffer.byteLength(item.payload));
+  const bytes = Buffer.byteLength(item.payload);
   const nonce = randomUUID();
   let last: Awaited<ReturnType<typeof send>> = null;
   let deadline = Number.POSITIVE_INFINITY;
   // A tier (--mode flex) where the line's provider sells it: its field written, its refusals its own.
   const tiered = lineTier(ctx, item);
   const dialect = tiered?.dialect ?? DIALECTS.generic;
+  // As the Worker's (proxy/request.ts): the output allowance where the dialect limits generated tokens apart.
+  const need = { cost: estimateTokens(item.body, bytes), ...(dialect.limits.output && { out: estimateOutput(item.body, bytes) }) };
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;
@@ -53,14 +55,14 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
       if (attempt > 1) limiter.cancel(leaseId); // drops the claim a refused attempt left for it
       return stoppedLine(item, attempt > 1, last);
     }
-    const grant = await acquire(ctx, limiter, leaseId, cost, attempt > 1);
+    const grant = await acquire(ctx, limiter, leaseId, need, attempt > 1);
     if (ctx.stop.aborted) {
       limiter.cancel(leaseId);
       return stoppedLine(item, attempt > 1, last);
     }
     if (!grant.granted) {
       // Larger than a limit its provider refuses larger requests against: it would never go.
-      if (grant.reason === "too_large") return failLine(item, "request_too_large", `the line's estimated ${cost} tokens are more than the key's limit of ${grant.tooLarge?.limit} tokens a window`, last);
+      if (grant.reason === "too_large") return failLine(item, "request_too_large", `the line's estimated ${need.cost} tokens are more than the key's limit of ${grant.tooLarge?.limit} tokens a window`, last);
       await sleep(grant.retryAfterMs, ctx.stop);
       continue;
     }

@@ -6,6 +6,8 @@ import type { AcquireResult } from "../limiter/types";
 export interface LocalAcquire {
   leaseId: string;
   cost: number;
+  /** Of `cost`, the output allowance, where the line's dialect limits generated tokens apart. */
+  out?: number;
   /** A retry rejoins at the head of the queue. */
   retry: boolean;
   /** Epoch ms: past it, the waiter is turned away with queue_timeout. */
@@ -27,7 +29,7 @@ export class LocalLimiter {
   }
 
   acquire(req: LocalAcquire): Promise<AcquireResult> {
-    return this.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: req.deadline });
+    return this.driver.acquire({ id: req.leaseId, cost: req.cost, out: req.out, retry: req.retry, deadline: req.deadline });
   }
 
   /** Feeds one attempt's outcome to the core and, by default, frees its slot in the same step. */

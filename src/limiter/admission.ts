@@ -45,9 +45,9 @@ export interface Pumped {
  * `granting`: what the tickets out reserve comes first (they are already granted); an estimate
  * for a caller leaves them out, since they come back or lapse within TICKET_LAPSE_MS.
  */
-export function openAt(k: Admitting, cost: number, now: number, requests = 1, behind = false, granting = false): number {
-  const r = granting ? k.tickets.reserved : { requests: 0, tokens: 0 };
-  return Math.max(k.cooldownUntil, fitsAt(k.quota, cost + r.tokens, now, requests + r.requests, behind || r.requests > 0, SEND_JITTER_MS));
+export function openAt(k: Admitting, cost: number, now: number, requests = 1, behind = false, granting = false, out = 0): number {
+  const r = granting ? k.tickets.reserved : { requests: 0, tokens: 0, output: 0 };
+  return Math.max(k.cooldownUntil, fitsAt(k.quota, cost + r.tokens, now, requests + r.requests, behind || r.requests > 0, SEND_JITTER_MS, out + r.output));
 }
 
 /**
@@ -61,7 +61,7 @@ export function enqueue(k: Admitting, w: Waiter, now: number): Admission {
     const may = admitPooled(k.member, w.id, now);
     if (!may.go) return { kind: "rejected", retryAfterMs: may.retryAfterMs, out: true };
   }
-  const open = openAt(k, w.cost, now);
+  const open = openAt(k, w.cost, now, 1, false, false, w.out);
   if (open > w.deadline) return { kind: "rejected", retryAfterMs: k.retryAfter(w.cost, now, w) };
   w.lane = isLane(w.lane) ? w.lane : "normal";
   let queued: Map<string, number> | undefined;
@@ -105,7 +105,7 @@ export function pump(k: Admitting, now: number, ousting: boolean): Pumped {
   for (const c of k.claims.inOrder()) {
     const w = k.queue.has(c.id) ? k.queue.peekId(c.id) : undefined;
     if (!w || turnAway(w)) continue;
-    if (openAt(k, c.tokens, now, c.requests, false, true) > now) break;
+    if (openAt(k, c.tokens, now, c.requests, false, true, c.output) > now) break;
     if (k.busy >= k.limitAt(now) && !paced(k, now)) break;
     k.queue.remove(c.id);
     k.claims.drop(c.id);
@@ -113,7 +113,7 @@ export function pump(k: Admitting, now: number, ousting: boolean): Pumped {
   }
   for (let head = k.queue.peek(); head; head = k.queue.peek()) {
     if (!k.claims.has(head.id) && turnAway(head)) continue;
-    if (k.claims.has(head.id) || headOpenAt(k, head.cost, now) > now) break;
+    if (k.claims.has(head.id) || headOpenAt(k, head, now) > now) break;
     if (k.busy >= k.limitAt(now) && !paced(k, now)) break;
     k.queue.shift();
     go(head);
@@ -134,7 +134,7 @@ export function wakeAt(k: Admitting, now: number): number | null {
   at = Math.min(at, k.tickets.nextLapse() ?? Infinity);
   const limit = k.limitAt(now);
   let step: number | null;
-  if (k.busy < limit) at = Math.min(at, headOpenAt(k, head.cost, now), claimOpenAt(k, now));
+  if (k.busy < limit) at = Math.min(at, headOpenAt(k, head, now), claimOpenAt(k, now));
   // A new key's limit rises by itself: look again at its next step.
   else if ((step = k.ramp.nextStep(now, k.learning(now), limit, k.config.maxConcurrency, k.aimd.limit)) !== null) at = Math.min(at, step);
   // Before the first answer the pace is sized from how long the oldest slot has been held, a
@@ -143,21 +143,22 @@ export function wakeAt(k: Admitting, now: number): number | null {
     const oldest = k.leases.oldestGrantAt();
     const due = oldest === null ? null : paceDueAt(k.pace, k.quota, oldest, limit);
     const canRise = k.aimd.limit < paceCeiling(k.aimd, k.config);
-    if (due !== null && due > now && canRise) at = Math.min(at, Math.max(due, openAt(k, head.cost, now)));
+    if (due !== null && due > now && canRise) at = Math.min(at, Math.max(due, openAt(k, head.cost, now, 1, false, false, head.out)));
   }
   return Number.isFinite(at) ? Math.max(at, now) : null;
 }
 
-/** When a head of `cost` may go: after the gate, and after what every open claim needs. */
-function headOpenAt(k: Admitting, cost: number, now: number): number {
-  if (k.claims.size === 0) return openAt(k, cost, now, 1, false, true);
+/** When a head may go: after the gate, and after what every open claim needs. */
+function headOpenAt(k: Admitting, head: Pick<Waiter, "cost" | "out">, now: number): number {
+  const out = head.out ?? 0;
+  if (k.claims.size === 0) return openAt(k, head.cost, now, 1, false, true, out);
   const held = k.claims.total();
-  return openAt(k, cost + held.tokens, now, held.requests + 1, true, true);
+  return openAt(k, head.cost + held.tokens, now, held.requests + 1, true, true, out + held.output);
 }
 
 /** When the first claim whose retry is already queued may go. */
 function claimOpenAt(k: Admitting, now: number): number {
-  for (const c of k.claims.inOrder()) if (k.queue.has(c.id)) return openAt(k, c.tokens, now, c.requests, false, true);
+  for (const c of k.claims.inOrder()) if (k.queue.has(c.id)) return openAt(k, c.tokens, now, c.requests, false, true, c.output);
   return Infinity;
 }
 
@@ -178,15 +179,15 @@ function paced(k: Admitting, now: number): boolean {
 /** A window cannot pay for the whole line now: the quota, not concurrency, binds this key. */
 function tightNow(k: Admitting, now: number): boolean {
   const waiting = k.queue.size;
-  return tight(k.quota, waiting, waiting * (k.pace.cost ?? 1), now);
+  return tight(k.quota, waiting, waiting * (k.pace.cost ?? 1), now, waiting * (k.pace.out ?? 0));
 }
 
 function grant(k: Admitting, w: Waiter, now: number): void {
-  const lease = k.leases.grant(w.id, w.cost, now, k.config.leaseTtlMs, w.caller);
+  const lease = k.leases.grant(w.id, w.cost, now, k.config.leaseTtlMs, w.caller, w.out);
   if (w.caller !== undefined) k.callers.granted(w.caller, w.cost, now);
   k.ramp.sent(now);
-  charge(k.quota, w.cost, now);
-  noteCost(k.pace, w.cost);
+  charge(k.quota, w.cost, now, w.out);
+  noteCost(k.pace, w.cost, w.out);
   lease.mark = { ...k.quota.granted };
   noteInFlight(k.aimd, k.inFlight);
 }

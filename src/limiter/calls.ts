@@ -58,14 +58,14 @@ export class Calls {
     // Tickets only for a kept key: a restart must find them in its storage.
     const ids = ask && store.proven ? driver.issue(ask) : [];
     store.changed(changed || core.cooldownUntil > before);
-    const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
+    const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, ...(ask!.out !== undefined && { out: ask!.out }), leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
     return { reply: { results, queued: core.queue.size, room: Math.max(0, core.limitAt(now) - core.busy), epoch: core.epoch, ...tickets }, waiting };
   }
 
   acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
     if (this.#seen(req, now, true)) this.#p.store.changed(false);
-    const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
+    const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, out: req.out, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#p.telemetry.moved(now);
     return answer;
   }

@@ -7,8 +7,17 @@
  */
 export interface Claim {
   cost: number;
+  /** Of it, the output allowance (a window of generated tokens'). */
+  out?: number;
   /** The retry is not coming after this (its caller left, or its Worker died). */
   until: number;
+}
+
+/** What claims hold of each window. */
+export interface Held {
+  requests: number;
+  tokens: number;
+  output: number;
 }
 
 export class Claims {
@@ -35,22 +44,25 @@ export class Claims {
     for (const [id, c] of this.#byId) if (c.until <= now) this.#byId.delete(id);
   }
 
-  /** Each claim in the order it was made, with the quota it and the claims before it need: {requests, tokens}. */
-  *inOrder(): Generator<{ id: string; requests: number; tokens: number }> {
-    let requests = 0;
-    let tokens = 0;
+  /** Each claim in the order it was made, with the quota it and the claims before it need: {requests, tokens, output}. */
+  *inOrder(): Generator<{ id: string } & Held> {
+    const held: Held = { requests: 0, tokens: 0, output: 0 };
     for (const [id, c] of this.#byId) {
-      requests += 1;
-      tokens += c.cost;
-      yield { id, requests, tokens };
+      held.requests += 1;
+      held.tokens += c.cost;
+      held.output += c.out ?? 0;
+      yield { id, ...held };
     }
   }
 
   /** What all claims together hold back from later grants. */
-  total(): { requests: number; tokens: number } {
-    let tokens = 0;
-    for (const c of this.#byId.values()) tokens += c.cost;
-    return { requests: this.#byId.size, tokens };
+  total(): Held {
+    const held: Held = { requests: this.#byId.size, tokens: 0, output: 0 };
+    for (const c of this.#byId.values()) {
+      held.tokens += c.cost;
+      held.output += c.out ?? 0;
+    }
+    return held;
   }
 
   earliestEnd(): number | null {

@@ -140,7 +140,7 @@ export class LimiterCore implements Learned {
 
   /** Requests per ms the windows allow at the key's mean cost (null: no window known). */
   #ratePerMs(): number | null {
-    return paceRate(this.quota, this.pace.cost ?? 1);
+    return paceRate(this.quota, this.pace.cost ?? 1, this.pace.out ?? 0);
   }
 
   /** Queues a waiter, or turns it away (admission.ts). */
@@ -237,8 +237,8 @@ export class LimiterCore implements Learned {
   }
 
   /** A request went upstream on ticket `id` (tickets/effects.ts). Returns whether the key held it. */
-  useTicket(id: string, cost: number, now: number, caller?: string, lane?: Lane): boolean {
-    return tickets.use(this, id, cost, now, { who: { caller, lane } });
+  useTicket(id: string, cost: number, now: number, caller?: string, lane?: Lane, out?: number): boolean {
+    return tickets.use(this, id, cost, now, { who: { caller, lane } }, out);
   }
 
   /** Every ticket out is taken back: isolates use none of them once they hear of the new epoch (tickets/epoch.ts: it only grows). */

@@ -95,7 +95,7 @@ export class LimiterDriver {
         switch (op.t) {
           case "acquire":
             acquires.push([i, op.req.leaseId, this.waiters.join({
-              id: op.req.leaseId, cost: op.req.cost, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled, tier: op.req.tier,
+              id: op.req.leaseId, cost: op.req.cost, out: op.req.out, retry: op.req.retry, deadline: now - age + Math.max(0, op.req.waitMs), caller: op.req.caller, lane: op.req.priority, pooled: op.req.pooled, tier: op.req.tier,
             })]);
             break;
           case "settle": {
@@ -114,7 +114,7 @@ export class LimiterDriver {
             results[i] = this.#cancelOne(op.id, false);
             break;
           case "use":
-            results[i] = this.core.useTicket(op.id, op.cost, now, op.caller, op.priority);
+            results[i] = this.core.useTicket(op.id, op.cost, now, op.caller, op.priority, op.out);
             break;
         }
       });

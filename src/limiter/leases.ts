@@ -14,6 +14,7 @@ export class Leases {
   /** Tickets not yet used: slots held with no request out on them, and their costs. */
   idle = 0;
   idleCost = 0;
+  idleOut = 0;
   /** Tickets used (or lapsed) since `takeUsed` last looked: their rows must say so (a restart counts them once). */
   #used: string[] = [];
 
@@ -49,19 +50,21 @@ export class Leases {
   }
 
   /** A new lease, numbered, with the provider's in-flight level it makes (itself included). */
-  grant(id: string, cost: number, now: number, ttlMs: number, caller?: string): Lease {
-    const lease: Lease = { id, cost, expiresAt: now + ttlMs, seq: ++this.#grants, grantedAt: now, caller };
+  grant(id: string, cost: number, now: number, ttlMs: number, caller?: string, out?: number): Lease {
+    const lease: Lease = { id, cost, expiresAt: now + ttlMs, seq: ++this.#grants, grantedAt: now, caller, ...(out && { out }) };
     this.#byId.set(id, lease);
     lease.inFlight = this.busy - this.idle;
     return lease;
   }
 
   /** A ticket (tickets/): its slot held from now, unnumbered until a request uses it or it lapses at `lapseAt`. */
-  ticket(id: string, cost: number, expiresAt: number, lapseAt: number): Lease {
+  ticket(id: string, cost: number, expiresAt: number, lapseAt: number, out?: number): Lease {
     const lease = this.hold(id, cost, expiresAt);
+    if (out) lease.out = out;
     lease.ticket = lapseAt;
     this.idle++;
     this.idleCost += cost;
+    this.idleOut += out ?? 0;
     return lease;
   }
 
@@ -153,5 +156,6 @@ export class Leases {
     lease.ticket = undefined;
     this.idle--;
     this.idleCost = this.idle === 0 ? 0 : this.idleCost - lease.cost;
+    this.idleOut = this.idle === 0 ? 0 : this.idleOut - (lease.out ?? 0);
   }
 }

@@ -53,7 +53,7 @@ export class Outcomes {
     const lease = k.leases.get(id);
     // The provider counted at admission, after the Worker's send (timing.ts).
     const readAt = readingDate(o, lease?.grantedAt, now);
-    const took = o.cls === "success" && lease ? { requests: 1, tokens: lease.cost } : undefined;
+    const took = o.cls === "success" && lease ? { requests: 1, tokens: lease.cost, output: lease.out ?? 0 } : undefined;
     observe(k.quota, o.info, now, lease?.mark, readAt, took);
     let changed: HistoryEntry | null = null;
     if (o.cls === "success") {
@@ -67,7 +67,7 @@ export class Outcomes {
     // AIMD, no gate; its retry backs off on its own (retryWord).
     else if (o.cls === "rate_limit") {
       changed = refused(k, o, lease, now);
-      if (!o.final && o.next) k.claims.add(o.next, { cost: lease?.cost ?? 1, until: now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS) + CLAIM_GRACE_MS });
+      if (!o.final && o.next) k.claims.add(o.next, { cost: lease?.cost ?? 1, ...(lease?.out && { out: lease.out }), until: now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS) + CLAIM_GRACE_MS });
     }
     return { changed, memberMoved };
   }
@@ -85,7 +85,7 @@ function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number):
   const cost = lease?.cost ?? 1;
   // No window told: the refusal teaches the one it hit (a provider without limit headers).
   if (o.info.refused) learnFromRefusal(k.quota, o.info.refused, { mark: lease?.mark, grantedAt: lease?.grantedAt, cost }, now);
-  const seen = roomInReading(o.info, cost) ?? room(k.quota, cost, now);
+  const seen = roomInReading(o.info, cost, lease?.out) ?? room(k.quota, cost, now, lease?.out);
   if (seen === "empty") {
     k.aimd.phase = "steady";
     hold();

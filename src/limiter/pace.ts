@@ -9,6 +9,8 @@ export interface PaceState {
   holdMs: number | null;
   /** Mean estimated token cost of a granted request. */
   cost: number | null;
+  /** Of it, the mean output allowance (what a window of generated tokens is charged); absent until one was. */
+  out?: number | null;
 }
 
 /** Slots beyond rate x hold: jitter in latency and in the quota's refill must not make the limit bind. */
@@ -21,8 +23,10 @@ export function emptyPace(): PaceState {
 
 const mean = (prev: number | null, x: number) => (prev === null ? x : prev + ALPHA * (x - prev));
 
-export function noteCost(p: PaceState, cost: number): void {
-  if (Number.isFinite(cost) && cost >= 0) p.cost = mean(p.cost, cost);
+export function noteCost(p: PaceState, cost: number, out = 0): void {
+  if (!Number.isFinite(cost) || cost < 0) return;
+  p.cost = mean(p.cost, cost);
+  if (out > 0 || p.out != null) p.out = mean(p.out ?? null, Number.isFinite(out) && out > 0 ? out : 0);
 }
 
 /** A slot's hold time; `first` marks a first guess (the answer's latency) made before any release. */
@@ -38,7 +42,7 @@ export function noteHold(p: PaceState, ms: number, first = false): void {
  * is a lower bound that grows until the first answer.
  */
 export function paceNeed(p: PaceState, q: QuotaState, heldMs = 0, margin = PACE_MARGIN): number | null {
-  const rate = paceRate(q, p.cost ?? 1);
+  const rate = paceRate(q, p.cost ?? 1, p.out ?? 0);
   const hold = p.holdMs ?? heldMs;
   if (rate === null || hold <= 0) return null;
   return Math.ceil(rate * hold * margin) + 1;
@@ -49,7 +53,7 @@ export function paceNeed(p: PaceState, q: QuotaState, heldMs = 0, margin = PACE_
  * need more than `limit` slots (null when the rate is unknown or a hold time is already measured).
  */
 export function paceDueAt(p: PaceState, q: QuotaState, oldestGrantedAt: number, limit: number, margin = PACE_MARGIN): number | null {
-  const rate = paceRate(q, p.cost ?? 1);
+  const rate = paceRate(q, p.cost ?? 1, p.out ?? 0);
   if (rate === null || p.holdMs !== null) return null;
   return oldestGrantedAt + Math.floor((limit - 1) / (rate * margin)) + 1;
 }

@@ -138,14 +138,16 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  */
 export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now, took?: Granted): void {
   const after = mark ? grantsAfter(q.recent, mark.requests) : [];
+  const units = { requests: () => 1, tokens: (e: GrantEntry) => e.cost, output: (e: GrantEntry) => e.out ?? 0 };
   const owed = (key: keyof Granted): Owed => ({
-    grants: after.map((e) => ({ at: e.at, units: key === "requests" ? 1 : e.cost })),
-    total: mark ? Math.max(0, q.granted[key] - mark[key]) : 0,
+    grants: after.map((e) => ({ at: e.at, units: units[key](e) })),
+    total: mark ? Math.max(0, (q.granted[key] ?? 0) - (mark[key] ?? 0)) : 0,
   });
   // The grant count the reading was true at: what a window told without limit learns its refill from.
-  const readGranted = (key: keyof Granted) => (mark ? mark[key] : null);
+  const readGranted = (key: keyof Granted) => (mark ? (mark[key] ?? 0) : null);
   q.requests = fromReading(info.requests, q.requests, now, owed("requests"), at, took?.requests ?? 0, readGranted("requests"));
   q.tokens = fromReading(info.tokens, q.tokens, now, owed("tokens"), at, took?.tokens ?? 0, readGranted("tokens"));
+  if (info.output || q.output) q.output = fromReading(info.output ?? null, q.output ?? null, now, owed("output"), at, took?.output ?? 0, readGranted("output"));
 }
 
 /**
@@ -153,9 +155,9 @@ export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: 
  * window could not pay for the request, `room` when every reported window could, null when it
  * reported none (then the model decides).
  */
-export function roomInReading(info: RateLimitInfo, cost: number): "room" | "empty" | null {
-  const short = (r: QuotaReading | null, need: number) => r !== null && r.remaining !== null && r.remaining < Math.min(need, r.limit ?? need);
-  const reported = [info.requests, info.tokens].some((r) => r !== null && r.remaining !== null);
+export function roomInReading(info: RateLimitInfo, cost: number, out = 0): "room" | "empty" | null {
+  const short = (r: QuotaReading | null | undefined, need: number) => !!r && r.remaining !== null && r.remaining < Math.min(need, r.limit ?? need);
+  const reported = [info.requests, info.tokens, info.output].some((r) => !!r && r.remaining !== null);
   if (!reported) return null;
-  return short(info.requests, 1) || short(info.tokens, cost) ? "empty" : "room";
+  return short(info.requests, 1) || short(info.tokens, cost) || short(info.output, out) ? "empty" : "room";
 }

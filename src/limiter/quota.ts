@@ -50,6 +50,8 @@ export interface QuotaWindow {
 export interface Granted {
   requests: number;
   tokens: number;
+  /** Output allowances (what a window of generated tokens is charged); absent in a state from before it: 0. */
+  output?: number;
 }
 
 /** One grant: when, its cost, and `granted.requests` just after it (which numbers it). */
@@ -57,11 +59,15 @@ export interface GrantEntry {
   at: number;
   n: number;
   cost: number;
+  /** Its output allowance, where it named one. */
+  out?: number;
 }
 
 export interface QuotaState {
   requests: QuotaWindow | null;
   tokens: QuotaWindow | null;
+  /** Generated tokens alone, where the provider limits them apart (Fireworks'): charged with output allowances. */
+  output?: QuotaWindow | null;
   granted: Granted;
   /** The latest grants, in order (in memory only): a late reading replays those made after it. */
   recent?: GrantEntry[];
@@ -81,7 +87,7 @@ export const DEFAULT_WINDOW_MS = 60_000;
 export const MAX_QUOTA_WAIT_MS = 24 * 60 * 60 * 1000;
 
 export function emptyQuota(): QuotaState {
-  return { requests: null, tokens: null, granted: { requests: 0, tokens: 0 } };
+  return { requests: null, tokens: null, output: null, granted: { requests: 0, tokens: 0, output: 0 } };
 }
 
 /** What the window holds now: its last level plus the refill since, never above the limit. */
@@ -108,26 +114,29 @@ function readyAt(w: QuotaWindow, need: number, now: number, behind: boolean, mar
 }
 
 /**
- * The earliest time `requests` requests of `cost` tokens in all fit both windows (`now` when they
- * fit already). `behind`: the last of them waits behind the others, so never goes ahead of them.
- * `marginMs`: wait for that much more refill than they need (at most a full window).
+ * The earliest time `requests` requests of `cost` tokens in all (`out` of them output allowance)
+ * fit every window (`now` when they fit already). `behind`: the last of them waits behind the
+ * others, so never goes ahead of them. `marginMs`: wait for that much more refill than they need
+ * (at most a full window).
  */
-export function fitsAt(q: QuotaState, cost: number, now: number, requests = 1, behind = false, marginMs = 0): number {
+export function fitsAt(q: QuotaState, cost: number, now: number, requests = 1, behind = false, marginMs = 0, out = 0): number {
   let at = now;
   if (q.requests) at = Math.max(at, readyAt(q.requests, requests, now, behind, marginMs));
   if (q.tokens) at = Math.max(at, readyAt(q.tokens, cost, now, behind, marginMs));
+  if (q.output) at = Math.max(at, readyAt(q.output, out, now, behind, marginMs));
   return at;
 }
 
-/** A grant draws from the bucket now; the level may go below zero (a request larger than the window). */
-export function charge(q: QuotaState, cost: number, now: number): void {
+/** A grant draws from the buckets now (`out`: its output allowance); a level may go below zero (a request larger than the window). */
+export function charge(q: QuotaState, cost: number, now: number, out = 0): void {
   q.granted.requests += 1;
   q.granted.tokens += cost;
+  q.granted.output = (q.granted.output ?? 0) + out;
   q.recent ??= [];
-  q.recent.push({ at: now, n: q.granted.requests, cost });
+  q.recent.push(out > 0 ? { at: now, n: q.granted.requests, cost, out } : { at: now, n: q.granted.requests, cost });
   // Trimmed in halves, not per grant: a grant never shifts the whole log.
   if (q.recent.length > 2 * RECENT_GRANTS) q.recent = q.recent.slice(-RECENT_GRANTS);
-  for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
+  for (const [w, units] of [[q.requests, 1], [q.tokens, cost], [q.output, out]] as const) {
     if (!w) continue;
     w.remaining = available(w, now) - units;
     w.observedAt = now;
@@ -138,21 +147,23 @@ export function charge(q: QuotaState, cost: number, now: number): void {
  * What the windows say about a request of `cost` now: `unknown` when no window was ever reported,
  * `empty` when one cannot pay for it, else `room`. A 429 with room is about concurrency.
  */
-export function room(q: QuotaState, cost: number, now: number): "room" | "empty" | "unknown" {
-  if (!q.requests && !q.tokens) return "unknown";
-  return fitsAt(q, cost, now) > now ? "empty" : "room";
+export function room(q: QuotaState, cost: number, now: number, out = 0): "room" | "empty" | "unknown" {
+  if (!q.requests && !q.tokens && !q.output) return "unknown";
+  return fitsAt(q, cost, now, 1, false, 0, out) > now ? "empty" : "room";
 }
 
-/** True when some window cannot pay now for `requests` requests of `tokens` tokens in all. */
-export function tight(q: QuotaState, requests: number, tokens: number, now: number): boolean {
-  return (q.requests !== null && available(q.requests, now) < requests) || (q.tokens !== null && available(q.tokens, now) < tokens);
+/** True when some window cannot pay now for `requests` requests of `tokens` tokens in all (`out` of them output). */
+export function tight(q: QuotaState, requests: number, tokens: number, now: number, out = 0): boolean {
+  return (q.requests !== null && available(q.requests, now) < requests) || (q.tokens !== null && available(q.tokens, now) < tokens) ||
+    (!!q.output && available(q.output, now) < out);
 }
 
-/** Requests per ms the windows allow at a mean cost of `cost` tokens; null when none is known. */
-export function paceRate(q: QuotaState, cost: number): number | null {
+/** Requests per ms the windows allow at a mean cost of `cost` tokens (`out` of them output); null when none is known. */
+export function paceRate(q: QuotaState, cost: number, out = 0): number | null {
   const rates: number[] = [];
   if (q.requests && q.requests.refillPerMs > 0) rates.push(q.requests.refillPerMs);
   if (q.tokens && q.tokens.refillPerMs > 0 && cost > 0) rates.push(q.tokens.refillPerMs / cost);
+  if (q.output && q.output.refillPerMs > 0 && out > 0) rates.push(q.output.refillPerMs / out);
   return rates.length ? Math.min(...rates) : null;
 }
 

@@ -25,7 +25,10 @@ export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: numb
     out: isOut(core.member) ? { until: iso(core.member.until), reason: core.member.reason ?? "" } : null,
     ratePerMin: core.view(core.pace.cost ?? 1, now).perMin ?? null,
     cooldownUntil: core.cooldownUntil > now ? iso(core.cooldownUntil) : null,
-    quotas: { requests: describe(core.quota.requests, now), tokens: describe(core.quota.tokens, now) },
+    quotas: {
+      requests: describe(core.quota.requests, now), tokens: describe(core.quota.tokens, now),
+      ...(core.quota.output && { output: describe(core.quota.output, now) }),
+    },
     metrics: summarize(core.metrics),
     history: core.aimd.history.map((h) => ({ at: iso(h.at), from: h.from, to: h.to, reason: h.reason })),
     config: { ...core.overrides },

@@ -19,6 +19,8 @@ export interface AcquireRequest extends KeyMeta {
   leaseId: string;
   /** Estimated tokens (prompt plus max output). */
   cost: number;
+  /** Of `cost`, the max output: what a window of generated tokens alone is charged (absent: none). */
+  out?: number;
   /** A retry rejoins at the head of the queue. */
   retry: boolean;
   /** How long the caller can still wait, in ms (relative: the Worker's and the object's clocks differ). */
@@ -85,7 +87,8 @@ export interface LimiterSnapshot extends KeyMeta {
   /** `tickets`: slots granted ahead to isolates and not used yet (tickets/), or held back for them after a restart; beside `inFlight`. */
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;
-  quotas: { requests: QuotaView | null; tokens: QuotaView | null };
+  /** `output`: generated tokens alone, only on a key whose provider tells that window apart (Fireworks'). */
+  quotas: { requests: QuotaView | null; tokens: QuotaView | null; output?: QuotaView | null };
   metrics: {
     totalRequests: number;
     completedRequests: number;
@@ -115,7 +118,7 @@ export type Op = { ageMs?: number } & (
   | { t: "renew"; id: string; cost?: number }
   | { t: "cancel"; id: string }
   /** A request went upstream on a ticket (tickets/): said after, off its path. */
-  | { t: "use"; id: string; cost: number; caller?: string; priority?: Lane }
+  | { t: "use"; id: string; cost: number; out?: number; caller?: string; priority?: Lane }
 );
 
 /** An acquire not answered at once: in a session its answer comes down the stream; after an exchange, `acquire` on the same id waits for it. */
@@ -153,8 +156,8 @@ export interface ExchangeReply {
   room?: number;
   /** The key's ticket epoch: an isolate uses no ticket of another (tickets/epoch.ts). */
   epoch?: number;
-  /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens. */
+  /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens (`out` of them output). */
   tickets?: Tickets;
 }
 
-export type Tickets = { ids: string[]; cost: number; leaseTtlMs: number } & Pacing;
+export type Tickets = { ids: string[]; cost: number; out?: number; leaseTtlMs: number } & Pacing;

@@ -9,6 +9,8 @@ import type { TooLarge } from "./too-large";
 export interface WaiterRequest {
   id: string;
   cost: number;
+  /** Of `cost`, the output allowance (a window of generated tokens'). */
+  out?: number;
   retry: boolean;
   /** Epoch ms on the driver's own clock. */
   deadline: number;

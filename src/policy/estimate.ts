@@ -16,7 +16,16 @@ const count = (v: unknown): v is number => typeof v === "number" && Number.isFin
  */
 export function estimateTokens(body: unknown, bytes: number): number {
   if (typeof body !== "object" || body === null) return bytes === 0 ? 1 : DEFAULT_COST;
-  return Math.ceil(bytes / 4) + Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+  return Math.ceil(bytes / 4) + estimateOutput(body, bytes);
+}
+
+/**
+ * Of those, the output it may generate: what a window of generated tokens alone (Fireworks') is
+ * charged. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
+ */
+export function estimateOutput(body: unknown, bytes: number): number {
+  if (typeof body !== "object" || body === null) return bytes === 0 ? 0 : DEFAULT_OUTPUT_TOKENS;
+  return Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
 }
 
 /** Gemini's generation config, as the REST API takes it: `generationConfig` or `generation_config`. */

@@ -192,6 +192,7 @@ export function parseRateLimitHeaders(h: Headers, now: number, d: Dialect, body?
       retryAfterMs: headerHint(h, now, d.limits.hints ?? [RETRY_AFTER]),
       requests: firstGroup(h, now, d.limits.requests),
       tokens: firstGroup(h, now, d.limits.tokens),
+      ...(d.limits.output && { output: firstGroup(h, now, d.limits.output) }),
     };
     if (body === undefined) return info;
     const b = fromBody(d, body, now);

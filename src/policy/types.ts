@@ -29,6 +29,11 @@ export interface RateLimitInfo {
   requests: QuotaReading | null;
   /** Token quota: the combined window when sent, else the tightest of the ones the dialect reads. */
   tokens: QuotaReading | null;
+  /**
+   * Generated tokens alone, where a provider limits them apart from the prompt's (Fireworks'
+   * "Generated TPM"): charged with a request's output allowance only. Absent: none told.
+   */
+  output?: QuotaReading | null;
   /** On an error answer: the limit it speaks for (see RefusedLimit). */
   refused?: RefusedLimit;
 }

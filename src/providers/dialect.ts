@@ -69,6 +69,11 @@ export const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after
 export interface LimitsSpec {
   requests: readonly WindowGroup[];
   tokens: readonly WindowGroup[];
+  /**
+   * Windows of generated tokens alone (Fireworks' "Generated TPM"), read as `tokens` are: a
+   * request draws its output allowance from them, not its whole cost. Absent: none.
+   */
+  output?: readonly WindowGroup[];
   /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */
   hints?: readonly HintSpec[];
   /** Hints in a refusal's body; absent: none. */

@@ -130,13 +130,11 @@ const ROWS = {
   fireworks: {
     limits: {
       requests: [[{ limit: "x-ratelimit-limit-requests", remaining: "x-ratelimit-remaining-requests", periodMs: MINUTE_MS }]],
-      // A request's estimated cost is charged to one window: the prompt's, which counts most of it
-      // (its generated window, a hundredth of the size, would pace a key far below its limit).
-      // A spent generated window comes back as a 429 with its retry-after.
-      tokens: [
-        [{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }],
-        [{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }],
-      ],
+      // Two token windows, each charged with what it counts: the prompt's with a request's whole
+      // estimate, the generated one with its output allowance alone (charged the whole estimate,
+      // a window a hundredth of the size would pace a key far below its limit).
+      tokens: [[{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }]],
+      output: [[{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }]],
       body: [],
     },
     refusals: [SPENT_CODES, KEY_CODES],

@@ -115,6 +115,9 @@ export class Call implements Plan {
   get cost(): number {
     return this.read.cost;
   }
+  get out(): number | undefined {
+    return this.read.out;
+  }
   get stream(): boolean {
     return this.read.stream;
   }

@@ -130,9 +130,9 @@ export class Channel {
     return this.#tickets.mark;
   }
 
-  /** A ticket for a request of `cost` arriving now, or null (tickets.ts). */
-  redeem(cost: number): Redeemed | null {
-    return this.#tickets.take(cost, this.#now());
+  /** A ticket for a request of `cost` (`out` of it output) arriving now, or null (tickets.ts). */
+  redeem(cost: number, out?: number): Redeemed | null {
+    return this.#tickets.take(cost, this.#now(), out);
   }
 
   /**

@@ -99,12 +99,12 @@ export class LimiterClient implements LimiterCalls {
     // A retry goes through the queue (at the head of its line), a pool's member choice needs its
     // object's answer, and so does a tier the key may have shed: only a request's first attempt at
     // a key of its own, at standard, takes a ticket.
-    const t = req.retry || req.pooled || req.tier || this.#session?.open ? null : this.#channel.redeem(req.cost);
+    const t = req.retry || req.pooled || req.tier || this.#session?.open ? null : this.#channel.redeem(req.cost, req.out);
     if (t) {
       this.#ticketOf.set(req.leaseId, t.id);
       // Its use waits for company, unless the isolate is down to its last ticket: then it leaves
       // now and asks for more, before the next request must call.
-      this.#channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.#carrier, this.#channel.runningLow);
+      this.#channel.post({ t: "use", id: t.id, cost: req.cost, ...(req.out !== undefined && { out: req.out }), ...(req.caller !== undefined && { caller: req.caller }), ...(req.priority && { priority: req.priority }) }, this.#carrier, this.#channel.runningLow);
       const { id: _id, ...grant } = t;
       return { granted: true, leaseId: req.leaseId, waitedMs: 0, ...grant };
     }

@@ -24,6 +24,8 @@ export interface Plan {
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;
+  /** Of `cost`, the max output, where the key's row limits generated tokens apart. */
+  out?: number;
   /** The caller asked for a streamed answer: pass it through as it comes, whatever its type. */
   stream?: boolean;
   deadline: number;

@@ -45,7 +45,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   s.waiting.addEventListener("abort", leave);
   try {
     // A tier other than standard is asked of the key's object, which says whether it has it shed.
-    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, retry: s.attempts > 0, ...(s.route && { pooled: true }), ...(tier !== "standard" && { tier }) }, plan.deadline);
+    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, ...(plan.out !== undefined && { out: plan.out }), retry: s.attempts > 0, ...(s.route && { pooled: true }), ...(tier !== "standard" && { tier }) }, plan.deadline);
   } catch (err) {
     if (!(err instanceof LimiterUnavailable)) throw err;
     // The object may have granted it after all: never leave that slot to its lease's expiry.

@@ -86,9 +86,9 @@ describe("Claims", () => {
   it("adds up what the claims before each one need, in the order they were made", () => {
     const c = new Claims();
     c.add("x", { cost: 10, until: 50 });
-    c.add("y", { cost: 5, until: 20 });
-    expect([...c.inOrder()]).toEqual([{ id: "x", requests: 1, tokens: 10 }, { id: "y", requests: 2, tokens: 15 }]);
-    expect(c.total()).toEqual({ requests: 2, tokens: 15 });
+    c.add("y", { cost: 5, out: 3, until: 20 });
+    expect([...c.inOrder()]).toEqual([{ id: "x", requests: 1, tokens: 10, output: 0 }, { id: "y", requests: 2, tokens: 15, output: 3 }]);
+    expect(c.total()).toEqual({ requests: 2, tokens: 15, output: 3 });
     expect(c.earliestEnd()).toBe(20);
     c.expire(20);
     expect([...c.inOrder()].map((x) => x.id)).toEqual(["x"]);

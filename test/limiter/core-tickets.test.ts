@@ -12,7 +12,7 @@ describe("LimiterCore with tickets", () => {
     expect(ids).toHaveLength(3);
     expect(core.busy).toBe(3);
     expect(core.inFlight).toBe(0);
-    expect(core.tickets.reserved).toEqual({ requests: 3, tokens: 300 });
+    expect(core.tickets.reserved).toEqual({ requests: 3, tokens: 300, output: 0 });
     // 16 slots, 3 held by tickets: 13 waiters go, the 14th waits.
     for (let i = 0; i < 14; i++) core.enqueue(w(`r${i}`), 1_000);
     expect(core.pump(1_000).granted).toHaveLength(13);
@@ -25,7 +25,7 @@ describe("LimiterCore with tickets", () => {
     const before = available(core.quota.tokens!, 1_500);
     expect(core.useTicket(t!, 60, 1_500, "alice", "high")).toBe(true);
     expect(available(core.quota.tokens!, 1_500)).toBeCloseTo(before - 60, 6);
-    expect(core.tickets.reserved).toEqual({ requests: 0, tokens: 0 });
+    expect(core.tickets.reserved).toEqual({ requests: 0, tokens: 0, output: 0 });
     expect(core.inFlight).toBe(1);
     expect(core.lease(t!)).toMatchObject({ grantedAt: 1_500, caller: "alice" });
     expect(core.lease(t!)!.expiresAt).toBeGreaterThanOrEqual(1_500 + cfg.leaseTtlMs);
@@ -170,7 +170,7 @@ describe("LimiterCore with tickets", () => {
     expect(after.useTicket("3f2a9c:1", 80, 5_100)).toBe(false); // not a ticket's id: nothing held
     after.pump(5_000 + TICKET_LAPSE_MS);
     expect(after.busy).toBe(1);
-    expect(after.tickets.reserved).toEqual({ requests: 0, tokens: 0 });
+    expect(after.tickets.reserved).toEqual({ requests: 0, tokens: 0, output: 0 });
     expect(after.useTicket("~old.4", 80, 7_100)).toBe(false);
   });
 
@@ -180,7 +180,7 @@ describe("LimiterCore with tickets", () => {
     const after = new LimiterCore(cfg, before.persisted(), undefined, { epoch: 99, prefix: "u" });
     for (const id of [t!, u!]) after.restoreLease(id, 100, 5_000 + 25_000, 5_000, true);
     expect(after.busy).toBe(2);
-    expect(after.tickets.reserved).toEqual({ requests: 2, tokens: 200 });
+    expect(after.tickets.reserved).toEqual({ requests: 2, tokens: 200, output: 0 });
     const fresh = after.issue({ want: 1, cost: 100 }, 5_000);
     expect(fresh).toHaveLength(1);
     expect([t, u]).not.toContain(fresh[0]);

@@ -1,7 +1,7 @@
 // How a provider's reading sets a quota window (src/limiter/quota-reading.ts): owed grants, refill, bucket size.
 import { describe, expect, it } from "vitest";
 import { available, charge, emptyQuota, fitsAt } from "../../src/limiter/quota";
-import { observe } from "../../src/limiter/quota-reading";
+import { observe, roomInReading } from "../../src/limiter/quota-reading";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
 const info = (requests: QuotaReading | null, tokens: QuotaReading | null = null): RateLimitInfo => ({ retryAfterMs: null, requests, tokens });
@@ -139,5 +139,29 @@ describe("a reading into the quota model", () => {
     for (let i = 0; i < 40; i++) charge(w, 1, 0);
     // It held 41 (40 left after one): 41 per 10 s, so once the 40 are spent the next unit is 10000/41 ms away.
     expect(fitsAt(w, 1, 0)).toBe(Math.ceil(10_000 / 41));
+  });
+});
+
+describe("a reading of generated tokens alone", () => {
+  const out = (remaining: number): RateLimitInfo => ({ retryAfterMs: null, requests: null, tokens: null, output: { limit: 320, remaining, resetAt: null, periodMs: 1_000 } });
+
+  it("takes off the output allowances granted after the reading's request, not their whole costs", () => {
+    const q = emptyQuota();
+    observe(q, out(320), 0);
+    charge(q, 1_000, 0, 16);
+    const mark = { ...q.granted };
+    charge(q, 1_000, 0, 16);
+    charge(q, 1_000, 0, 16);
+    // The first request's reading: 304 left after it; the two granted since are owed.
+    observe(q, out(304), 0, mark, 0, { requests: 1, tokens: 1_000, output: 16 });
+    expect(available(q.output!, 0)).toBe(272);
+  });
+
+  it("a 429 whose generated window cannot pay says the quota was short, though the prompt's could", () => {
+    const info: RateLimitInfo = { retryAfterMs: 1_000, requests: null, tokens: { limit: 60_000, remaining: 59_000, resetAt: null }, output: { limit: 320, remaining: 4, resetAt: null } };
+    expect(roomInReading(info, 28, 16)).toBe("empty");
+    expect(roomInReading(info, 28, 4)).toBe("room");
+    // Without its output allowance the reading cannot say the window was short for it.
+    expect(roomInReading(info, 28)).toBe("room");
   });
 });

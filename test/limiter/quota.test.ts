@@ -1,6 +1,6 @@
 // A key's quota windows and what they allow (src/limiter/quota.ts); readings set them up here (quota-reading.ts).
 import { describe, expect, it } from "vitest";
-import { emptyQuota, fitsAt, paceRate, room, tight, describe as view } from "../../src/limiter/quota";
+import { charge, emptyQuota, fitsAt, paceRate, room, tight, describe as view } from "../../src/limiter/quota";
 import { observe } from "../../src/limiter/quota-reading";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
@@ -55,5 +55,43 @@ describe("quota model", () => {
     observe(q, info({ limit: 100, remaining: 40, resetAt: 36_000 }), 0);
     expect(view(q.requests, 0)).toEqual({ limit: 100, remaining: 40, resetAt: new Date(36_000).toISOString() });
     expect(view(null, 0)).toBeNull();
+  });
+});
+
+describe("a window of generated tokens alone (Fireworks' Generated TPM)", () => {
+  /** Prompt tokens 60,000 a second, generated 320 a second, each a 1 s bucket told with its limit. */
+  const fireworks = (prompt: number, generated: number): RateLimitInfo => ({
+    retryAfterMs: null, requests: null,
+    tokens: { limit: 60_000, remaining: prompt, resetAt: null, periodMs: 1_000 },
+    output: { limit: 320, remaining: generated, resetAt: null, periodMs: 1_000 },
+  });
+
+  it("is charged each grant's output allowance, not its whole cost, and the prompt's window the whole cost", () => {
+    const q = emptyQuota();
+    observe(q, fireworks(60_000, 320), 0);
+    charge(q, 28, 0, 16);
+    expect(view(q.output!, 0)!.remaining).toBe(304);
+    expect(view(q.tokens!, 0)!.remaining).toBe(59_972);
+    expect(q.granted).toEqual({ requests: 1, tokens: 28, output: 16 });
+  });
+
+  it("holds a request until its output fits, though the prompt's window has plenty", () => {
+    const q = emptyQuota();
+    observe(q, fireworks(60_000, 8), 0); // 0.32 generated tokens a ms
+    expect(fitsAt(q, 28, 0, 1, false, 0, 8)).toBe(0);
+    expect(fitsAt(q, 28, 0, 1, false, 0, 16)).toBe(25); // 8 more at 0.32 a ms
+    // A request that names no output allowance is not held by that window.
+    expect(fitsAt(q, 28, 0)).toBe(0);
+    expect(room(q, 28, 0, 16)).toBe("empty");
+    expect(tight(q, 1, 28, 0, 16)).toBe(true);
+    expect(tight(q, 1, 28, 0, 8)).toBe(false);
+  });
+
+  it("paces at its rate over the mean output where it binds", () => {
+    const q = emptyQuota();
+    observe(q, fireworks(0, 0), 0);
+    // Prompt: 60 tokens a ms over 28 a request (2.1 a ms); generated: 0.32 over 16 (0.02 a ms).
+    expect(paceRate(q, 28, 16)).toBeCloseTo(0.02);
+    expect(paceRate(q, 28)).toBeCloseTo(60 / 28);
   });
 });

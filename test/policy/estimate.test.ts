@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { choicesOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
 
 describe("estimateTokens", () => {
   it("charges a token per 4 body bytes plus the output limit the request names", () => {
@@ -19,6 +19,18 @@ describe("estimateTokens", () => {
   it("charges a flat guess for a body that is not JSON, and 1 for an empty one", () => {
     expect(estimateTokens(null, 5_000)).toBe(DEFAULT_COST);
     expect(estimateTokens(null, 0)).toBe(1);
+  });
+});
+
+describe("estimateOutput: what a window of generated tokens alone is charged", () => {
+  it("is the output part of the estimate: the limit named, else the default, never the prompt", () => {
+    expect(estimateOutput({ max_tokens: 16 }, 4_000)).toBe(16);
+    expect(estimateTokens({ max_tokens: 16 }, 4_000) - estimateOutput({ max_tokens: 16 }, 4_000)).toBe(1_000);
+    expect(estimateOutput({}, 40)).toBe(DEFAULT_OUTPUT_TOKENS);
+    expect(estimateOutput({ max_tokens: 1e12 }, 0)).toBe(1_000_000);
+    // A body nobody can read asks the default; an empty one nothing.
+    expect(estimateOutput(null, 5_000)).toBe(DEFAULT_OUTPUT_TOKENS);
+    expect(estimateOutput(null, 0)).toBe(0);
   });
 });
 

@@ -54,11 +54,16 @@ describe("limits, as each dialect tells them", () => {
       .toEqual({ limit: 500_000, remaining: 12, resetAt: NOW + 3000, periodMs: MINUTE_MS });
   });
 
-  it("fireworks: prompt tokens per second (its docs: \"described in tokens per second\"), no reset; the generated window only when no prompt window is told", () => {
+  it("fireworks: prompt and generated tokens per second (its docs: \"described in tokens per second\"), no reset, each its own window", () => {
     const h = { "x-ratelimit-limit-tokens-prompt": "120000", "x-ratelimit-remaining-tokens-prompt": "119900", "x-ratelimit-limit-tokens-generated": "1200", "x-ratelimit-remaining-tokens-generated": "1155" };
     expect(parse("fireworks", h).tokens).toEqual({ limit: 120_000, remaining: 119_900, resetAt: null, periodMs: SECOND_MS });
-    expect(parse("fireworks", { "x-ratelimit-limit-tokens-generated": "1200", "x-ratelimit-remaining-tokens-generated": "1155" }).tokens)
-      .toEqual({ limit: 1_200, remaining: 1_155, resetAt: null, periodMs: SECOND_MS });
+    expect(parse("fireworks", h).output).toEqual({ limit: 1_200, remaining: 1_155, resetAt: null, periodMs: SECOND_MS });
+    // The generated window is never taken for the prompt's (it is charged output alone).
+    const generated = parse("fireworks", { "x-ratelimit-limit-tokens-generated": "1200", "x-ratelimit-remaining-tokens-generated": "1155" });
+    expect(generated.tokens).toBeNull();
+    expect(generated.output).toMatchObject({ limit: 1_200, remaining: 1_155 });
+    // A row without that window reads none.
+    expect(parse("openai", h).output).toBeUndefined();
   });
 
   it("azure: remaining only, and retry-after-ms on a 429 (learn.microsoft.com/azure/ai-foundry/openai/quotas-limits)", () => {

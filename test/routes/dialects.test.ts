@@ -146,3 +146,38 @@ describe("an answer held open with blank lines (DeepSeek under load)", () => {
     await vi.waitFor(async () => expect((await stateOf(res.headers.get("x-slotgate-key")!)).concurrency.inFlight).toBe(0));
   });
 });
+
+describe("Fireworks: generated tokens in a window of their own", () => {
+  // Its headers as docs.fireworks.ai `serverless/rate-limits` names them, per second; the generated
+  // window spent by the first answer (as a provider counting each request's max_tokens would say).
+  const headers = (generated: number) => ({
+    "x-ratelimit-limit-tokens-prompt": "60000", "x-ratelimit-remaining-tokens-prompt": "59000",
+    "x-ratelimit-limit-tokens-generated": "320", "x-ratelimit-remaining-tokens-generated": String(generated),
+  });
+  const path = (p: string) => `/${p}/inference/v1/chat/completions`;
+
+  it("a request waits for the output its max_tokens allows to refill, though the prompt's window has plenty; the admin view lists the window", async () => {
+    // The first request (max_tokens 300) leaves 20 of the 320.
+    const { calls } = mockUpstream(() => json(CHAT, 200, headers(20)));
+    const h = { authorization: "Bearer fw-key-generated-1" };
+    const model = "accounts/fireworks/models/llama-v3p1-8b-instruct";
+    const first = await post(path("fireworks"), h, chatBody(model, { max_tokens: 300 }));
+    expect(first.status).toBe(200);
+    // 100 more: 80 short, at 320 a second 250 ms before the provider would take it.
+    const second = await post(path("fireworks"), h, chatBody(model, { max_tokens: 100 }));
+    expect(second.status).toBe(200);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(200);
+    const state = (await limiterOf(first.headers.get("x-slotgate-key")!).state()) as unknown as { quotas: { output?: { limit: number } } };
+    expect(state.quotas.output).toMatchObject({ limit: 320 });
+  });
+
+  it("a provider whose row reads no such window is not held by those headers", async () => {
+    const { calls } = mockUpstream(() => json(CHAT, 200, headers(20)));
+    const h = { authorization: "Bearer sk-generated-openai-1" };
+    await post("/openai/v1/chat/completions", h, chatBody("gpt-4o-mini", { max_tokens: 300 }));
+    const res = await post("/openai/v1/chat/completions", h, chatBody("gpt-4o-mini", { max_tokens: 100 }));
+    expect(calls[1]!.at - calls[0]!.at).toBeLessThan(250);
+    const state = (await limiterOf(res.headers.get("x-slotgate-key")!).state()) as unknown as { quotas: object };
+    expect(state.quotas).not.toHaveProperty("output");
+  });
+});

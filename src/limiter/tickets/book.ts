@@ -1,7 +1,7 @@
 // The tickets a key's object has out (the book; policy.ts says when and how many, effects.ts what
 // they do to the key's state).
 import type { Leases } from "../leases";
-import { TICKET_LAPSE_MS } from "./policy";
+import { type Reserved, TICKET_LAPSE_MS } from "./policy";
 
 /** Ticket ids start with this; the Worker's lease ids never do (`<request id>:<attempt>`). */
 const MARK = "~";
@@ -41,14 +41,14 @@ export class TicketBook {
   }
 
   /** What the tickets out hold of each window. */
-  get reserved(): { requests: number; tokens: number } {
-    return { requests: this.#leases.idle + this.#unseen.slots, tokens: this.#leases.idleCost + this.#unseen.tokens };
+  get reserved(): Reserved {
+    return { requests: this.#leases.idle + this.#unseen.slots, tokens: this.#leases.idleCost + this.#unseen.tokens, output: this.#leases.idleOut };
   }
 
-  /** A new ticket of `cost` at the key's `epoch`, its lease held until `expiresAt`; returns its id. */
-  issue(cost: number, now: number, expiresAt: number, epoch: number): string {
+  /** A new ticket of `cost` (`out` of it output) at the key's `epoch`, its lease held until `expiresAt`; returns its id. */
+  issue(cost: number, now: number, expiresAt: number, epoch: number, out?: number): string {
     const id = `${MARK}${this.#prefix}.${++this.#n}`;
-    this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS).epoch = epoch;
+    this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS, out).epoch = epoch;
     return id;
   }
 

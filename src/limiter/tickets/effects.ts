@@ -27,11 +27,12 @@ export interface Ticketed {
 }
 
 /** What each window holds now (null: no window known). */
-export type Windows = Pick<KeyRoom, "requests" | "tokens">;
+export type Windows = Pick<KeyRoom, "requests" | "tokens" | "output">;
 
 /** What each window holds now, for ticketsFor. */
 export function windows(k: Pick<Ticketed, "quota">, now: number): Windows {
-  return { requests: k.quota.requests && available(k.quota.requests, now), tokens: k.quota.tokens && available(k.quota.tokens, now) };
+  const { requests, tokens, output } = k.quota;
+  return { requests: requests && available(requests, now), tokens: tokens && available(tokens, now), ...(output && { output: available(output, now) }) };
 }
 
 /**
@@ -39,12 +40,16 @@ export function windows(k: Pick<Ticketed, "quota">, now: number): Windows {
  * a request uses it and renews it) a lease's time after its lapse, so one used at the last moment
  * outlives its first renewal. Returns the ids.
  */
-export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
+export function issue(k: Ticketed, room: Omit<KeyRoom, "requests" | "tokens" | "output" | "reserved" | "busy" | "idle">, ask: Ask, now: number): string[] {
   const n = ticketsFor({ ...room, ...windows(k, now), reserved: k.tickets.reserved, busy: k.leases.busy + k.tickets.unseenSlots, idle: k.leases.idle + k.tickets.unseenSlots }, ask);
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs, k.epoch));
+  const out = Number.isFinite(ask.out) && ask.out! > 0 ? ask.out : undefined;
+  for (let i = 0; i < n; i++) ids.push(k.tickets.issue(ask.cost, now, now + TICKET_LAPSE_MS + k.config.leaseTtlMs, k.epoch, out));
   return ids;
 }
+
+/** An output allowance as a use or an ask says it: a count, or nothing. */
+const outOf = (out: number | undefined) => (out !== undefined && Number.isFinite(out) && out >= 0 ? out : undefined);
 
 /** How a ticket is reached: a request's use (who sent it), or its lapse (when it came); else its settle or a renewal came first. */
 export interface Reached {
@@ -62,23 +67,26 @@ export interface Reached {
  * should have given it back) and for one this life never held, each of which is still a request
  * out: held and charged as a grant made now, never twice.
  */
-export function use(k: Ticketed, id: string, cost: number, now: number, how: Reached = {}): boolean {
+export function use(k: Ticketed, id: string, cost: number, now: number, how: Reached = {}, out?: number): boolean {
   let lease = k.leases.get(id);
   let held = lease !== undefined;
   if (!lease && isTicket(id) && !k.tickets.ended(id)) {
     // A ticket of the last life, handed out too late to be written: one of the slots held back for
     // them; with none left, a request's use is a request out all the same.
     if (k.tickets.takeUnseen(cost)) held = true;
-    if (held || how.who) lease = k.leases.ticket(id, Number.isFinite(cost) && cost >= 0 ? cost : 0, now + k.config.leaseTtlMs, now);
+    if (held || how.who) lease = k.leases.ticket(id, Number.isFinite(cost) && cost >= 0 ? cost : 0, now + k.config.leaseTtlMs, now, outOf(out));
   }
   if (lease?.ticket === undefined) return lease !== undefined;
   const current = held && (lease.epoch === undefined || lease.epoch === k.epoch);
   const spent = Number.isFinite(cost) && cost >= 0 ? Math.min(cost, lease.cost) : lease.cost;
-  charge(k.quota, spent, now);
+  // A use that names its output allowance is charged it (never above what the ticket reserved); else the ticket's.
+  const said = outOf(out);
+  const spentOut = said !== undefined && lease.out !== undefined ? Math.min(said, lease.out) : (lease.out ?? said ?? 0);
+  charge(k.quota, spent, now, spentOut);
   const caller = how.who && k.callers.admit(how.who.caller, how.who.lane ?? "normal", now, () => false);
   k.leases.use(id, how.lapsedAt ?? now, k.config.leaseTtlMs, caller, how.lapsedAt === undefined);
   if (caller !== undefined) k.callers.granted(caller, spent, now);
-  noteCost(k.pace, spent);
+  noteCost(k.pace, spent, spentOut);
   lease.mark = { ...k.quota.granted };
   noteInFlight(k.aimd, k.leases.active);
   return current;
@@ -118,7 +126,8 @@ export function settling(k: Ticketed, id: string, now: number): Windows {
  */
 export function takesBack(k: Ticketed, was: Windows, refused: boolean, now: number): boolean {
   const is = windows(k, now);
-  return refused || fellBelow(was.requests, is.requests, 1) || fellBelow(was.tokens, is.tokens, k.pace.cost ?? 1);
+  return refused || fellBelow(was.requests, is.requests, 1) || fellBelow(was.tokens, is.tokens, k.pace.cost ?? 1) ||
+    fellBelow(was.output ?? null, is.output ?? null, k.pace.out ?? 1);
 }
 
 /**

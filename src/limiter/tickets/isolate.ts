@@ -9,6 +9,8 @@ import type { ExchangeReply, Pacing } from "../types";
 interface Ticket {
   id: string;
   cost: number;
+  /** Of it, the output allowance the object reserved (absent: it reserved none). */
+  out?: number;
   /** Isolate time after which it is not used (counted from the batch's send, before the issue). */
   until: number;
   epoch: number | undefined;
@@ -27,6 +29,7 @@ export class HeldTickets {
   /** When this isolate's last requests for the key came, and what they cost (the sizing of its asks). */
   #times: number[] = [];
   #costs: number[] = [];
+  #outs: number[] = [];
   #grant: { leaseTtlMs: number } & Pacing = { leaseTtlMs: 0, limit: 0 };
 
   get size(): number {
@@ -34,14 +37,15 @@ export class HeldTickets {
   }
 
   /**
-   * A request of `cost` asks for a slot: a ticket it may go on (its epoch the key's last, its time
-   * not passed, its cost enough), or null. Counted for the next asks either way.
+   * A request of `cost` (`out` of it output) asks for a slot: a ticket it may go on (its epoch the
+   * key's last, its time not passed, its cost enough), or null. Counted for the next asks either way.
    */
-  take(cost: number, now: number): Redeemed | null {
+  take(cost: number, now: number, out = 0): Redeemed | null {
     this.#times.push(now);
     this.#costs.push(cost);
-    if (this.#times.length > TICKETS_PER_ISOLATE + 1) this.#times.shift(), this.#costs.shift();
-    const i = this.#held.findIndex((t) => t.epoch === this.#epoch && t.until > now && cost <= t.cost);
+    this.#outs.push(out);
+    if (this.#times.length > TICKETS_PER_ISOLATE + 1) this.#times.shift(), this.#costs.shift(), this.#outs.shift();
+    const i = this.#held.findIndex((t) => t.epoch === this.#epoch && t.until > now && cost <= t.cost && (t.out === undefined || out <= t.out));
     if (i < 0) return null;
     const [t] = this.#held.splice(i, 1);
     return { id: t!.id, ...this.#grant };
@@ -51,7 +55,10 @@ export class HeldTickets {
   ask(now: number): Ask | undefined {
     const recent = this.#times.filter((t) => now - t < TICKET_VALID_MS).length - 1;
     const want = askFor(recent, this.#held.length);
-    return want > 0 ? { want, cost: Math.max(...this.#costs) } : undefined;
+    if (want <= 0) return undefined;
+    // An output allowance only where requests named one (a key whose row limits generated tokens apart).
+    const out = Math.max(...this.#outs);
+    return { want, cost: Math.max(...this.#costs), ...(out > 0 && { out }) };
   }
 
   /** What a batch leaving now carries back to `heard`: how many answers had been heard when it left. */
@@ -74,7 +81,7 @@ export class HeldTickets {
     const t = reply.tickets;
     if (t) {
       this.#grant = { leaseTtlMs: t.leaseTtlMs, limit: t.limit, ...(t.ratePerMin !== undefined && { ratePerMin: t.ratePerMin }) };
-      for (const id of t.ids) this.#held.push({ id, cost: t.cost, until: sentAt + TICKET_VALID_MS, epoch: reply.epoch });
+      for (const id of t.ids) this.#held.push({ id, cost: t.cost, ...(t.out !== undefined && { out: t.out }), until: sentAt + TICKET_VALID_MS, epoch: reply.epoch });
     }
     return this.#drop((x) => x.epoch !== this.#epoch);
   }

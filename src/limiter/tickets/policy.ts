@@ -16,10 +16,18 @@ export const TICKETS_PER_ISOLATE = 8;
 /** Tickets out never hold more than this share of a key's free slots or of what a window holds. */
 export const TICKET_SHARE = 0.5;
 
-/** What an isolate asks for: `want` more tickets, each good for a request of up to `cost` tokens. */
+/** What an isolate asks for: `want` more tickets, each good for a request of up to `cost` tokens (`out` of them output). */
 export interface Ask {
   want: number;
   cost: number;
+  out?: number;
+}
+
+/** What the tickets out hold of each window. */
+export interface Reserved {
+  requests: number;
+  tokens: number;
+  output: number;
 }
 
 /** What the key's object knows when it answers an ask. */
@@ -37,7 +45,9 @@ export interface KeyRoom {
   /** What each window holds now (null: no window known), and what the tickets out reserve of it. */
   requests: number | null;
   tokens: number | null;
-  reserved: { requests: number; tokens: number };
+  /** The generated tokens' window, where the key has one. */
+  output?: number | null;
+  reserved: Reserved;
 }
 
 /**
@@ -54,6 +64,8 @@ export function ticketsFor(k: KeyRoom, ask: Ask): number {
   n = Math.min(n, Math.floor((k.limit - (k.busy - k.idle)) * TICKET_SHARE) - k.idle);
   if (k.requests !== null) n = Math.min(n, Math.floor(k.requests * TICKET_SHARE - k.reserved.requests));
   if (k.tokens !== null && cost > 0) n = Math.min(n, Math.floor((k.tokens * TICKET_SHARE - k.reserved.tokens) / cost));
+  const out = ask.out ?? 0;
+  if (k.output != null && out > 0) n = Math.min(n, Math.floor((k.output * TICKET_SHARE - k.reserved.output) / out));
   return Math.max(0, n);
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Tickets } from "../../../src/limiter/types";
 import { HeldTickets } from "../../../src/limiter/tickets/isolate";
 
-const grant = (ids: string[], cost = 100): Tickets => ({ ids, cost, leaseTtlMs: 60_000, limit: 16 });
+const grant = (ids: string[], cost = 100, out?: number): Tickets => ({ ids, cost, ...(out !== undefined && { out }), leaseTtlMs: 60_000, limit: 16 });
 
 describe("HeldTickets: answers that overtake each other", () => {
   it("a late answer never brings back an older epoch: its tickets (taken back by the 429 between) go back at once", () => {
@@ -36,5 +36,18 @@ describe("HeldTickets: answers that overtake each other", () => {
     const after = h.mark;
     expect(h.heard({ epoch: 3, tickets: grant(["~z"]) }, 5, after)).toEqual([]);
     expect(h.take(10, 6)?.id).toBe("~z");
+  });
+});
+
+describe("HeldTickets: a key that limits generated tokens apart", () => {
+  it("a ticket goes only to a request whose output allowance it reserved; asks name the most a recent request allowed", () => {
+    const h = new HeldTickets();
+    h.heard({ epoch: 1, tickets: grant(["~a", "~b"], 100, 16) }, 0);
+    expect(h.take(50, 10, 32)).toBeNull();
+    expect(h.take(50, 10, 16)?.id).toBe("~a");
+    // A ticket the object reserved no output for (an object that reads no such window) takes any.
+    h.heard({ epoch: 1, tickets: grant(["~c"], 100) }, 20);
+    expect(h.take(50, 30, 500)?.id).toBe("~c");
+    expect(h.ask(40)).toMatchObject({ cost: 50, out: 500 });
   });
 });

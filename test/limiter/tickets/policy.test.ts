@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { askFor, fellBelow, type KeyRoom, TICKETS_PER_ISOLATE, ticketsFor } from "../../../src/limiter/tickets/policy";
 
 const room = (o: Partial<KeyRoom> = {}): KeyRoom => ({
-  queued: 0, claims: 0, gateOpen: true, opening: false, limit: 16, busy: 0, idle: 0, requests: null, tokens: null, reserved: { requests: 0, tokens: 0 }, ...o,
+  queued: 0, claims: 0, gateOpen: true, opening: false, limit: 16, busy: 0, idle: 0, requests: null, tokens: null, reserved: { requests: 0, tokens: 0, output: 0 }, ...o,
 });
 
 describe("ticketsFor: when and how many", () => {
@@ -39,13 +39,21 @@ describe("ticketsFor: when and how many", () => {
   it("keeps every ticket out within its share of what each quota window holds", () => {
     const ask = { want: 8, cost: 100 };
     expect(ticketsFor(room({ requests: 10 }), ask)).toBe(5);
-    expect(ticketsFor(room({ requests: 10, reserved: { requests: 4, tokens: 0 } }), ask)).toBe(1);
+    expect(ticketsFor(room({ requests: 10, reserved: { requests: 4, tokens: 0, output: 0 } }), ask)).toBe(1);
     expect(ticketsFor(room({ requests: 1 }), ask)).toBe(0);
     // 1,000 tokens: half is 500, five tickets of 100.
     expect(ticketsFor(room({ tokens: 1_000 }), ask)).toBe(5);
-    expect(ticketsFor(room({ tokens: 1_000, reserved: { requests: 3, tokens: 300 } }), ask)).toBe(2);
+    expect(ticketsFor(room({ tokens: 1_000, reserved: { requests: 3, tokens: 300, output: 0 } }), ask)).toBe(2);
     expect(ticketsFor(room({ tokens: 150 }), ask)).toBe(0);
     expect(ticketsFor(room({ tokens: -50 }), ask)).toBe(0);
+    // A window of generated tokens alone (Fireworks') is charged the ask's output allowance, not its cost.
+    const withOut = { want: 8, cost: 100, out: 16 };
+    expect(ticketsFor(room({ tokens: 100_000, output: 64 }), withOut)).toBe(2);
+    expect(ticketsFor(room({ tokens: 100_000, output: 64, reserved: { requests: 1, tokens: 100, output: 16 } }), withOut)).toBe(1);
+    expect(ticketsFor(room({ tokens: 100_000, output: 20 }), withOut)).toBe(0);
+    // An ask that names no output, or a key without that window, is not held back by it.
+    expect(ticketsFor(room({ tokens: 100_000, output: 20 }), ask)).toBe(8);
+    expect(ticketsFor(room({ tokens: 100_000 }), withOut)).toBe(8);
     // The tightest of slots and windows decides.
     expect(ticketsFor(room({ busy: 12, requests: 100, tokens: 100_000 }), ask)).toBe(2);
   });
