@@ -8,7 +8,7 @@ import { DIALECTS, type DialectName as RowName } from "../src/providers/dialects
 import type { DialectName } from "../test/support/standin/dialect.ts";
 import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
 import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
-import { estimateOutput, estimateTokens } from "../src/policy/estimate";
+import { costOf } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
@@ -181,9 +181,8 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       key: KEY,
       dialect: o.dialect,
       who: o.who,
-      cost: estimateTokens(req.json, req.body.byteLength),
-      // As proxy/request.ts: the output allowance where the row limits generated tokens apart.
-      ...(o.dialect?.limits.output && { out: estimateOutput(req.json, req.body.byteLength) }),
+      // As proxy/request.ts: the prompt's and the output's apart where the row limits generated tokens apart.
+      ...costOf(o.dialect ?? DIALECTS.generic, req.json, req.body.byteLength),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
       maxAttempts: DEFAULT_GATEWAY.maxAttempts,
       gateway: DEFAULT_GATEWAY,

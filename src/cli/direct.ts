@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
-import { estimateOutput, estimateTokens } from "../policy/estimate";
+import { costOf } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
@@ -46,8 +46,8 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   // A tier (--mode flex) where the line's provider sells it: its field written, its refusals its own.
   const tiered = lineTier(ctx, item);
   const dialect = tiered?.dialect ?? DIALECTS.generic;
-  // As the Worker's (proxy/request.ts): the output allowance where the dialect limits generated tokens apart.
-  const need = { cost: estimateTokens(item.body, bytes), ...(dialect.limits.output && { out: estimateOutput(item.body, bytes) }) };
+  // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
+  const need = costOf(dialect, item.body, bytes);
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;

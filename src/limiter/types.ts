@@ -19,7 +19,10 @@ export interface AcquireRequest extends KeyMeta {
   leaseId: string;
   /** Estimated tokens (prompt plus max output). */
   cost: number;
-  /** Of `cost`, the max output: what a window of generated tokens alone is charged (absent: none). */
+  /**
+   * The max output: what a window of generated tokens alone is charged (absent: none). Sent only
+   * for a provider that counts generated tokens apart, whose `cost` is then its prompt's alone.
+   */
   out?: number;
   /** A retry rejoins at the head of the queue. */
   retry: boolean;

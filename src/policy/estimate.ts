@@ -28,6 +28,17 @@ export function estimateOutput(body: unknown, bytes: number): number {
   return Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
 }
 
+/**
+ * What a key's windows are charged for a request: the whole estimate, or, where its provider's row
+ * counts generated tokens apart (`limits.output`), the prompt's (`cost`) and the output's (`out`) each.
+ */
+export function costOf(d: { limits: { output?: unknown } }, body: unknown, bytes: number): { cost: number; out?: number } {
+  const cost = estimateTokens(body, bytes);
+  if (!d.limits.output) return { cost };
+  const out = estimateOutput(body, bytes);
+  return { cost: Math.max(1, cost - out), out };
+}
+
 /** Gemini's generation config, as the REST API takes it: `generationConfig` or `generation_config`. */
 const generation = (b: Obj): Obj | undefined => {
   const g = b.generationConfig ?? b.generation_config;

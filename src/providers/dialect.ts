@@ -71,7 +71,8 @@ export interface LimitsSpec {
   tokens: readonly WindowGroup[];
   /**
    * Windows of generated tokens alone (Fireworks' "Generated TPM"), read as `tokens` are: a
-   * request draws its output allowance from them, not its whole cost. Absent: none.
+   * request draws its output allowance from them. A row that has them counts its prompt apart too:
+   * its `tokens` windows are then charged a request's prompt alone. Absent: none.
    */
   output?: readonly WindowGroup[];
   /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */

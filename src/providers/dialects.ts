@@ -130,9 +130,9 @@ const ROWS = {
   fireworks: {
     limits: {
       requests: [[{ limit: "x-ratelimit-limit-requests", remaining: "x-ratelimit-remaining-requests", periodMs: MINUTE_MS }]],
-      // Two token windows, each charged with what it counts: the prompt's with a request's whole
-      // estimate, the generated one with its output allowance alone (charged the whole estimate,
-      // a window a hundredth of the size would pace a key far below its limit).
+      // Two token windows, each charged with what it counts (policy/estimate.ts costOf): the
+      // prompt's with a request's prompt, the generated one with its output allowance (charged the
+      // whole estimate, a window a hundredth of the prompt's size would pace a key far below it).
       tokens: [[{ limit: "x-ratelimit-limit-tokens-prompt", remaining: "x-ratelimit-remaining-tokens-prompt", periodMs: SECOND_MS }]],
       output: [[{ limit: "x-ratelimit-limit-tokens-generated", remaining: "x-ratelimit-remaining-tokens-generated", periodMs: SECOND_MS }]],
       body: [],

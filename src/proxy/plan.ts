@@ -24,7 +24,7 @@ export interface Plan {
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;
-  /** Of `cost`, the max output, where the key's row limits generated tokens apart. */
+  /** The max output, where the key's row limits generated tokens apart (then `cost` is the prompt's: request.ts). */
   out?: number;
   /** The caller asked for a streamed answer: pass it through as it comes, whatever its type. */
   stream?: boolean;

@@ -1,6 +1,6 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream, read from the body's JSON (parsed once, by the request's record: call.ts).
-import { estimateOutput, estimateTokens } from "../policy/estimate";
+import { costOf } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
 import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
@@ -12,7 +12,10 @@ import type { Asked } from "./asked";
 export interface Described {
   key: KeyParts;
   cost: number;
-  /** Of `cost`, the max output: sent only for a provider whose row limits generated tokens apart (its `limits.output`). */
+  /**
+   * The max output, sent only for a provider whose row limits generated tokens apart (its
+   * `limits.output`): then `cost` is the prompt's alone, as its other token windows count.
+   */
   out?: number;
   /** The caller asked for a streamed answer: it is passed through as it comes, whatever its type. */
   stream: boolean;
@@ -42,7 +45,7 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const route = routeOf(p, rest);
   const dialect = DIALECTS[p.dialect];
   return {
-    key, cost: estimateTokens(json, bytes.byteLength), ...(dialect.limits.output && { out: estimateOutput(json, bytes.byteLength) }), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    key, ...costOf(dialect, json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(dialect.tiers, json, route), route,
   };
 }

@@ -13,8 +13,8 @@ const fireworks = (generated: number, retryAfterMs: number | null = null): RateL
   tokens: { limit: 60_000, remaining: 60_000, resetAt: null, periodMs: 1_000 },
   output: { limit: 320, remaining: generated, resetAt: null, periodMs: 1_000 },
 });
-/** 12 prompt tokens and max_tokens 16, as the providers bench sends. */
-const ask = (id: string) => w(id, { cost: 28, out: 16 });
+/** 12 prompt tokens and max_tokens 16, as the providers bench sends (the prompt's cost and the output's apart: policy/estimate.ts costOf). */
+const ask = (id: string) => w(id, { cost: 12, out: 16 });
 
 describe("LimiterCore with a window of generated tokens", () => {
   it("grants what the generated window can pay for, then one a refill of 16 at a time, though the prompt's has plenty", () => {
@@ -39,7 +39,7 @@ describe("LimiterCore with a window of generated tokens", () => {
 
   it("the same key without output allowances on its requests is paced by the prompt's window alone (a row that reads no such window sends none)", () => {
     const core = open(fireworks(0));
-    for (let i = 0; i < 16; i++) core.enqueue(w(`r${i}`, { cost: 28 }), 1_000);
+    for (let i = 0; i < 16; i++) core.enqueue(w(`r${i}`, { cost: 12 }), 1_000);
     expect(core.pump(1_000).granted).toHaveLength(16);
   });
 
@@ -60,13 +60,13 @@ describe("LimiterCore with a window of generated tokens", () => {
     core.settle("x", out({ info: fireworks(64) }), 1_000);
     core.release("x", 1_000);
     // 64 generated tokens left: half is 32, two tickets of 16.
-    const ids = core.issue({ want: 8, cost: 28, out: 16 }, 1_000);
+    const ids = core.issue({ want: 8, cost: 12, out: 16 }, 1_000);
     expect(ids).toHaveLength(2);
-    expect(core.tickets.reserved).toEqual({ requests: 2, tokens: 56, output: 32 });
+    expect(core.tickets.reserved).toEqual({ requests: 2, tokens: 24, output: 32 });
     const before = available(core.quota.output!, 1_000);
-    expect(core.useTicket(ids[0]!, 28, 1_000, undefined, undefined, 10)).toBe(true);
+    expect(core.useTicket(ids[0]!, 12, 1_000, undefined, undefined, 10)).toBe(true);
     expect(available(core.quota.output!, 1_000)).toBeCloseTo(before - 10, 6);
-    expect(core.tickets.reserved).toEqual({ requests: 1, tokens: 28, output: 16 });
+    expect(core.tickets.reserved).toEqual({ requests: 1, tokens: 12, output: 16 });
     // A lapsed ticket is charged what it reserved.
     core.pump(1_000 + 2_000);
     expect(core.tickets.reserved.output).toBe(0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { choicesOf, costOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { DIALECTS } from "../../src/providers/dialects";
 
 describe("estimateTokens", () => {
   it("charges a token per 4 body bytes plus the output limit the request names", () => {
@@ -31,6 +32,17 @@ describe("estimateOutput: what a window of generated tokens alone is charged", (
     // A body nobody can read asks the default; an empty one nothing.
     expect(estimateOutput(null, 5_000)).toBe(DEFAULT_OUTPUT_TOKENS);
     expect(estimateOutput(null, 0)).toBe(0);
+  });
+
+  it("costOf: the whole estimate for a row that counts tokens together; the prompt's and the output's apart for one that counts generated tokens apart", () => {
+    const body = { max_tokens: 16 };
+    expect(costOf(DIALECTS.openai, body, 48)).toEqual({ cost: 28 });
+    expect(costOf(DIALECTS.anthropic, body, 48)).toEqual({ cost: 28 });
+    expect(costOf(DIALECTS.fireworks, body, 48)).toEqual({ cost: 12, out: 16 });
+    // Never a cost of 0 (an empty prompt still draws a request's worth).
+    expect(costOf(DIALECTS.fireworks, body, 0)).toEqual({ cost: 1, out: 16 });
+    // Every row that reads a window of generated tokens sends its allowance; no other does.
+    for (const [name, d] of Object.entries(DIALECTS)) expect("out" in costOf(d, body, 48), name).toBe(d.limits.output !== undefined);
   });
 });
 
