@@ -8,11 +8,15 @@ import type { KeyMeta, SettleRequest } from "./types";
 import * as E from "../observe/events";
 
 /** The numbers `GET /admin/metrics` renders for one key (no history, no samples: a scrape stays small). */
+/** A window's limit as told and what the limiter predicts is left. */
+export type WindowLevel = { limit: number | null; remaining: number };
+
 export interface KeyMetrics {
   limit: number;
   inFlight: number;
   queued: number;
-  quotas: { requests: { limit: number | null; remaining: number } | null; tokens: { limit: number | null; remaining: number } | null };
+  /** `output`: generated tokens alone, only on a key whose provider tells that window apart. */
+  quotas: Record<"requests" | "tokens", WindowLevel | null> & { output?: WindowLevel | null };
   /** Seconds until the send gate opens (0: open). */
   gateSeconds: number;
   counters: Counters;
@@ -165,7 +169,10 @@ export class Telemetry {
       limit: lv.limit,
       inFlight: lv.inFlight,
       queued: lv.queued,
-      quotas: { requests: q(this.#core.quota.requests, now), tokens: q(this.#core.quota.tokens, now) },
+      quotas: {
+        requests: q(this.#core.quota.requests, now), tokens: q(this.#core.quota.tokens, now),
+        ...(this.#core.quota.output && { output: q(this.#core.quota.output, now) }),
+      },
       gateSeconds: Math.max(0, this.#core.cooldownUntil - now) / 1_000,
       counters: this.counters,
       logLinesDropped: this.#log.budget.droppedTotal,

@@ -85,7 +85,7 @@ const byLabel =
   };
 
 const quota = (field: "limit" | "remaining"): PerKey => (w, name, base, k) => {
-  for (const window of ["requests", "tokens"] as const) {
+  for (const window of ["requests", "tokens", "output"] as const) {
     const q = k.quotas[window];
     const v = q?.[field];
     if (typeof v === "number") w.sample(name, { ...base, window }, v);
@@ -120,7 +120,7 @@ const FAMILIES: [string, "gauge" | "counter" | "histogram", string, PerKey][] = 
   ["slotgate_concurrency_limit", "gauge", "The key's adaptive concurrency limit.", gauge((k) => k.limit)],
   ["slotgate_requests_in_flight", "gauge", "Slots held now (upstream attempts and answers still streaming).", gauge((k) => k.inFlight)],
   ["slotgate_requests_queued", "gauge", "Requests waiting for a slot.", gauge((k) => k.queued)],
-  ["slotgate_quota_limit", "gauge", "The provider's limit per window as last reported (requests or tokens).", quota("limit")],
+  ["slotgate_quota_limit", "gauge", "The provider's limit per window as last reported (requests, tokens, or generated tokens alone: output).", quota("limit")],
   ["slotgate_quota_remaining", "gauge", "What the limiter predicts is left in the window now.", quota("remaining")],
   ["slotgate_send_gate_seconds", "gauge", "Seconds until the key's shared send gate opens (0: open).", gauge((k) => k.gateSeconds)],
   ["slotgate_key_last_seen_timestamp_seconds", "gauge", "When the key last had a request, Unix time.", gauge((k) => (k.lastSeen === null ? null : k.lastSeen / 1_000))],

@@ -45,6 +45,13 @@ describe("Prometheus exposition", () => {
     expect(value(fams, "slotgate_quota_limit", { ...k, window: "requests" })).toBe(500);
     expect(value(fams, "slotgate_quota_remaining", { ...k, window: "requests" })).toBe(120);
     expect(() => value(fams, "slotgate_quota_limit", { window: "tokens" })).toThrow(/0 samples/); // never reported: no series
+    expect(() => value(fams, "slotgate_quota_limit", { window: "output" })).toThrow(/0 samples/);
+    // A key whose provider tells generated tokens apart (Fireworks') has a third window.
+    const fw = { provider: "fireworks", model: "m", key_hash: "fedcba9876543210" };
+    const three = parseExposition(render([series("fireworks:m:fedcba9876543210", { quotas: { requests: null, tokens: { limit: 60_000, remaining: 59_000 }, output: { limit: 320, remaining: 40 } } })], SCRAPE));
+    expect(value(three, "slotgate_quota_limit", { ...fw, window: "output" })).toBe(320);
+    expect(value(three, "slotgate_quota_remaining", { ...fw, window: "output" })).toBe(40);
+    expect(value(three, "slotgate_quota_remaining", { ...fw, window: "tokens" })).toBe(59_000);
     expect(value(fams, "slotgate_requests_total", { ...k, class: "success" })).toBe(2);
     expect(value(fams, "slotgate_requests_total", { ...k, class: "rate_limit" })).toBe(0);
     expect(value(fams, "slotgate_requests_total", { ...k, class: "transient" })).toBe(1);
