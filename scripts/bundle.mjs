@@ -35,9 +35,11 @@ import { transformSync } from "esbuild";
  * request path's Worker at 164,901 bytes and the objects' at 113,362 (at 2c42ef7, 243,099 as one).
  * A quota stated in `PROVIDERS` (issue 41: its parser 1.1 KB, the windows it starts 0.5 KB, the
  * object reading it and the probe's ceiling 0.6 KB) +2.2 KB: 276,022 bytes, hence 277 KB; Vertex
- * priced by location (its `global/` rows, the price name) +0.8 KB: 276,792 at 29b2359.
+ * priced by location (its `global/` rows, the price name) +0.8 KB: 276,792 at 29b2359. Fireworks'
+ * generated tokens as a window of their own (a third quota window through grants, claims, tickets,
+ * the pace, readings, the admin view and the exposition) +2.1 KB: 278,913 bytes, hence 279 KB.
  */
-const BUDGET_BYTES = 277_000;
+const BUDGET_BYTES = 279_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {
