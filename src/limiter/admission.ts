@@ -27,7 +27,7 @@ export interface Admitting extends Ticketed {
   readonly inFlight: number;
   learning(now?: number): boolean;
   limitAt(now: number): number;
-  retryAfter(cost: number, now: number, who?: Pick<Waiter, "caller" | "lane">): number;
+  retryAfter(cost: number, now: number, who?: Pick<Waiter, "caller" | "lane" | "out">): number;
   cancel(id: string): Waiter | undefined;
   retake(): void;
 }

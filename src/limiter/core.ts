@@ -115,9 +115,9 @@ export class LimiterCore implements Learned {
   }
 
   /** How long a refused caller should wait before trying again: from its own line and share (advice.ts). */
-  retryAfter(cost: number, now: number, who: Pick<Waiter, "caller" | "lane"> = {}): number {
+  retryAfter(cost: number, now: number, who: Pick<Waiter, "caller" | "lane" | "out"> = {}): number {
     const { ahead, share } = this.queue.standing(who.caller ?? DEFAULT_CALLER, who.lane ?? "normal");
-    const openInMs = admission.openAt(this, cost, now) - now;
+    const openInMs = admission.openAt(this, cost, now, 1, false, false, who.out) - now;
     return comeBackAfter({ openInMs, ahead, share, limit: this.aimd.limit, avgLatencyMs: meanLatencyMs(this.metrics) ?? 1_000, ratePerMs: this.#ratePerMs() });
   }
 
@@ -126,10 +126,10 @@ export class LimiterCore implements Learned {
     return pacingOf(this.aimd.limit, this.#ratePerMs());
   }
 
-  /** What a pooled request learns of this member, for the Worker's next choice (advice.ts). */
-  view(cost: number, now: number): MemberView {
+  /** What a pooled request learns of this member, for the Worker's next choice (advice.ts); `out`: its output allowance. */
+  view(cost: number, now: number, out?: number): MemberView {
     const v = memberView({
-      openInMs: admission.openAt(this, cost, now) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
+      openInMs: admission.openAt(this, cost, now, 1, false, false, out) - now, free: this.limitAt(now) - this.busy, queued: this.queue.size, limit: this.limitAt(now),
       avgLatencyMs: meanLatencyMs(this.metrics), ratePerMs: this.#ratePerMs(),
     });
     // While its probe is out, the others stay away a moment: its answer decides.

@@ -123,7 +123,8 @@ export function fitsAt(q: QuotaState, cost: number, now: number, requests = 1, b
   let at = now;
   if (q.requests) at = Math.max(at, readyAt(q.requests, requests, now, behind, marginMs));
   if (q.tokens) at = Math.max(at, readyAt(q.tokens, cost, now, behind, marginMs));
-  if (q.output) at = Math.max(at, readyAt(q.output, out, now, behind, marginMs));
+  // A request that names no output allowance draws nothing from it, not even its margin.
+  if (q.output && out > 0) at = Math.max(at, readyAt(q.output, out, now, behind, marginMs));
   return at;
 }
 

@@ -161,8 +161,8 @@ export class Waiters {
   }
 
   /** A pooled request's answer carries the member's view; nobody else's pays for it. */
-  #viewFor(w: { pooled?: boolean; cost: number }, now: number): { view?: MemberView } {
-    return w.pooled ? { view: this.#core.view(w.cost, now) } : {};
+  #viewFor(w: { pooled?: boolean; cost: number; out?: number }, now: number): { view?: MemberView } {
+    return w.pooled ? { view: this.#core.view(w.cost, now, w.out) } : {};
   }
 
   /** A grant asked at a tier the key's outlook has shed says so (tier-outlooks.ts): its request goes at standard, or gives the refusal back. */

@@ -73,6 +73,18 @@ describe("LimiterCore with a window of generated tokens", () => {
     expect(core.quota.granted.output).toBe(16 + 10 + 16);
   });
 
+  it("a pool's member view and a refusal's retry-after count the generated window (a member with a spent one is not free)", () => {
+    const core = open(fireworks(320));
+    core.enqueue(ask("x"), 1_000);
+    core.pump(1_000);
+    core.settle("x", out({ info: fireworks(0) }), 1_000);
+    core.release("x", 1_000);
+    // Spent: 16 more generated tokens are 50 ms away; the prompt's window alone would say now.
+    expect(core.view(12, 1_000, 16).waitMs).toBeGreaterThanOrEqual(40);
+    expect(core.view(12, 1_000).waitMs).toBe(0);
+    expect(core.retryAfter(12, 1_000, { out: 16 })).toBeGreaterThanOrEqual(core.retryAfter(12, 1_000));
+  });
+
   it("the admin view lists the generated window beside the others, and only on a key that has one", () => {
     const withOutput = open(fireworks(320));
     expect(snapshot(withOutput, null, null, 1_000).quotas.output).toMatchObject({ limit: 320, remaining: 320 });
