@@ -1,6 +1,6 @@
 // Providers run at their limits through `wrangler dev` (issue 32): Azure, whose answers tell only
-// what remains; Gemini, whose answers tell nothing until a 429; Groq's flex tier, which sheds load
-// with 498s. Small limits (10 a second) over a few seconds. What is asserted here is behaviour (every
+// what remains; Gemini, whose answers tell nothing until a 429; Fireworks, whose generated tokens
+// bind; Groq's flex tier, which sheds load with 498s. Small limits (10 a second) over a few seconds. What is asserted here is behaviour (every
 // request answered, no lock, few refusals upstream); the timing targets (within 1.1x of the limit)
 // are ratios in `npm run bench -- --only providers`, where the runs are longer: a wall-clock bound in
 // a test run beside others on two cores would judge the machine, not the gateway.
@@ -62,6 +62,22 @@ describe("providers at their limits", () => {
     expect(episode, "the first episode").toBeLessThanOrEqual(16);
     expect(refusedLater / later.length, `${refusedLater} of ${later.length} attempts after the first episode refused (${episode} in it)`).toBeLessThanOrEqual(0.05);
     console.log(`[providers] gemini: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${episode} refused in the first episode, ${refusedLater} of ${later.length} after`);
+  });
+
+  it("Fireworks, its generated tokens binding: every request answered, and the generated window paced, not found by refusals", async () => {
+    const key = credential("fw-generated");
+    // Generated tokens 10 requests' worth a second (max_tokens 8 each), prompts and requests plenty:
+    // only the generated window binds (as the providers bench's shape, smaller).
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: PER_SECOND * 60 * 8, burst: 1 / 60 } } });
+    const client = openaiOf(stack, "fireworks", key);
+    const n = 50;
+    const run = await fleet(n, 16, () => statusOf(client.chat.completions.create({ model: "accounts/fireworks/models/llama-v3p1-8b-instruct", max_tokens: 8, messages: [{ role: "user", content: "at the limit" }] })));
+    const upstream = stack.standin.stats().byCredential[key]!;
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(n);
+    // Read only as the prompt's window, the generated one was found by 429s (8% to 20% of attempts).
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
+    console.log(`[providers] fireworks: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
   });
 
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
