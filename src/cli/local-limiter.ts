@@ -6,7 +6,7 @@ import type { AcquireResult } from "../limiter/types";
 export interface LocalAcquire {
   leaseId: string;
   cost: number;
-  /** Of `cost`, the output allowance, where the line's dialect limits generated tokens apart. */
+  /** Its output allowance, where the line's dialect limits generated tokens apart (then `cost` is the prompt's). */
   out?: number;
   /** A retry rejoins at the head of the queue. */
   retry: boolean;

@@ -7,7 +7,7 @@
  */
 export interface Claim {
   cost: number;
-  /** Of it, the output allowance (a window of generated tokens'). */
+  /** Its output allowance (a window of generated tokens'). */
   out?: number;
   /** The retry is not coming after this (its caller left, or its Worker died). */
   until: number;

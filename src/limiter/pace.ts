@@ -9,7 +9,7 @@ export interface PaceState {
   holdMs: number | null;
   /** Mean estimated token cost of a granted request. */
   cost: number | null;
-  /** Of it, the mean output allowance (what a window of generated tokens is charged); absent until one was. */
+  /** The mean output allowance (what a window of generated tokens is charged); absent until one was. */
   out?: number | null;
 }
 

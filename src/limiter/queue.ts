@@ -8,7 +8,7 @@ export { DEFAULT_CALLER } from "./callers";
 export interface Waiter {
   id: string;
   cost: number;
-  /** Of `cost`, the output allowance: what a window of generated tokens is charged (absent: none). */
+  /** Its output allowance: what a window of generated tokens is charged (absent: none). */
   out?: number;
   deadline: number;
   retry: boolean;

@@ -127,6 +127,9 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
   };
 }
 
+/** What a grant drew from each window. */
+const UNITS: Record<keyof Granted, (e: GrantEntry) => number> = { requests: () => 1, tokens: (e) => e.cost, output: (e) => e.out ?? 0 };
+
 /**
  * Replaces each window the response reported; windows it did not mention keep their prediction.
  * `mark` is `granted` as it stood just after the reporting request was granted: whatever was
@@ -138,9 +141,8 @@ function fromReading(r: QuotaReading | null, prev: QuotaWindow | null, now: numb
  */
 export function observe(q: QuotaState, info: RateLimitInfo, now: number, mark?: Granted, at = now, took?: Granted): void {
   const after = mark ? grantsAfter(q.recent, mark.requests) : [];
-  const units = { requests: () => 1, tokens: (e: GrantEntry) => e.cost, output: (e: GrantEntry) => e.out ?? 0 };
   const owed = (key: keyof Granted): Owed => ({
-    grants: after.map((e) => ({ at: e.at, units: units[key](e) })),
+    grants: after.map((e) => ({ at: e.at, units: UNITS[key](e) })),
     total: mark ? Math.max(0, (q.granted[key] ?? 0) - (mark[key] ?? 0)) : 0,
   });
   // The grant count the reading was true at: what a window told without limit learns its refill from.

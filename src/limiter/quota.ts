@@ -114,7 +114,7 @@ function readyAt(w: QuotaWindow, need: number, now: number, behind: boolean, mar
 }
 
 /**
- * The earliest time `requests` requests of `cost` tokens in all (`out` of them output allowance)
+ * The earliest time `requests` requests of `cost` tokens in all (and `out` of output allowance)
  * fit every window (`now` when they fit already). `behind`: the last of them waits behind the
  * others, so never goes ahead of them. `marginMs`: wait for that much more refill than they need
  * (at most a full window).
@@ -153,13 +153,13 @@ export function room(q: QuotaState, cost: number, now: number, out = 0): "room" 
   return fitsAt(q, cost, now, 1, false, 0, out) > now ? "empty" : "room";
 }
 
-/** True when some window cannot pay now for `requests` requests of `tokens` tokens in all (`out` of them output). */
+/** True when some window cannot pay now for `requests` requests of `tokens` tokens in all (and `out` of output). */
 export function tight(q: QuotaState, requests: number, tokens: number, now: number, out = 0): boolean {
   return (q.requests !== null && available(q.requests, now) < requests) || (q.tokens !== null && available(q.tokens, now) < tokens) ||
     (!!q.output && available(q.output, now) < out);
 }
 
-/** Requests per ms the windows allow at a mean cost of `cost` tokens (`out` of them output); null when none is known. */
+/** Requests per ms the windows allow at a mean cost of `cost` tokens (and `out` of output); null when none is known. */
 export function paceRate(q: QuotaState, cost: number, out = 0): number | null {
   const rates: number[] = [];
   if (q.requests && q.requests.refillPerMs > 0) rates.push(q.requests.refillPerMs);

@@ -12,7 +12,7 @@ import type { TooLarge } from "./too-large";
 export interface Lease {
   id: string;
   cost: number;
-  /** Of `cost`, the output allowance (in memory only): what a window of generated tokens was charged. */
+  /** Its output allowance (in memory only): what a window of generated tokens was charged. */
   out?: number;
   expiresAt: number;
   /** The quota's grant totals just after this grant (in memory only; see quota.observe). */

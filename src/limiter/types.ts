@@ -159,7 +159,7 @@ export interface ExchangeReply {
   room?: number;
   /** The key's ticket epoch: an isolate uses no ticket of another (tickets/epoch.ts). */
   epoch?: number;
-  /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens (`out` of them output). */
+  /** Tickets for the isolate that asked: admissions granted ahead, each for a request of up to `cost` tokens (and `out` of output). */
   tickets?: Tickets;
 }
 

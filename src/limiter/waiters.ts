@@ -9,7 +9,7 @@ import type { TooLarge } from "./too-large";
 export interface WaiterRequest {
   id: string;
   cost: number;
-  /** Of `cost`, the output allowance (a window of generated tokens'). */
+  /** Its output allowance (a window of generated tokens'). */
   out?: number;
   retry: boolean;
   /** Epoch ms on the driver's own clock. */

@@ -130,7 +130,7 @@ export class Channel {
     return this.#tickets.mark;
   }
 
-  /** A ticket for a request of `cost` (`out` of it output) arriving now, or null (tickets.ts). */
+  /** A ticket for a request of `cost` (and `out` of output) arriving now, or null (tickets.ts). */
   redeem(cost: number, out?: number): Redeemed | null {
     return this.#tickets.take(cost, this.#now(), out);
   }

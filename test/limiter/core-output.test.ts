@@ -16,6 +16,16 @@ const fireworks = (generated: number, retryAfterMs: number | null = null): RateL
 /** 12 prompt tokens and max_tokens 16, as the providers bench sends (the prompt's cost and the output's apart: policy/estimate.ts costOf). */
 const ask = (id: string) => w(id, { cost: 12, out: 16 });
 
+/** An open key whose one request at 1,000 (its bucket 320 when it went) left `generated` of the window. */
+function leftWith(generated: number): LimiterCore {
+  const core = open(fireworks(320));
+  core.enqueue(ask("x"), 1_000);
+  core.pump(1_000);
+  core.settle("x", out({ info: fireworks(generated) }), 1_000);
+  core.release("x", 1_000);
+  return core;
+}
+
 describe("LimiterCore with a window of generated tokens", () => {
   it("grants what the generated window can pay for, then one a refill of 16 at a time, though the prompt's has plenty", () => {
     const core = open(fireworks(320));
@@ -54,11 +64,7 @@ describe("LimiterCore with a window of generated tokens", () => {
   });
 
   it("tickets reserve their output allowance, stay within their share of the generated window, and a use is charged it", () => {
-    const core = open(fireworks(320));
-    core.enqueue(ask("x"), 1_000);
-    core.pump(1_000);
-    core.settle("x", out({ info: fireworks(64) }), 1_000);
-    core.release("x", 1_000);
+    const core = leftWith(64);
     // 64 generated tokens left: half is 32, two tickets of 16.
     const ids = core.issue({ want: 8, cost: 12, out: 16 }, 1_000);
     expect(ids).toHaveLength(2);
@@ -74,11 +80,7 @@ describe("LimiterCore with a window of generated tokens", () => {
   });
 
   it("a pool's member view and a refusal's retry-after count the generated window (a member with a spent one is not free)", () => {
-    const core = open(fireworks(320));
-    core.enqueue(ask("x"), 1_000);
-    core.pump(1_000);
-    core.settle("x", out({ info: fireworks(0) }), 1_000);
-    core.release("x", 1_000);
+    const core = leftWith(0);
     // Spent: 16 more generated tokens are 50 ms away; the prompt's window alone would say now.
     expect(core.view(12, 1_000, 16).waitMs).toBeGreaterThanOrEqual(40);
     expect(core.view(12, 1_000).waitMs).toBe(0);

@@ -45,7 +45,7 @@ export class TicketBook {
     return { requests: this.#leases.idle + this.#unseen.slots, tokens: this.#leases.idleCost + this.#unseen.tokens, output: this.#leases.idleOut };
   }
 
-  /** A new ticket of `cost` (`out` of it output) at the key's `epoch`, its lease held until `expiresAt`; returns its id. */
+  /** A new ticket of `cost` (and `out` of output) at the key's `epoch`, its lease held until `expiresAt`; returns its id. */
   issue(cost: number, now: number, expiresAt: number, epoch: number, out?: number): string {
     const id = `${MARK}${this.#prefix}.${++this.#n}`;
     this.#leases.ticket(id, cost, expiresAt, now + TICKET_LAPSE_MS, out).epoch = epoch;

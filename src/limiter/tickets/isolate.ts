@@ -9,7 +9,7 @@ import type { ExchangeReply, Pacing } from "../types";
 interface Ticket {
   id: string;
   cost: number;
-  /** Of it, the output allowance the object reserved (absent: it reserved none). */
+  /** The output allowance the object reserved (absent: it reserved none). */
   out?: number;
   /** Isolate time after which it is not used (counted from the batch's send, before the issue). */
   until: number;
@@ -37,7 +37,7 @@ export class HeldTickets {
   }
 
   /**
-   * A request of `cost` (`out` of it output) asks for a slot: a ticket it may go on (its epoch the
+   * A request of `cost` (and `out` of output) asks for a slot: a ticket it may go on (its epoch the
    * key's last, its time not passed, its cost enough), or null. Counted for the next asks either way.
    */
   take(cost: number, now: number, out = 0): Redeemed | null {

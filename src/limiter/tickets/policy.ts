@@ -16,7 +16,7 @@ export const TICKETS_PER_ISOLATE = 8;
 /** Tickets out never hold more than this share of a key's free slots or of what a window holds. */
 export const TICKET_SHARE = 0.5;
 
-/** What an isolate asks for: `want` more tickets, each good for a request of up to `cost` tokens (`out` of them output). */
+/** What an isolate asks for: `want` more tickets, each good for a request of up to `cost` tokens (and `out` of output). */
 export interface Ask {
   want: number;
   cost: number;
