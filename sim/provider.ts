@@ -3,7 +3,7 @@
 import type { Dialect, DialectName } from "../test/support/standin/dialect.ts";
 import { Dice } from "../test/support/standin/faults.ts";
 import { retryAfter } from "../test/support/standin/handle.ts";
-import { Account } from "../test/support/standin/limits.ts";
+import { Account, countedApart } from "../test/support/standin/limits.ts";
 import { DEFAULT_OPTIONS, type StandinOptions } from "../test/support/standin/options.ts";
 import { parseRequest } from "../test/support/standin/request.ts";
 import { STANDIN_DIALECTS } from "../test/support/standin/route.ts";
@@ -47,7 +47,7 @@ export class SimProvider {
     this.dice = new Dice(seed);
     this.dialect = STANDIN_DIALECTS[flavour];
     this.netMs = netMs ?? NET_MS;
-    if (drained) this.account.drain(this.options, clock.now);
+    if (drained) this.account.drain(countedApart(this.dialect, this.options), clock.now);
     for (const c of changes ?? []) clock.after(c.atMs, () => Object.assign(this.options, c.set));
   }
 
@@ -57,8 +57,9 @@ export class SimProvider {
     if (typeof req === "string") throw new Error(`simulated client sent a bad body: ${req}`);
     await this.clock.sleep(this.netMs);
     const now = this.clock.now;
-    const o = this.options;
     const d = this.dialect;
+    // As the stand-in counts it (handle.ts): a dialect that limits input and output apart has no bucket of both.
+    const o = countedApart(d, this.options);
     this.log.attempts++;
     const limits = () => (o.headers ? d.limitHeaders(this.account.snapshot(o, now), now) : {});
     if (o.maxConcurrent > 0 && this.account.inFlight >= o.maxConcurrent) {

@@ -66,7 +66,7 @@ export interface GrantEntry {
 export interface QuotaState {
   requests: QuotaWindow | null;
   tokens: QuotaWindow | null;
-  /** Generated tokens alone, where the provider limits them apart (Fireworks'): charged with output allowances. */
+  /** Generated tokens alone, where the provider limits them apart (Fireworks', Anthropic's OTPM): charged with output allowances. */
   output?: QuotaWindow | null;
   granted: Granted;
   /** The latest grants, in order (in memory only): a late reading replays those made after it. */

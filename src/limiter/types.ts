@@ -90,7 +90,7 @@ export interface LimiterSnapshot extends KeyMeta {
   /** `tickets`: slots granted ahead to isolates and not used yet (tickets/), or held back for them after a restart; beside `inFlight`. */
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;
-  /** `output`: generated tokens alone, only on a key whose provider tells that window apart (Fireworks'). */
+  /** `output`: generated tokens alone, only on a key whose provider tells that window apart (Fireworks', Anthropic's OTPM). */
   quotas: { requests: QuotaView | null; tokens: QuotaView | null; output?: QuotaView | null };
   metrics: {
     totalRequests: number;

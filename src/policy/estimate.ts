@@ -29,15 +29,18 @@ export function estimateOutput(body: unknown, bytes: number): number {
 }
 
 /**
- * What a key's windows are charged for a request: the whole estimate, or, where its provider's row
- * counts generated tokens apart (`limits.output`), the prompt's (`cost`) and the output's (`out`) each.
+ * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
+ * allowance: the whole, or, where the key's provider row counts generated tokens apart
+ * (`limits.output`), the prompt's (`cost`) and the output's (`out`) each. Per key, not per request:
+ * a pool's members may be of rows that count either way.
  */
-export function costOf(d: { limits: { output?: unknown } }, body: unknown, bytes: number): { cost: number; out?: number } {
-  const cost = estimateTokens(body, bytes);
-  if (!d.limits.output) return { cost };
-  const out = estimateOutput(body, bytes);
+export function costFor(d: { limits: { output?: unknown } }, cost: number, out: number | undefined): { cost: number; out?: number } {
+  if (!d.limits.output || out === undefined) return { cost };
   return { cost: Math.max(1, cost - out), out };
 }
+
+/** costFor over a body. */
+export const costOf = (d: { limits: { output?: unknown } }, body: unknown, bytes: number) => costFor(d, estimateTokens(body, bytes), estimateOutput(body, bytes));
 
 /** Gemini's generation config, as the REST API takes it: `generationConfig` or `generation_config`. */
 const generation = (b: Obj): Obj | undefined => {

@@ -31,7 +31,7 @@ export interface RateLimitInfo {
   tokens: QuotaReading | null;
   /**
    * Generated tokens alone, where a provider limits them apart from the prompt's (Fireworks'
-   * "Generated TPM"): charged with a request's output allowance only. Absent: none told.
+   * "Generated TPM", Anthropic's OTPM): charged with a request's output allowance. Absent: none told.
    */
   output?: QuotaReading | null;
   /** On an error answer: the limit it speaks for (see RefusedLimit). */

@@ -70,7 +70,7 @@ export interface LimitsSpec {
   requests: readonly WindowGroup[];
   tokens: readonly WindowGroup[];
   /**
-   * Windows of generated tokens alone (Fireworks' "Generated TPM"), read as `tokens` are: a
+   * Windows of generated tokens alone (Fireworks' "Generated TPM", Anthropic's OTPM), read as `tokens` are: a
    * request draws its output allowance from them. A row that has them counts its prompt apart too:
    * its `tokens` windows are then charged a request's prompt alone. Absent: none.
    */

@@ -27,11 +27,19 @@ const ROWS = {
     refusals: [OPENAI_TOO_LARGE, SPENT_CODES, KEY_CODES],
     usage: ASKS, tiers: OPENAI_TIERS,
   },
-  /** docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded: transient). */
+  /**
+   * docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded:
+   * transient). Input and output tokens are limited apart (ITPM, OTPM), OTPM "estimated based on
+   * max_tokens at the beginning of each request" (the same page): each is a window charged its part
+   * (policy/estimate.ts costOf). `tokens-*` is the two together (40,000 + 8,000 = 48,000 in the
+   * header set of test/policy/headers.test.ts), which no single limit enforces: charged a whole
+   * estimate it let an OTPM that binds be found by 429s.
+   */
   anthropic: {
     limits: {
       requests: [[anthropicWindow("requests")]],
-      tokens: [[anthropicWindow("tokens")], [anthropicWindow("input-tokens"), anthropicWindow("output-tokens")]],
+      tokens: [[anthropicWindow("input-tokens")]],
+      output: [[anthropicWindow("output-tokens")]],
       body: [],
     },
     refusals: [TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],

@@ -24,7 +24,7 @@ export interface Plan {
   /** Who asks, for the key's fair shares; absent: the key's default caller. */
   who?: Who;
   cost: number;
-  /** The max output, where the key's row limits generated tokens apart (then `cost` is the prompt's: request.ts). */
+  /** Of `cost`, the output allowance: each attempt's key is charged the two apart where its row says so (policy/estimate.ts costFor). */
   out?: number;
   /** The caller asked for a streamed answer: pass it through as it comes, whatever its type. */
   stream?: boolean;

@@ -1,6 +1,6 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream, read from the body's JSON (parsed once, by the request's record: call.ts).
-import { costOf } from "../policy/estimate";
+import { estimateOutput, estimateTokens } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
 import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
@@ -12,11 +12,8 @@ import type { Asked } from "./asked";
 export interface Described {
   key: KeyParts;
   cost: number;
-  /**
-   * The max output, sent only for a provider whose row limits generated tokens apart (its
-   * `limits.output`): then `cost` is the prompt's alone, as its other token windows count.
-   */
-  out?: number;
+  /** Of `cost`, the output allowance: what a key whose row limits generated tokens apart is charged it in (policy/estimate.ts costFor). */
+  out: number;
   /** The caller asked for a streamed answer: it is passed through as it comes, whatever its type. */
   stream: boolean;
   /** The model the request names (the ledger's and the price table's), whatever its key's label. */
@@ -43,10 +40,9 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
-  const dialect = DIALECTS[p.dialect];
   return {
-    key, ...costOf(dialect, json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
-    ...bodyTiers(dialect.tiers, json, route), route,
+    key, cost: estimateTokens(json, bytes.byteLength), out: estimateOutput(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
   };
 }
 

@@ -2,6 +2,7 @@
 // send, then settle what came back. Each answers with the caller's Response, AGAIN (go round:
 // another member, a retry), or what the next step needs.
 import { refusal, withErrorType } from "../policy/classify";
+import { costFor } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { answerInit, BUFFER_MAX, ERROR_BODY_MAX, isEventStream, isStreamed, readCapped, readUpTo, streamBack } from "./answer";
 import { AGAIN, type Again, type Attempts, dialectOf, GONE, NO_INFO } from "./attempts";
@@ -41,11 +42,13 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   const asked = s.now();
   let { tier, key, limiter } = attemptTier(s, at);
   const span = plan.trace?.attempt(at, asked, s.route?.memberOf?.(at));
+  // Charged as this key's row counts (a pool's members may count either way).
+  const need = costFor(dialectOf(s, at), plan.cost, plan.out);
   const leave = () => limiter.cancel(leaseId);
   s.waiting.addEventListener("abort", leave);
   try {
     // A tier other than standard is asked of the key's object, which says whether it has it shed.
-    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, cost: plan.cost, ...(plan.out !== undefined && { out: plan.out }), retry: s.attempts > 0, ...(s.route && { pooled: true }), ...(tier !== "standard" && { tier }) }, plan.deadline);
+    s.grant = await limiter.acquire({ ...key, ...plan.who, leaseId, ...need, retry: s.attempts > 0, ...(s.route && { pooled: true }), ...(tier !== "standard" && { tier }) }, plan.deadline);
   } catch (err) {
     if (!(err instanceof LimiterUnavailable)) throw err;
     // The object may have granted it after all: never leave that slot to its lease's expiry.
@@ -80,7 +83,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
     return shed;
   }
   const timer = new AttemptTimer(plan.signal, plan.gateway.upstreamTimeoutMs, plan.gateway.streamIdleMs);
-  const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, plan.cost);
+  const renewing = limiter.keepAlive(leaseId, grant.leaseTtlMs, need.cost);
   const stop = () => {
     renewing();
     timer.stop();

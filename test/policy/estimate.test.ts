@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, costOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { choicesOf, costFor, costOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
 import { DIALECTS } from "../../src/providers/dialects";
 
 describe("estimateTokens", () => {
@@ -37,10 +37,15 @@ describe("estimateOutput: what a window of generated tokens alone is charged", (
   it("costOf: the whole estimate for a row that counts tokens together; the prompt's and the output's apart for one that counts generated tokens apart", () => {
     const body = { max_tokens: 16 };
     expect(costOf(DIALECTS.openai, body, 48)).toEqual({ cost: 28 });
-    expect(costOf(DIALECTS.anthropic, body, 48)).toEqual({ cost: 28 });
+    expect(costOf(DIALECTS.groq, body, 48)).toEqual({ cost: 28 });
     expect(costOf(DIALECTS.fireworks, body, 48)).toEqual({ cost: 12, out: 16 });
+    expect(costOf(DIALECTS.anthropic, body, 48)).toEqual({ cost: 12, out: 16 });
     // Never a cost of 0 (an empty prompt still draws a request's worth).
     expect(costOf(DIALECTS.fireworks, body, 0)).toEqual({ cost: 1, out: 16 });
+    // Per key: a pool's request is split for a member whose row counts apart, whole for one that does not.
+    expect(costFor(DIALECTS.anthropic, 28, 16)).toEqual({ cost: 12, out: 16 });
+    expect(costFor(DIALECTS.bedrock, 28, 16)).toEqual({ cost: 28 });
+    expect(costFor(DIALECTS.anthropic, 28, undefined)).toEqual({ cost: 28 });
     // Every row that reads a window of generated tokens sends its allowance; no other does.
     for (const [name, d] of Object.entries(DIALECTS)) expect("out" in costOf(d, body, 48), name).toBe(d.limits.output !== undefined);
   });

@@ -66,6 +66,18 @@ describe("limits, as each dialect tells them", () => {
     expect(parse("openai", h).output).toBeUndefined();
   });
 
+  it("anthropic: input and output tokens each a window of its own (ITPM, OTPM); tokens-*, the two together, is not read", () => {
+    const h = {
+      "anthropic-ratelimit-input-tokens-limit": "40000", "anthropic-ratelimit-input-tokens-remaining": "38000", "anthropic-ratelimit-input-tokens-reset": "2026-11-22T08:00:03Z",
+      "anthropic-ratelimit-output-tokens-limit": "8000", "anthropic-ratelimit-output-tokens-remaining": "1000", "anthropic-ratelimit-output-tokens-reset": "2026-11-22T08:00:45Z",
+      "anthropic-ratelimit-tokens-limit": "48000", "anthropic-ratelimit-tokens-remaining": "39000", "anthropic-ratelimit-tokens-reset": "2026-11-22T08:00:03Z",
+    };
+    const info = parse("anthropic", h);
+    expect(info.tokens).toMatchObject({ limit: 40_000, remaining: 38_000, periodMs: MINUTE_MS });
+    // The OTPM nearly spent: seen as such, where the combined 39,000 of 48,000 said plenty.
+    expect(info.output).toMatchObject({ limit: 8_000, remaining: 1_000, periodMs: MINUTE_MS });
+  });
+
   it("azure: remaining only, and retry-after-ms on a 429 (learn.microsoft.com/azure/ai-foundry/openai/quotas-limits)", () => {
     const info = parse("azure", { "x-ratelimit-remaining-requests": "99", "x-ratelimit-remaining-tokens": "99000", "retry-after-ms": "1200", "retry-after": "2" });
     expect(info).toEqual({

@@ -63,6 +63,8 @@ export const anthropic: Dialect = {
   name: "anthropic",
   host: "api.anthropic.com",
   scope: "credential",
+  // ITPM and OTPM, no limit on both together (docs.anthropic.com/en/api/rate-limits).
+  tokensApart: true,
   endpoints: { "/messages": messages },
   reportsStreamUsage: () => true, // message_start and message_delta carry it
 
@@ -86,10 +88,14 @@ export const anthropic: Dialect = {
 
   limitHeaders(states: LimitState[], now?: number) {
     let out: Record<string, string> = {};
-    const tokenStates = states.filter((s) => s.kind !== "requests");
-    // Anthropic's tokens-* headers report the most restrictive token limit in effect.
-    const tightest = tokenStates.reduce<LimitState | null>((a, s) => (a && a.remaining <= s.remaining ? a : s), null);
-    if (tightest) out = { ...out, ...headerSet("tokens", tightest, now) };
+    // tokens-* is input and output together: each of its figures their sum, its reset the later one
+    // (an answer recorded from api.anthropic.com: input 80,000 + output 16,000 = tokens 96,000, in
+    // tidyllm's test fixtures, third party; the same in test/policy/headers.test.ts's header set). A
+    // bucket of both (a `tpm` given with `tokensApart` off) is told as itself.
+    const both = states.find((s) => s.kind === "tokens");
+    const apart = states.filter((s) => s.kind === "input" || s.kind === "output");
+    const tokens = both ?? (apart.length === 0 ? null : apart.reduce((a, s) => ({ ...a, limit: a.limit + s.limit, remaining: a.remaining + s.remaining, resetMs: Math.max(a.resetMs, s.resetMs) })));
+    if (tokens) out = { ...out, ...headerSet("tokens", tokens, now) };
     for (const s of states) {
       if (s.kind === "requests") out = { ...out, ...headerSet("requests", s, now) };
       if (s.kind === "input") out = { ...out, ...headerSet("input-tokens", s, now) };

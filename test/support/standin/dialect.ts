@@ -55,6 +55,11 @@ export interface Dialect {
   google?: { resource: string; method: string };
   /** Where its limits hold: per credential, or per credential and model (or deployment): limits.ts keeps an account per scope. */
   scope: "credential" | "model";
+  /**
+   * It limits input and output tokens apart and has no limit on both together (Anthropic's ITPM and
+   * OTPM): a `tpm` given it is each of the two (limits.ts `countedApart`).
+   */
+  tokensApart?: true;
   /** The host its 524 page names. */
   host: string;
   /** Request checks the real API makes before anything else (required fields, headers, query). */

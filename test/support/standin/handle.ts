@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { ErrorReply, RetryHeaders } from "./dialect.ts";
 import { cloudflare524 } from "./faults.ts";
 import type { Dice } from "./faults.ts";
-import { Account } from "./limits.ts";
+import { Account, countedApart } from "./limits.ts";
 import type { LimitKind } from "./limits.ts";
 import { forCredential } from "./options.ts";
 import type { FaultStatus, StandinOptions } from "./options.ts";
@@ -145,7 +145,7 @@ export async function handleApi(
   const tier = askedTier(dialect, endpoint, req);
   if (tier === "unsupported") return refuse(unsupportedTier(dialect), "invalid");
   if (tier === "flex" && state.dice.shed(o.flexShed)) return refuse(shedReply(dialect), "shed");
-  const counted = tierAccount(dialect, accountKey(target, owner, model), o, tier);
+  const counted = tierAccount(dialect, accountKey(target, owner, model), countedApart(dialect, o), tier);
   o = counted.o;
   const key = counted.key;
   account = state.accounts.get(key) ?? new Account();

@@ -51,6 +51,14 @@ function specs(o: StandinOptions): Map<LimitKind, BucketSpec> {
   return new Map(all.filter((e): e is [LimitKind, BucketSpec] => e[1] !== null));
 }
 
+/**
+ * The options as a dialect counts them: one that limits input and output tokens apart (its
+ * `tokensApart`) has no bucket on both together, so a `tpm` is each of its two.
+ */
+export function countedApart(d: { tokensApart?: true }, o: StandinOptions): StandinOptions {
+  return d.tokensApart && o.tpm > 0 ? { ...o, itpm: o.itpm ?? o.tpm, otpm: o.otpm ?? o.tpm, tpm: 0 } : o;
+}
+
 export class Account {
   inFlight = 0;
   readonly #buckets = new Map<LimitKind, TokenBucket>(LIMIT_KINDS.map((k) => [k, new TokenBucket()]));
