@@ -1,11 +1,11 @@
 // Providers run at their limits through `wrangler dev` (issue 32): Azure, whose answers tell only
-// what remains; Gemini, whose answers tell nothing until a 429; Fireworks, whose generated tokens
-// bind; Groq's flex tier, which sheds load with 498s. Small limits (10 a second) over a few seconds. What is asserted here is behaviour (every
+// what remains; Gemini, whose answers tell nothing until a 429; Fireworks and Anthropic, whose output
+// tokens bind; Groq's flex tier, which sheds load with 498s. Small limits (10 a second) over a few seconds. What is asserted here is behaviour (every
 // request answered, no lock, few refusals upstream); the timing targets (within 1.1x of the limit)
 // are ratios in `npm run bench -- --only providers`, where the runs are longer: a wall-clock bound in
 // a test run beside others on two cores would judge the machine, not the gateway.
 import { describe, expect, it } from "vitest";
-import { credential } from "./setup.ts";
+import { ANTHROPIC_MODEL, anthropicVia, credential } from "./setup.ts";
 import { azureOf, fleet, geminiNative, ledger, openaiOf, statusOf, useProviderStack } from "./providers-setup.ts";
 
 const LATENCY_MS = 30;
@@ -78,6 +78,21 @@ describe("providers at their limits", () => {
     // Read only as the prompt's window, the generated one was found by 429s (8% to 20% of attempts).
     expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
     console.log(`[providers] fireworks: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+  });
+
+  it("Anthropic, its OTPM binding (long max_tokens, short prompts): every request answered, the output window paced, not found by refusals", async () => {
+    const key = credential("anthropic-otpm");
+    // Output tokens 10 requests' worth a second (max_tokens 200 each), input plenty: only OTPM binds.
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: PER_SECOND * 60 * 200, burst: 1 / 60 } } });
+    const client = anthropicVia(stack, key);
+    const n = 50;
+    const run = await fleet(n, 16, () => statusOf(client.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: "user", content: "at the limit" }] })));
+    const upstream = stack.standin.stats().byCredential[key]!;
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(n);
+    // Read as tokens-* (input and output together, charged both), OTPM was found by 429s, each cutting the key.
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
+    console.log(`[providers] anthropic: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
   });
 
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
