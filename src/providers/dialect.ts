@@ -42,8 +42,8 @@ export interface WindowSpec {
 
 /**
  * Windows of one kind (requests or tokens), as alternatives: the first group any of whose windows
- * the answer reports is read, the tightest of that group taken (Anthropic's combined `tokens`
- * window before its input/output pair). `ietf`: the structured `RateLimit` fields.
+ * the answer reports is read, the tightest of that group taken (the generic row's Anthropic
+ * `tokens` window before its input/output pair). `ietf`: the structured `RateLimit` fields.
  */
 export type WindowGroup = readonly WindowSpec[] | "ietf";
 
