@@ -64,35 +64,32 @@ describe("providers at their limits", () => {
     console.log(`[providers] gemini: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${episode} refused in the first episode, ${refusedLater} of ${later.length} after`);
   });
 
-  it("Fireworks, its generated tokens binding: every request answered, and the generated window paced, not found by refusals", async () => {
-    const key = credential("fw-generated");
-    // Generated tokens 10 requests' worth a second (max_tokens 8 each), prompts and requests plenty:
-    // only the generated window binds (as the providers bench's shape, smaller).
-    stack.standin.configure({ keyLimits: { [key]: { rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: PER_SECOND * 60 * 8, burst: 1 / 60 } } });
-    const client = openaiOf(stack, "fireworks", key);
+  /**
+   * `n` requests at 16 in flight on a credential whose output tokens alone bind: ten requests'
+   * worth a second of `maxTokens` each, prompts and requests plenty. Every one answered, and at most
+   * 2% of attempts refused: read as a window charged the whole estimate (Fireworks' prompt window, or
+   * Anthropic's `tokens-*`, the two together), the output limit was found by 429s (16 to 25% of attempts).
+   */
+  async function outputBound(label: string, maxTokens: number, send: (key: string) => Promise<number>): Promise<void> {
+    const key = credential(`${label}-output`);
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: PER_SECOND * 60 * maxTokens, burst: 1 / 60 } } });
     const n = 50;
-    const run = await fleet(n, 16, () => statusOf(client.chat.completions.create({ model: "accounts/fireworks/models/llama-v3p1-8b-instruct", max_tokens: 8, messages: [{ role: "user", content: "at the limit" }] })));
+    const run = await fleet(n, 16, () => send(key));
     const upstream = stack.standin.stats().byCredential[key]!;
     expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
     expect(upstream.successes).toBe(n);
-    // Read only as the prompt's window, the generated one was found by 429s (8% to 20% of attempts).
     expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
-    console.log(`[providers] fireworks: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+    console.log(`[providers] ${label}: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+  }
+
+  it("Fireworks, its generated tokens binding: every request answered, and the generated window paced, not found by refusals", async () => {
+    await outputBound("fireworks", 8, (key) =>
+      statusOf(openaiOf(stack, "fireworks", key).chat.completions.create({ model: "accounts/fireworks/models/llama-v3p1-8b-instruct", max_tokens: 8, messages: [{ role: "user", content: "at the limit" }] })));
   });
 
   it("Anthropic, its OTPM binding (long max_tokens, short prompts): every request answered, the output window paced, not found by refusals", async () => {
-    const key = credential("anthropic-otpm");
-    // Output tokens 10 requests' worth a second (max_tokens 200 each), input plenty: only OTPM binds.
-    stack.standin.configure({ keyLimits: { [key]: { rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: PER_SECOND * 60 * 200, burst: 1 / 60 } } });
-    const client = anthropicVia(stack, key);
-    const n = 50;
-    const run = await fleet(n, 16, () => statusOf(client.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: "user", content: "at the limit" }] })));
-    const upstream = stack.standin.stats().byCredential[key]!;
-    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
-    expect(upstream.successes).toBe(n);
-    // Read as tokens-* (input and output together, charged both), OTPM was found by 429s, each cutting the key.
-    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
-    console.log(`[providers] anthropic: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+    await outputBound("anthropic", 200, (key) =>
+      statusOf(anthropicVia(stack, key).messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: "user", content: "at the limit" }] })));
   });
 
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
