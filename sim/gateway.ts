@@ -8,7 +8,7 @@ import { DIALECTS, type DialectName as RowName } from "../src/providers/dialects
 import type { DialectName } from "../test/support/standin/dialect.ts";
 import type { AcquireRequest, AcquireResult, SettleAnswer, SettleRequest } from "../src/limiter/types";
 import { type DriverHooks, LimiterDriver } from "../src/limiter/driver";
-import { estimateOutput, estimateTokens } from "../src/policy/estimate";
+import { estimate } from "../src/policy/estimate";
 import type { Who } from "../src/proxy/caller";
 import type { LimiterCalls } from "../src/proxy/limiter-client";
 import { run } from "../src/proxy/run";
@@ -182,8 +182,7 @@ export function gatewaySender(clock: Clock, provider: SimProvider, obj: SimObjec
       dialect: o.dialect,
       who: o.who,
       // As proxy/request.ts: the whole estimate and its output allowance (each attempt splits them by its row).
-      cost: estimateTokens(req.json, req.body.byteLength),
-      out: estimateOutput(req.json, req.body.byteLength),
+      ...estimate(req.json, req.body.byteLength),
       deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
       maxAttempts: DEFAULT_GATEWAY.maxAttempts,
       gateway: DEFAULT_GATEWAY,

@@ -4,7 +4,7 @@
 import { DEFAULT_GATEWAY } from "../src/config/limits";
 import type { Seen } from "../src/pools/choose";
 import { PoolRoute } from "../src/pools/route";
-import { estimateTokens } from "../src/policy/estimate";
+import { estimate } from "../src/policy/estimate";
 import { run } from "../src/proxy/run";
 import { openai } from "../test/support/standin/openai.ts";
 import { type Answer, type Fleet, runFleet, type Send } from "./clients.ts";
@@ -93,7 +93,8 @@ export async function simulatePool(sc: PoolScenario): Promise<PoolResult> {
       return run(
         {
           url: targets[0]!.target.url, method: "POST", headers: targets[0]!.target.headers, body: req.body, key: targets[0]!.target.key,
-          who: { caller: "sim-vk" }, cost: estimateTokens(req.json, req.body.byteLength), deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
+          // The estimate and its output allowance, as proxy/request.ts: each member splits them by its row.
+          who: { caller: "sim-vk" }, ...estimate(req.json, req.body.byteLength), deadline: clock.now + DEFAULT_GATEWAY.deadlineMs,
           maxAttempts: DEFAULT_GATEWAY.maxAttempts, gateway: DEFAULT_GATEWAY, signal: new AbortController().signal, waitUntil: () => {}, route,
         },
         targets[0]!.target.limiter,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
-import { costOf } from "../policy/estimate";
+import { costFor, estimate } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
 import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
@@ -47,7 +47,8 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const tiered = lineTier(ctx, item);
   const dialect = tiered?.dialect ?? DIALECTS.generic;
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
-  const need = costOf(dialect, item.body, bytes);
+  const whole = estimate(item.body, bytes);
+  const need = costFor(dialect, whole.cost, whole.out);
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;

@@ -15,17 +15,18 @@ const count = (v: unknown): v is number => typeof v === "number" && Number.isFin
  * and framing), plus the output it may generate. Cheap on purpose: it runs on every request.
  */
 export function estimateTokens(body: unknown, bytes: number): number {
-  if (typeof body !== "object" || body === null) return bytes === 0 ? 1 : DEFAULT_COST;
-  return Math.ceil(bytes / 4) + estimateOutput(body, bytes);
+  return estimate(body, bytes).cost;
 }
 
 /**
- * Of those, the output it may generate: what a window of generated tokens alone (Fireworks') is
- * charged. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
+ * That estimate (`cost`) and, of it, the output the request may generate (`out`): what a window of
+ * generated tokens alone (Fireworks', Anthropic's OTPM) is charged. The body's output limit is read
+ * once. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
  */
-export function estimateOutput(body: unknown, bytes: number): number {
-  if (typeof body !== "object" || body === null) return bytes === 0 ? 0 : DEFAULT_OUTPUT_TOKENS;
-  return Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+export function estimate(body: unknown, bytes: number): { cost: number; out: number } {
+  if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
+  const out = Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+  return { cost: Math.ceil(bytes / 4) + out, out };
 }
 
 /**
@@ -39,8 +40,6 @@ export function costFor(d: { limits: { output?: unknown } }, cost: number, out: 
   return { cost: Math.max(1, cost - out), out };
 }
 
-/** costFor over a body. */
-export const costOf = (d: { limits: { output?: unknown } }, body: unknown, bytes: number) => costFor(d, estimateTokens(body, bytes), estimateOutput(body, bytes));
 
 /** Gemini's generation config, as the REST API takes it: `generationConfig` or `generation_config`. */
 const generation = (b: Obj): Obj | undefined => {

@@ -1,6 +1,6 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream, read from the body's JSON (parsed once, by the request's record: call.ts).
-import { estimateOutput, estimateTokens } from "../policy/estimate";
+import { estimate } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
 import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
@@ -41,7 +41,7 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
   return {
-    key, cost: estimateTokens(json, bytes.byteLength), out: estimateOutput(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    key, ...estimate(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
   };
 }

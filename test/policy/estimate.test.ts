@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, costFor, costOf, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimateOutput, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { choicesOf, costFor, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimate, estimateTokens, outputLimit } from "../../src/policy/estimate";
 import { DIALECTS } from "../../src/providers/dialects";
 
 describe("estimateTokens", () => {
@@ -23,7 +23,11 @@ describe("estimateTokens", () => {
   });
 });
 
-describe("estimateOutput: what a window of generated tokens alone is charged", () => {
+const estimateOutput = (body: unknown, bytes: number) => estimate(body, bytes).out;
+/** A body's charges at a key of row `d`, as the batch runner reads them (cli/direct.ts). */
+const costOf = (d: Parameters<typeof costFor>[0], body: unknown, bytes: number) => costFor(d, estimate(body, bytes).cost, estimate(body, bytes).out);
+
+describe("estimate's output allowance: what a window of generated tokens alone is charged", () => {
   it("is the output part of the estimate: the limit named, else the default, never the prompt", () => {
     expect(estimateOutput({ max_tokens: 16 }, 4_000)).toBe(16);
     expect(estimateTokens({ max_tokens: 16 }, 4_000) - estimateOutput({ max_tokens: 16 }, 4_000)).toBe(1_000);
