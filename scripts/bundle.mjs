@@ -38,9 +38,11 @@ import { transformSync } from "esbuild";
  * priced by location (its `global/` rows, the price name) +0.8 KB: 276,792 at 29b2359. Fireworks'
  * generated tokens as a window of their own (a third quota window through grants, claims, tickets,
  * the pace, readings, the admin view and the exposition; Anthropic's ITPM and OTPM read so too)
- * +2.1 KB: 278,935 bytes, hence 279 KB.
+ * +2.1 KB: 278,935 bytes, hence 279 KB. Anthropic's cache-aware ITPM (a key charged less the share
+ * of its prompts read from the provider's cache: the share, the row's facts read by the object,
+ * the charge on each op) +1.1 KB: 280,000 bytes, hence 281 KB.
  */
-const BUDGET_BYTES = 279_000;
+const BUDGET_BYTES = 281_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

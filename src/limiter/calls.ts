@@ -1,10 +1,12 @@
 // A Worker's calls at its key's object, the hot path: each is counted, the key listed as seen, the
 // usage an answer's op carries kept (usage.ts), the ops run through the driver, what changed
 // written (at once for a new limit or a later gate, else with the next flush), and a batch's reply
-// built with the key's levels and, for a kept key, tickets. The object's RPC methods hand their
-// calls here; time comes from `now`.
+// built with the key's levels and, for a kept key, tickets. On a key whose tokens window leaves
+// prompt-cache reads out, each cost is charged less the share answers show was read from the cache
+// (cache-share.ts). The object's RPC methods hand their calls here; time comes from `now`.
 import type { StatedQuota } from "../providers/quota";
 import type { UsageRecord } from "../usage/types";
+import { type CacheShare, charged, noShare, observe, shareOf } from "./cache-share";
 import type { LimiterCore } from "./core";
 import type { LimiterDriver } from "./driver";
 import type { Listing } from "./listing";
@@ -29,10 +31,14 @@ export interface CallParts {
   prove(now: number): void;
   /** The quota its operator states for the key (`PROVIDERS`' quota): its windows start there (stated.ts). */
   stated(meta: KeyMeta): StatedQuota | null;
+  /** Its tokens window leaves out prompt tokens read from the provider's cache (the row's `cacheReadsFree`). */
+  cacheReadsFree?(meta: KeyMeta): boolean;
 }
 
 export class Calls {
   #p: CallParts;
+  /** In memory: a restart learns it again from the next answers, charging whole until then. */
+  #share: CacheShare = noShare();
 
   constructor(parts: CallParts) {
     this.#p = parts;
@@ -54,9 +60,10 @@ export class Calls {
       if (usage && (op.t === "release" || op.t === "settle")) this.#count(op.id, usage, now - (op.ageMs ?? 0));
     }
     const before = core.cooldownUntil;
-    const { results, changed, waiting } = driver.exchange(ops);
-    // Tickets only for a kept key: a restart must find them in its storage.
-    const ids = ask && store.proven ? driver.issue(ask) : [];
+    const { results, changed, waiting } = driver.exchange(this.#charged(meta, ops, now));
+    // Tickets only for a kept key: a restart must find them in its storage. The isolate compares its
+    // requests' estimates with the ask's; the object reserves what they are charged.
+    const ids = ask && store.proven ? driver.issue(this.#free(meta) ? { ...ask, cost: charged(this.#share, ask.cost, now) } : ask) : [];
     store.changed(changed || core.cooldownUntil > before);
     const tickets = ids.length > 0 ? { tickets: { ids, cost: ask!.cost, ...(ask!.out !== undefined && { out: ask!.out }), leaseTtlMs: core.config.leaseTtlMs, ...core.pacing() } } : {};
     return { reply: { results, queued: core.queue.size, room: Math.max(0, core.limitAt(now) - core.busy), epoch: core.epoch, ...tickets }, waiting };
@@ -65,7 +72,8 @@ export class Calls {
   acquire(req: AcquireRequest): Promise<AcquireResult> {
     const now = this.#counted(1);
     if (this.#seen(req, now, true)) this.#p.store.changed(false);
-    const answer = this.#p.driver.acquire({ id: req.leaseId, cost: req.cost, out: req.out, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
+    const cost = this.#free(req) ? charged(this.#share, req.cost, now) : req.cost;
+    const answer = this.#p.driver.acquire({ id: req.leaseId, cost, out: req.out, retry: req.retry, deadline: now + Math.max(0, req.waitMs), caller: req.caller, lane: req.priority, pooled: req.pooled, tier: req.tier });
     this.#p.telemetry.moved(now);
     return answer;
   }
@@ -87,8 +95,9 @@ export class Calls {
   }
 
   renew(leaseId: string, cost?: number): boolean {
-    this.#counted(1);
-    return this.#p.driver.renew(leaseId, cost);
+    const now = this.#counted(1);
+    const meta = this.#p.listing.meta;
+    return this.#p.driver.renew(leaseId, cost !== undefined && meta && this.#free(meta) ? charged(this.#share, cost, now) : cost);
   }
 
   cancel(leaseId: string): boolean {
@@ -105,11 +114,31 @@ export class Calls {
     return asked && applyStated(this.#p.core.quota, this.#p.stated(meta), now);
   }
 
-  /** One answer's usage (usage.ts). It only comes with a 2xx, which proves the key: proven first, so its row is written. */
+  /**
+   * One answer's usage (usage.ts), and its prompt's cache reads where the window leaves them out. It
+   * only comes with a 2xx, which proves the key: proven first, so its row is written.
+   */
   #count(leaseId: string, usage: UsageRecord, at: number): void {
     const p = this.#p;
     if (!p.store.proven) p.prove(p.now());
-    p.usage.add(leaseId, p.listing.meta?.key ?? "", p.core.lease(leaseId)?.caller, usage, at);
+    const meta = p.listing.meta;
+    p.usage.add(leaseId, meta?.key ?? "", p.core.lease(leaseId)?.caller, usage, at);
+    if (meta && usage.tokens && this.#free(meta)) observe(this.#share, usage.tokens.input, usage.tokens.cached, at);
+  }
+
+  #free(meta: KeyMeta): boolean {
+    return this.#p.cacheReadsFree?.(meta) ?? false;
+  }
+
+  /** Ops whose costs are charged less the key's cache share (as they are where nothing is free). */
+  #charged(meta: KeyMeta, ops: Op[], now: number): Op[] {
+    const s = this.#share;
+    if (!this.#free(meta) || shareOf(s, now) === 0) return ops;
+    return ops.map((op) =>
+      op.t === "acquire" ? { ...op, req: { ...op.req, cost: charged(s, op.req.cost, now) } }
+      : op.t === "use" ? { ...op, cost: charged(s, op.cost, now) }
+      : op.t === "renew" && op.cost !== undefined ? { ...op, cost: charged(s, op.cost, now) }
+      : op);
   }
 
   /** Counts hot-path calls and the operations they carry; returns the time now. */

@@ -15,9 +15,6 @@ import { type DirectoryEntry, directoryOf } from "../directory/object";
 import type { Env } from "../env";
 import { EventLog } from "../observe/emit";
 import { consoleSink, parseLevel, type Sink } from "../observe/log";
-import { DIALECTS } from "../providers/dialects";
-import { type StatedQuota, statedFor } from "../providers/quota";
-import { providers } from "../providers/registry";
 import type { UsageRecord } from "../usage/types";
 import { flushMs, LedgerWriter } from "../usage/writer";
 import { Calls } from "./calls";
@@ -27,6 +24,7 @@ import { weightsOrDefault } from "./lanes";
 import { Listing } from "./listing";
 import { objectHooks } from "./object-hooks";
 import { lastLife, restoreLeases } from "./restart";
+import { rowFacts } from "./row-facts";
 import { STEP_MS, type Point } from "./samples";
 import { serveSession } from "./session-stream";
 import { snapshot } from "./snapshot";
@@ -77,7 +75,8 @@ export class Limiter extends DurableObject<Env> {
     const mark = new TicketMark();
     const driver = new LimiterDriver(core, now, objectHooks({ core, store, telemetry, mark, now, prove }));
     const upkeep = (this.#upkeep = new Upkeep({ core, store, driver, telemetry, listing, ledger, epoch, now }));
-    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now, prove, stated: statedOf(env.PROVIDERS) });
+    const row = rowFacts(env.PROVIDERS);
+    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now, prove, stated: (m) => row(m).stated, cacheReadsFree: (m) => row(m).cacheReadsFree });
     const t = this.now();
     restoreLeases(core, leases, t);
     core.holdBack(t, mark.restore(last.tickets, t));
@@ -157,23 +156,4 @@ export class Limiter extends DurableObject<Env> {
   async alarm(): Promise<void> {
     await this.#upkeep.alarm();
   }
-}
-
-/**
- * A key's stated quota (`PROVIDERS`' quota), read once a life: a changed variable is a new version,
- * and new objects. A malformed one states nothing (the Worker refuses its requests with config_error).
- */
-function statedOf(raw: unknown): (meta: KeyMeta) => StatedQuota | null {
-  let memo: { model: string; stated: StatedQuota | null } | undefined;
-  return (meta) => {
-    if (memo?.model !== meta.model) {
-      let stated: StatedQuota | null = null;
-      try {
-        const p = providers(raw)[meta.provider];
-        stated = p ? statedFor(p.quota, meta.model, !!DIALECTS[p.dialect].scope?.resource) : null;
-      } catch {}
-      memo = { model: meta.model, stated };
-    }
-    return memo.stated;
-  };
 }

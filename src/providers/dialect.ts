@@ -75,6 +75,13 @@ export interface LimitsSpec {
    * its `tokens` windows are then charged a request's prompt alone. Absent: none.
    */
   output?: readonly WindowGroup[];
+  /**
+   * Prompt tokens read from the provider's prompt cache are left out of its `tokens` windows
+   * (Anthropic's cache-aware ITPM), except on models `except` matches: a key is charged the part of
+   * its prompts answers show was not read from the cache (limiter/cache-share.ts). Only on a row
+   * with `output` windows, whose `tokens` are charged the prompt alone. Absent: every token counts.
+   */
+  cacheReadsFree?: { except?: RegExp };
   /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */
   hints?: readonly HintSpec[];
   /** Hints in a refusal's body; absent: none. */

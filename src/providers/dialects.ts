@@ -33,13 +33,16 @@ const ROWS = {
    * max_tokens at the beginning of each request" (the same page): each is a window charged its part
    * (policy/estimate.ts costOf). `tokens-*` is the two together (40,000 + 8,000 = 48,000 in the
    * header set of test/policy/headers.test.ts), which no single limit enforces: charged a whole
-   * estimate it let an OTPM that binds be found by 429s.
+   * estimate it let an OTPM that binds be found by 429s. Cache-aware ITPM (the same page): for most
+   * models only `input_tokens` and `cache_creation_input_tokens` count, not cache reads; the page
+   * marks older models whose ITPM counts them too (the row takes the Claude 3 family so, the safe side).
    */
   anthropic: {
     limits: {
       requests: [[anthropicWindow("requests")]],
       tokens: [[anthropicWindow("input-tokens")]],
       output: [[anthropicWindow("output-tokens")]],
+      cacheReadsFree: { except: /^claude-3/ },
       body: [],
     },
     refusals: [TOO_LARGE_413, SPENT_CODES, ANTHROPIC_NO_CREDIT, KEY_CODES],

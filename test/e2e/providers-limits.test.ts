@@ -92,6 +92,29 @@ describe("providers at their limits", () => {
       statusOf(anthropicVia(stack, key).messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: "user", content: "at the limit" }] })));
   });
 
+  it("Anthropic, a long system prompt read from its prompt cache: the key charged what its input window counts, so it runs as wide as its callers", async () => {
+    const key = credential("anthropic-cached");
+    // ITPM 600,000 a minute in a bucket of 16,000 (two whole prompts); requests and output plenty.
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 60_000, tpm: 0, itpm: 600_000, otpm: 6_000_000, burst: 16_000 / 600_000 } } });
+    // 8,000 tokens (32,000 characters) marked for the cache, then a short question: what an eval sends.
+    const system = [{ type: "text" as const, text: "Grade the answer by the rubric. ".repeat(1_000), cache_control: { type: "ephemeral" as const } }];
+    const client = anthropicVia(stack, key);
+    const n = 48;
+    const width = 8;
+    stack.standin.resetStats();
+    const run = await fleet(n, width, (i) =>
+      statusOf(client.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 8, system, messages: [{ role: "user", content: `answer ${i}` }] })));
+    const stats = stack.standin.stats();
+    const upstream = stats.byCredential[key]!;
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(n);
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
+    // Charged whole (8,000 of a 16,000 bucket each), at most two could be out at once; charged the
+    // part the window counts once answers show the cache read, as many as the callers send.
+    expect(stats.peakInFlight, "requests in flight upstream at once").toBeGreaterThanOrEqual(width - 2);
+    console.log(`[providers] anthropic cached: ${n} answered in ${run.makespanMs} ms, at most ${stats.peakInFlight} in flight; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+  });
+
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
     const key = credential("groq-flex");
     const model = `groq-flex-${key.slice(-6)}`;

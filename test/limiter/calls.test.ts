@@ -11,11 +11,11 @@ import { cfg, NONE, open, out } from "../support/opened-core";
 
 const META: KeyMeta = { key: "openai:k:0", provider: "openai", model: "m" };
 const acquire = (leaseId: string): Op => ({ t: "acquire", req: { leaseId, cost: 10, retry: false, waitMs: 60_000 } });
-const usage = (input: number): UsageRecord => ({ model: "m", tokens: { input, output: 0, cached: 0, cacheWrite: 0 }, costUsd: null });
+const usage = (input: number, cached = 0): UsageRecord => ({ model: "m", tokens: { input, output: 0, cached, cacheWrite: 0 }, costUsd: null });
 const timers = { set: () => 0, clear: () => {} };
 
 /** Calls over a real core (past its opening) and driver, with the object's other parts recorded. */
-function calls(o: { kept?: boolean; stated?: StatedQuota } = {}) {
+function calls(o: { kept?: boolean; stated?: StatedQuota; cacheReadsFree?: boolean } = {}) {
   const clock = { t: 1_000 };
   const core = open();
   const driver = new LimiterDriver(core, () => clock.t, {}, timers);
@@ -37,6 +37,7 @@ function calls(o: { kept?: boolean; stated?: StatedQuota } = {}) {
       store.proven = true;
     },
     stated: (m) => (m.key === META.key ? (o.stated ?? null) : null),
+    cacheReadsFree: () => o.cacheReadsFree ?? false,
   });
   return { c, core, clock, log, store };
 }
@@ -121,4 +122,25 @@ describe("Calls", () => {
     expect(log.touched).toEqual([[META.key, 1_000, true]]);
     expect(log.moved).toBe(1);
   });
+
+  it("on a key whose window leaves cache reads out, charges requests, renewals of leases it lost and tickets less what answers show was read", async () => {
+    const costs = async (free: boolean) => {
+      const { c, core } = calls({ cacheReadsFree: free });
+      const big = (leaseId: string): Op => ({ t: "acquire", req: { leaseId, cost: 1_000, retry: false, waitMs: 60_000 } });
+      c.apply(META, [big("a:1")], 1);
+      // Its answer: 1,000 prompt tokens, 900 of them read from the provider's cache.
+      c.apply(META, [{ t: "release", id: "a:1", usage: usage(1_000, 900) }, big("b:1")], 1);
+      await c.acquire({ ...META, leaseId: "c:1", cost: 1_000, retry: false, waitMs: 1_000 });
+      const { reply } = c.apply(META, [], 1, { want: 1, cost: 1_000 });
+      const ticket = reply.tickets!.ids[0]!;
+      // A renewal of a lease the key lost (its Worker slow) holds it again at what it is charged.
+      c.apply(META, [{ t: "renew", id: "d:1", cost: 1_000 }], 1);
+      c.renew("e:1", 1_000);
+      return { b: core.lease("b:1")?.cost, c: core.lease("c:1")?.cost, d: core.lease("d:1")?.cost, e: core.lease("e:1")?.cost, ticket: core.lease(ticket)?.cost, told: reply.tickets!.cost };
+    };
+    expect(await costs(false)).toEqual({ b: 1_000, c: 1_000, d: 1_000, e: 1_000, ticket: 1_000, told: 1_000 });
+    // The first answer is all there is: 900 of 1,000 read, so 100 charged. The isolate is still told the estimate it compares.
+    expect(await costs(true)).toEqual({ b: 100, c: 100, d: 100, e: 100, ticket: 100, told: 1_000 });
+  });
 });
+

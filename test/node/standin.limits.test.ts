@@ -50,6 +50,28 @@ describe("stand-in: rate-limit headers", () => {
     expect(h.get("request-id")).toMatch(/^req_/);
   });
 
+  it("Anthropic's prompt cache: a marked prefix is written, then read; its reads left out of the input window, its writes not", async () => {
+    const s = await standin({ rpm: 1_000, tpm: 0, itpm: 30_000, otpm: 8_000, burst: 1 });
+    const client = anthropicClient(s);
+    // A 2,000-token system prompt (8,000 characters) marked for the cache, and a short question after it.
+    const system = [{ type: "text" as const, text: "policy ".repeat(1_143).slice(0, 8_000), cache_control: { type: "ephemeral" as const } }];
+    const ask = (q: string) => client.messages.create(messagesBody({ system, messages: [{ role: "user" as const, content: q }] })).withResponse();
+    const remaining = (h: Headers) => Number(h.get("anthropic-ratelimit-input-tokens-remaining"));
+    const first = await ask("first question");
+    expect(first.data.usage).toMatchObject({ cache_creation_input_tokens: 2_000, cache_read_input_tokens: 0, input_tokens: 4 });
+    // Told at admission: the write and the rest counted.
+    expect(remaining(first.response.headers)).toBeLessThanOrEqual(30_000 - 2_004);
+    const second = await ask("second one!!!!!");
+    expect(second.data.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 2_000, input_tokens: 4 });
+    // The read left out: the window lost only the question (and refilled a little meanwhile).
+    expect(remaining(second.response.headers)).toBeGreaterThanOrEqual(remaining(first.response.headers) - 4);
+    // Another prefix, or one under 1,024 tokens, is not read from it.
+    const other = await client.messages.create(messagesBody({ system: [{ ...system[0]!, text: `${system[0]!.text.slice(0, -1)}?` }] }));
+    expect(other.usage).toMatchObject({ cache_creation_input_tokens: 2_000, cache_read_input_tokens: 0 });
+    const short = await client.messages.create(messagesBody({ system: [{ ...system[0]!, text: "short" }] }));
+    expect(short.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+  });
+
   it("headers: false sends no rate-limit headers, on successes and on 429s", async () => {
     const s = await standin({ headers: false, rpm: 60, burst: { requests: 1 } });
     const ok = await post(s, "/v1/chat/completions", chatBody(), oaHeaders());

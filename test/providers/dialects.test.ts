@@ -78,6 +78,15 @@ describe("limits, as each dialect tells them", () => {
     expect(info.output).toMatchObject({ limit: 8_000, remaining: 1_000, periodMs: MINUTE_MS });
   });
 
+  it("a row whose tokens window leaves prompt-cache reads out (Anthropic's cache-aware ITPM) counts its prompt apart, as its tokens are then charged", () => {
+    const free = Object.entries(DIALECTS).filter(([, d]) => d.limits.cacheReadsFree);
+    expect(free.map(([name]) => name)).toEqual(["anthropic"]);
+    for (const [, d] of free) expect(d.limits.output?.length).toBeGreaterThan(0);
+    // The models Anthropic's page marks as counting cache reads too (the Claude 3 family, the safe side) are excepted.
+    expect(DIALECTS.anthropic.limits.cacheReadsFree!.except!.test("claude-3-5-haiku-20241022")).toBe(true);
+    expect(DIALECTS.anthropic.limits.cacheReadsFree!.except!.test("claude-sonnet-4-5-20250929")).toBe(false);
+  });
+
   it("azure: remaining only, and retry-after-ms on a 429 (learn.microsoft.com/azure/ai-foundry/openai/quotas-limits)", () => {
     const info = parse("azure", { "x-ratelimit-remaining-requests": "99", "x-ratelimit-remaining-tokens": "99000", "retry-after-ms": "1200", "retry-after": "2" });
     expect(info).toEqual({

@@ -15,9 +15,9 @@ function error(status: number, type: string, message: string): ErrorReply {
 function messages(req: ParsedRequest, r: Reply): EndpointResult {
   const stopReason = r.truncated ? "max_tokens" : "end_turn";
   const usage = (output: number) => ({
-    input_tokens: r.inputTokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    input_tokens: r.inputTokens - r.cacheRead - r.cacheWrite,
+    cache_creation_input_tokens: r.cacheWrite,
+    cache_read_input_tokens: r.cacheRead,
     output_tokens: output,
     service_tier: "standard",
   });
@@ -65,6 +65,8 @@ export const anthropic: Dialect = {
   scope: "credential",
   // ITPM and OTPM, no limit on both together (docs.anthropic.com/en/api/rate-limits).
   tokensApart: true,
+  // Prompt caching, its reads left out of ITPM (prompt-cache.ts).
+  promptCache: true,
   endpoints: { "/messages": messages },
   reportsStreamUsage: () => true, // message_start and message_delta carry it
 

@@ -60,6 +60,8 @@ export interface Dialect {
    * OTPM): a `tpm` given it is each of the two (limits.ts `countedApart`).
    */
   tokensApart?: true;
+  /** It caches prompt prefixes marked `cache_control`, and its input window leaves the reads out (prompt-cache.ts). */
+  promptCache?: true;
   /** The host its 524 page names. */
   host: string;
   /** Request checks the real API makes before anything else (required fields, headers, query). */

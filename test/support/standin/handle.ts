@@ -9,6 +9,7 @@ import type { LimitKind } from "./limits.ts";
 import { forCredential } from "./options.ts";
 import type { FaultStatus, StandinOptions } from "./options.ts";
 import { makeReply } from "./reply.ts";
+import { cachePrefix } from "./prompt-cache.ts";
 import { parseRequest } from "./request.ts";
 import { accountKey } from "./route.ts";
 import type { Target } from "./route.ts";
@@ -153,7 +154,10 @@ export async function handleApi(
   if (o.maxConcurrent > 0 && account.inFlight >= o.maxConcurrent) {
     return refuse(dialect.tooManyConcurrent(model, o.organization), "rate_limited", retryAfter(o, 1000, Date.now(), dialect.retryHeaders), "concurrency");
   }
-  const cost = { input: req.promptTokens, output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
+  // A prompt whose cached prefix is read counts only the rest against the input window (prompt-cache.ts).
+  const prefix = dialect.promptCache ? cachePrefix(req.body) : null;
+  const read = prefix !== null && account.prompts.hit(model, prefix, Date.now());
+  const cost = { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
     const err = dialect.rateLimited(admission, model, o.organization, endpoint);
@@ -181,6 +185,7 @@ export async function handleApi(
       sendJson(res, err.status, dialect.stamp(err.body, ids), okHeaders);
     } else {
       const reply = makeReply(req, o);
+      if (prefix) reply[read ? "cacheRead" : "cacheWrite"] = prefix.tokens;
       const result = dialect.endpoints[endpoint]!(req, reply);
       const served = tier ?? "standard";
       Object.assign(okHeaders, reportTier(dialect, result, served));
@@ -197,6 +202,8 @@ export async function handleApi(
         if (!opened) sendJson(res, 200, result.json, okHeaders);
         else if (!res.destroyed) res.end(JSON.stringify(result.json)); // after the keep-alive lines, with no content-length
       }
+      // Cached once its response has begun (here, once sent): requests that came meanwhile wrote it too.
+      if (prefix) account.prompts.keep(model, prefix, Date.now());
     }
   } finally {
     account.inFlight--;

@@ -5,6 +5,7 @@
 import { bucketSpec, DAY_MS, MONTH_MS, TokenBucket } from "./bucket.ts";
 import type { BucketSpec } from "./bucket.ts";
 import type { StandinOptions } from "./options.ts";
+import { PromptCache } from "./prompt-cache.ts";
 
 export type LimitKind = "requests" | "tokens" | "input" | "output" | "dayRequests" | "monthTokens";
 export const LIMIT_KINDS: readonly LimitKind[] = ["requests", "tokens", "input", "output", "dayRequests", "monthTokens"];
@@ -61,6 +62,8 @@ export function countedApart(d: { tokensApart?: true }, o: StandinOptions): Stan
 
 export class Account {
   inFlight = 0;
+  /** Its prompt cache, where its dialect has one. */
+  readonly prompts = new PromptCache();
   readonly #buckets = new Map<LimitKind, TokenBucket>(LIMIT_KINDS.map((k) => [k, new TokenBucket()]));
 
   #bucket(kind: LimitKind): TokenBucket {

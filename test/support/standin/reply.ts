@@ -9,6 +9,9 @@ export interface Reply {
   /** Stream deltas; joined they give `text`. */
   pieces: string[];
   inputTokens: number;
+  /** Of `inputTokens`, read from and written to the provider's prompt cache (prompt-cache.ts). */
+  cacheRead: number;
+  cacheWrite: number;
   outputTokens: number;
   /** True when the request's max tokens cut the answer short. */
   truncated: boolean;
@@ -45,6 +48,8 @@ export function makeReply(req: ParsedRequest, o: StandinOptions): Reply {
     text,
     pieces: split(words, o.streamChunks),
     inputTokens: req.promptTokens,
+    cacheRead: 0,
+    cacheWrite: 0,
     outputTokens: words.length,
     truncated,
     created: Math.floor(Date.now() / 1000),

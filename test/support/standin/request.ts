@@ -34,6 +34,13 @@ function collect(value: unknown, inText: boolean, out: { chars: number; numbers:
   }
 }
 
+/** The prompt tokens of `value` as `estimatePromptTokens` counts a body's: every string in it is prompt text. */
+export function textTokens(value: unknown): number {
+  const out = { chars: 0, numbers: 0 };
+  collect(value, true, out);
+  return Math.ceil(out.chars / 4) + out.numbers;
+}
+
 export function estimatePromptTokens(body: Record<string, unknown>): number {
   const out = { chars: 0, numbers: 0 };
   for (const key of TEXT_KEYS) if (key in body) collect(body[key], true, out);
