@@ -1,5 +1,6 @@
 // What a request body asks of a provider, read cheaply on every request: the tokens it will draw
 // from the key's windows (the limiter's estimate), the output it allows, how many answers it asks for.
+import { inlineImages } from "./media";
 
 /** Output tokens assumed when a request names no limit: providers reserve some against TPM too. */
 export const DEFAULT_OUTPUT_TOKENS = 256;
@@ -12,7 +13,8 @@ const count = (v: unknown): v is number => typeof v === "number" && Number.isFin
 
 /**
  * Tokens a request will draw from the provider's TPM: about a token per 4 bytes of body (prompt
- * and framing), plus the output it may generate. Cheap on purpose: it runs on every request.
+ * and framing), an inline image at what a provider counts for one (media.ts), plus the output it
+ * may generate. Cheap on purpose: it runs on every request, and only a large body is looked through.
  */
 export function estimateTokens(body: unknown, bytes: number): number {
   return estimate(body, bytes).cost;
@@ -26,7 +28,8 @@ export function estimateTokens(body: unknown, bytes: number): number {
 export function estimate(body: unknown, bytes: number): { cost: number; out: number } {
   if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
   const out = Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
-  return { cost: Math.ceil(bytes / 4) + out, out };
+  const images = inlineImages(body, bytes);
+  return { cost: Math.ceil((bytes - images.chars) / 4) + images.tokens + out, out };
 }
 
 /**

@@ -3,15 +3,18 @@
 // this). Through `wrangler dev`, with the official openai SDK, against a stand-in that answers such
 // a request as OpenAI does (its "Request too large" 429: standin/openai.ts). Before, the trap waited
 // at the head of the key's queue for its window to fill (up to a minute), holding every caller of
-// the key behind it, and the provider's refusal then cut the key's limit for everyone.
+// the key behind it, and the provider's refusal then cut the key's limit for everyone. And what is
+// not too large though its bytes are: a picture sent inline, as OpenAI and Anthropic count it.
 import { randomBytes } from "node:crypto";
 import OpenAI from "openai";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Admin, type Pools, poolVars } from "../support/pools.ts";
-import { ADMIN_TOKEN, credential, limiterState, OPENAI_MODEL, openaiVia, rejection, useStack } from "./setup.ts";
+import { ADMIN_TOKEN, ANTHROPIC_MODEL, anthropicVia, credential, limiterState, OPENAI_MODEL, openaiVia, rejection, useStack } from "./setup.ts";
 
 const secret = (label: string) => `sk-too-large-${label}-${randomBytes(8).toString("hex")}`;
 const SECRETS = { ONE: secret("one"), SMALL: secret("small"), BIG: secret("big") };
+/** Raw keys for the pictures' cases: OpenAI's tier-1 gpt-4o TPM, and Anthropic's tier-1 ITPM and OTPM. */
+const VISION = { OPENAI: secret("vision-openai"), ANTHROPIC: secret("vision-anthropic") };
 const POOLS: Pools = {
   // Trap and victim on one member, one model: one key.
   one: { provider: "openai", members: [{ name: "one", secret: "ONE" }] },
@@ -21,7 +24,10 @@ const POOLS: Pools = {
 
 const stack = useStack({
   admin: true,
-  standin: { latencyMs: 50, echo: true, keyLimits: { [SECRETS.SMALL]: { tpm: 20_000 } } },
+  standin: {
+    latencyMs: 50, echo: true,
+    keyLimits: { [SECRETS.SMALL]: { tpm: 20_000 }, [VISION.OPENAI]: { tpm: 30_000 }, [VISION.ANTHROPIC]: { rpm: 50, tpm: 0, itpm: 30_000, otpm: 8_000 } },
+  },
   vars: { ...poolVars(POOLS, SECRETS), DEADLINE_MS: "90000" },
 });
 
@@ -97,3 +103,39 @@ describe("attack 12: one request too large for a key", () => {
     expect([sent(SECRETS.SMALL), sent(SECRETS.BIG)]).toEqual([0, 3]);
   });
 });
+
+describe("a picture sent inline is not a large request", () => {
+  // A 300 KB picture as base64: about 75,000 tokens at a token per 4 bytes; a provider counts a few
+  // hundred to 1,600 for it (src/policy/media.ts), the stand-in 765.
+  const picture = randomBytes(225_000).toString("base64");
+
+  it("OpenAI, a told TPM of 30,000: a question about it is answered (before: 413 request_too_large, nothing sent)", async () => {
+    const client = openaiVia(stack, VISION.OPENAI);
+    await ask(client, "learn the window");
+    for (const detail of ["high", "low"] as const) {
+      const r = await client.chat.completions.create({
+        model: OPENAI_MODEL, max_tokens: 16,
+        messages: [{ role: "user", content: [{ type: "text", text: "what is in it?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${picture}`, detail } }] }],
+      }).withResponse();
+      expect(r.response.status).toBe(200);
+      expect(r.data.usage?.prompt_tokens).toBeLessThan(1_000);
+    }
+    expect(sent(VISION.OPENAI)).toBe(3);
+  });
+
+  it("Anthropic, an ITPM of 30,000: four questions about it at once wait for no refill (before: each after the first waited for the window to be full)", async () => {
+    const client = anthropicVia(stack, VISION.ANTHROPIC);
+    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) =>
+      client.messages.create({
+        model: ANTHROPIC_MODEL, max_tokens: 16,
+        messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: picture } }, { type: "text", text: `what is in it? (${i})` }] }],
+      }).withResponse()));
+    expect(answers.map((r) => r.response.status)).toEqual([200, 200, 200, 200]);
+    // Charged 75,000 each, more than the window holds, each went only when the window was full again:
+    // 2.1, 4.1 and 6.1 s in the queue for the three after the first (the tree before); the four fit it at once now.
+    const queued = answers.map((r) => Number(r.response.headers.get("x-slotgate-queue-ms")));
+    expect(queued.reduce((a, b) => a + b), `ms in the queue: ${queued.join(", ")}`).toBeLessThan(3_000);
+    expect(stack.standin.stats().byCredential[VISION.ANTHROPIC]?.rateLimited ?? 0).toBe(0);
+  });
+});
+

@@ -19,17 +19,35 @@ export interface ParsedRequest {
 /** Keys whose string values (at any depth below them) are prompt text. */
 const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions", "prompt", "messages", "contents", "systemInstruction"]);
 
-function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }): void {
+/**
+ * Tokens an inline image counts, whatever its size: 765, a 1024 x 1024 picture at high detail by
+ * OpenAI's formula (85 + 170 a 512 px tile; platform.openai.com/docs/guides/images-vision). A
+ * provider counts an image by its pixels, never its base64 text (a third party measured OpenAI's
+ * TPM drawn by about 800 an image whatever its size: community.openai.com/t/1076053).
+ */
+export const IMAGE_TOKENS = 765;
+const imageType = (v: unknown) => typeof v === "string" && v.startsWith("image/");
+
+/** Whether `o[k]`, a string, is an inline image: a data URL, an image-typed `data` (Anthropic, Gemini), a source's `bytes` (Bedrock). */
+function isImage(v: string, k: string, o: Record<string, unknown>, under: string | undefined): boolean {
+  if (v.startsWith("data:image/")) return true;
+  if (k === "data") return imageType(o.media_type) || imageType(o.mime_type) || imageType(o.mimeType);
+  return k === "bytes" && under === "source";
+}
+
+function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }, under?: string): void {
   if (typeof value === "string") {
     if (inText) out.chars += value.length;
   } else if (typeof value === "number") {
     if (inText) out.numbers += 1; // embeddings input given as token ids
   } else if (Array.isArray(value)) {
-    for (const v of value) collect(v, inText, out);
+    for (const v of value) collect(v, inText, out, under);
   } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
+    const o = value as Record<string, unknown>;
+    for (const [k, v] of Object.entries(o)) {
       if (k === "role" || k === "type" || k === "id") continue;
-      collect(v, inText || TEXT_KEYS.has(k), out);
+      if (typeof v === "string" && isImage(v, k, o, under)) out.numbers += IMAGE_TOKENS;
+      else collect(v, inText || TEXT_KEYS.has(k), out, k);
     }
   }
 }
