@@ -59,8 +59,8 @@ describe("stand-in: rate-limit headers", () => {
     const remaining = (h: Headers) => Number(h.get("anthropic-ratelimit-input-tokens-remaining"));
     const first = await ask("first question");
     expect(first.data.usage).toMatchObject({ cache_creation_input_tokens: 2_000, cache_read_input_tokens: 0, input_tokens: 4 });
-    // Told at admission: the write and the rest counted.
-    expect(remaining(first.response.headers)).toBeLessThanOrEqual(30_000 - 2_004);
+    // Told at admission: the write and the rest counted (less a few tokens of refill meanwhile).
+    expect(remaining(first.response.headers)).toBeLessThan(30_000 - 1_900);
     const second = await ask("second one!!!!!");
     expect(second.data.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 2_000, input_tokens: 4 });
     // The read left out: the window lost only the question (and refilled a little meanwhile).
