@@ -41,9 +41,10 @@ import { transformSync } from "esbuild";
  * +2.1 KB: 278,935 bytes, hence 279 KB. Anthropic's cache-aware ITPM (a key charged less the share
  * of its prompts read from the provider's cache: the share, the row's facts read by the object,
  * the charge on each op) +1.1 KB: 280,000 bytes, hence 281 KB; inline images priced as a provider
- * counts them (policy/media.ts) +0.7 KB: 280,723 bytes.
+ * counts them (policy/media.ts) +0.7 KB: 280,723 bytes; other media inline making an estimate unsure,
+ * never refused as too large on it, +0.5 KB: 281,177 bytes, hence 282 KB.
  */
-const BUDGET_BYTES = 281_000;
+const BUDGET_BYTES = 282_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

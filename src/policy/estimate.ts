@@ -1,6 +1,6 @@
 // What a request body asks of a provider, read cheaply on every request: the tokens it will draw
 // from the key's windows (the limiter's estimate), the output it allows, how many answers it asks for.
-import { inlineImages } from "./media";
+import { inlineMedia } from "./media";
 
 /** Output tokens assumed when a request names no limit: providers reserve some against TPM too. */
 export const DEFAULT_OUTPUT_TOKENS = 256;
@@ -24,12 +24,15 @@ export function estimateTokens(body: unknown, bytes: number): number {
  * That estimate (`cost`) and, of it, the output the request may generate (`out`): what a window of
  * generated tokens alone (Fireworks', Anthropic's OTPM) is charged. The body's output limit is read
  * once. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
+ * `unsure`: it holds media a provider counts by what they hold (a document, audio), priced by their
+ * bytes, which may be far more than the provider counts: never reason enough to refuse it as too large.
  */
-export function estimate(body: unknown, bytes: number): { cost: number; out: number } {
+export function estimate(body: unknown, bytes: number): { cost: number; out: number; unsure?: true } {
   if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
   const out = Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
-  const images = inlineImages(body, bytes);
-  return { cost: Math.ceil((bytes - images.chars) / 4) + images.tokens + out, out };
+  const media = inlineMedia(body, bytes);
+  const cost = Math.ceil((bytes - media.chars) / 4) + media.tokens + out;
+  return media.unsure ? { cost, out, unsure: true } : { cost, out };
 }
 
 /**

@@ -48,6 +48,8 @@ export class Attempts {
   /** A pool's members it is too large for (too-large.ts): the next picks pass over them; whether a provider said so. */
   readonly tooSmall = new Set<Target>();
   tooLargeAnswered = false;
+  /** An unsure estimate over a key's told limit asks again at that limit (too-large.ts): the most it is charged. */
+  capped: number | undefined;
   /** When it began: its tier may take a share of the time to its deadline (tiers/fallback.ts). */
   readonly started: number;
   /** The tier its next attempt goes at: the one asked, standard once it fell back. */

@@ -118,6 +118,9 @@ export class Call implements Plan {
   get out(): number | undefined {
     return this.read.out;
   }
+  get unsure(): boolean {
+    return this.read.unsure === true;
+  }
   get stream(): boolean {
     return this.read.stream;
   }

@@ -26,6 +26,8 @@ export interface Plan {
   cost: number;
   /** Of `cost`, the output allowance: each attempt's key is charged the two apart where its row says so (policy/estimate.ts costFor). */
   out?: number;
+  /** `cost` prices media by their bytes, which a provider may count far lower: too large for a key only if the provider says so (too-large.ts). */
+  unsure?: boolean;
   /** The caller asked for a streamed answer: pass it through as it comes, whatever its type. */
   stream?: boolean;
   deadline: number;

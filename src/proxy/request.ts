@@ -14,6 +14,8 @@ export interface Described {
   cost: number;
   /** Of `cost`, the output allowance: what a key whose row limits generated tokens apart is charged it in (policy/estimate.ts costFor). */
   out: number;
+  /** It holds media priced by their bytes (a document, audio), which a provider may count far lower (policy/estimate.ts). */
+  unsure?: true;
   /** The caller asked for a streamed answer: it is passed through as it comes, whatever its type. */
   stream: boolean;
   /** The model the request names (the ledger's and the price table's), whatever its key's label. */

@@ -104,7 +104,7 @@ describe("attack 12: one request too large for a key", () => {
   });
 });
 
-describe("a picture sent inline is not a large request", () => {
+describe("a picture or a document sent inline is not a large request", () => {
   // A 300 KB picture as base64: about 75,000 tokens at a token per 4 bytes; a provider counts a few
   // hundred to 1,600 for it (src/policy/media.ts), the stand-in 765.
   const picture = randomBytes(225_000).toString("base64");
@@ -121,6 +121,17 @@ describe("a picture sent inline is not a large request", () => {
       expect(r.data.usage?.prompt_tokens).toBeLessThan(1_000);
     }
     expect(sent(VISION.OPENAI)).toBe(3);
+  });
+
+  it("OpenAI, the same key: a PDF sent inline, priced by its bytes (a provider counts its pages), goes once the window is full; the provider decides (before: 413)", async () => {
+    const client = openaiVia(stack, VISION.OPENAI);
+    await ask(client, "the window told");
+    const r = await client.chat.completions.create({
+      model: OPENAI_MODEL, max_tokens: 16,
+      messages: [{ role: "user", content: [{ type: "text", text: "summarise it" }, { type: "file", file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${picture}` } }] }],
+    }).withResponse();
+    expect(r.response.status).toBe(200);
+    expect(r.response.headers.get("x-slotgate-attempts")).toBe("1");
   });
 
   it("Anthropic, an ITPM of 30,000: four questions about it at once wait for no refill (before: each after the first waited for the window to be full)", async () => {

@@ -1,7 +1,7 @@
-// Inline images in a body, as each family sends them (src/policy/media.ts).
+// Inline media in a body, as each family sends them (src/policy/media.ts).
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/policy/estimate";
-import { IMAGE_TOKENS, inlineImages, MEDIA_SCAN_BYTES } from "../../src/policy/media";
+import { estimate, estimateTokens } from "../../src/policy/estimate";
+import { IMAGE_TOKENS, inlineMedia, MEDIA_SCAN_BYTES } from "../../src/policy/media";
 
 const b64 = (n: number) => "iVBORw0KGgo".padEnd(n, "A");
 const sized = (body: unknown) => ({ body, bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength });
@@ -25,7 +25,7 @@ describe("inline images", () => {
   it("finds the picture in every family's body and charges it what a provider counts for one, not its bytes / 4", () => {
     for (const [family, body] of Object.entries(BODIES)) {
       const { bytes } = sized(body);
-      expect(inlineImages(body, bytes), family).toEqual({ chars: image.length + (family.startsWith("openai") ? "data:image/png;base64,".length + (family === "openai responses" ? 1 : 0) : 0), tokens: IMAGE_TOKENS });
+      expect(inlineMedia(body, bytes), family).toEqual({ unsure: false, chars: image.length + (family.startsWith("openai") ? "data:image/png;base64,".length + (family === "openai responses" ? 1 : 0) : 0), tokens: IMAGE_TOKENS });
       // Before: about 100,000 tokens for a 300 KB picture. Now the rest of the body and the picture's allowance.
       const cost = estimateTokens({ ...(body as object), max_tokens: 0 }, bytes);
       expect(cost, family).toBeGreaterThan(IMAGE_TOKENS);
@@ -37,35 +37,54 @@ describe("inline images", () => {
     const small = b64(2_000);
     const body = { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${image}` } }, { type: "image_url", image_url: { url: `data:image/png;base64,${image}` } }, { type: "image_url", image_url: { url: `data:image/png;base64,${small}` } }] }] };
     const { bytes } = sized(body);
-    expect(inlineImages(body, bytes).tokens).toBe(2 * IMAGE_TOKENS + Math.ceil((small.length + 22) / 4));
+    expect(inlineMedia(body, bytes).tokens).toBe(2 * IMAGE_TOKENS + Math.ceil((small.length + 22) / 4));
   });
 
-  it("leaves alone what is not a picture: long text, other media, a URL, and any body under the scan's size", () => {
+  it("marks the estimate unsure where other media ride inline (a document, audio, video), priced by their bytes", () => {
+    const others = [
+      // platform.openai.com/docs/guides/pdf-files: a `file` part's file_data; /docs/guides/audio: input_audio's data.
+      { messages: [{ role: "user", content: [{ type: "file", file: { filename: "a.pdf", file_data: `data:application/pdf;base64,${image}` } }] }] },
+      { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: image, format: "wav" } }] }] },
+      // Anthropic's document block, Gemini's inline PDF, Bedrock Converse's document and video.
+      { messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: image } }] }] },
+      { contents: [{ parts: [{ inline_data: { mime_type: "audio/mp3", data: image } }] }] },
+      { messages: [{ role: "user", content: [{ document: { format: "pdf", name: "a", source: { bytes: image } } }] }] },
+      { messages: [{ role: "user", content: [{ video: { format: "mp4", source: { bytes: image } } }] }] },
+    ];
+    for (const body of others) {
+      const { bytes } = sized(body);
+      expect(inlineMedia(body, bytes), JSON.stringify(body).slice(0, 80)).toEqual({ chars: 0, tokens: 0, unsure: true });
+      expect(estimate({ ...body, max_tokens: 0 }, bytes)).toEqual({ cost: Math.ceil(bytes / 4), out: 0, unsure: true });
+    }
+    // A picture beside a document: the picture priced as one, the estimate still unsure.
+    const both = { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${image}` } }, { type: "file", file: { file_data: `data:application/pdf;base64,${image}` } }] }] };
+    expect(inlineMedia(both, sized(both).bytes)).toMatchObject({ tokens: IMAGE_TOKENS, unsure: true });
+    expect(estimate(BODIES.anthropic, sized(BODIES.anthropic).bytes).unsure).toBeUndefined();
+  });
+
+  it("leaves alone what is not media: long text, a URL, and any body under the scan's size", () => {
     const text = "word ".repeat(40_000);
     const notImages = [
       { messages: [{ role: "user", content: text }] },
-      // A PDF or audio counts by what it holds, unknown here: priced by its bytes (errs slow).
-      { contents: [{ parts: [{ inline_data: { mime_type: "application/pdf", data: image } }] }] },
-      { messages: [{ role: "user", content: [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: image } }] }] },
       { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `https://example.com/${"a".repeat(2_000)}.png` } }] }] },
-      // `bytes` outside an image's source, and `data` of no image type.
+      // `bytes` outside a source, and `data` of no type.
       { bytes: image, data: image, source: { data: image } },
     ];
     for (const body of notImages) {
       const { bytes } = sized(body);
-      expect(inlineImages(body, bytes)).toEqual({ chars: 0, tokens: 0 });
-      expect(estimateTokens({ ...body, max_tokens: 0 }, bytes)).toBe(Math.ceil(bytes / 4));
+      expect(inlineMedia(body, bytes)).toEqual({ chars: 0, tokens: 0, unsure: false });
+      expect(estimate({ ...body, max_tokens: 0 }, bytes)).toEqual({ cost: Math.ceil(bytes / 4), out: 0 });
     }
     const tiny = { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${b64(2_000)}` } }] }] };
     expect(sized(tiny).bytes).toBeLessThan(MEDIA_SCAN_BYTES);
-    expect(inlineImages(tiny, sized(tiny).bytes)).toEqual({ chars: 0, tokens: 0 });
+    expect(inlineMedia(tiny, sized(tiny).bytes)).toEqual({ chars: 0, tokens: 0, unsure: false });
   });
 
   it("looks through a deep or wide body without recursion, and gives up (bytes / 4) past its bound", () => {
     let deep: unknown = { inline_data: { mime_type: "image/png", data: image } };
     for (let i = 0; i < 50_000; i++) deep = [deep];
-    expect(inlineImages(deep, 1_000_000).tokens).toBe(IMAGE_TOKENS);
+    expect(inlineMedia(deep, 1_000_000).tokens).toBe(IMAGE_TOKENS);
     const wide = { messages: Array.from({ length: 120_000 }, () => ({ role: "user" })), image: { source: { bytes: image } } };
-    expect(inlineImages(wide, 10_000_000)).toEqual({ chars: 0, tokens: 0 });
+    expect(inlineMedia(wide, 10_000_000)).toEqual({ chars: 0, tokens: 0, unsure: false });
   });
 });

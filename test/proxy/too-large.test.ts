@@ -63,6 +63,23 @@ describe("a request too large for its own key", () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it("an unsure estimate (media priced by their bytes) asks again at the limit and goes when it fits; the provider decides", async () => {
+    const fetch = vi.fn(async () => ok());
+    const costs: number[] = [];
+    const calls: LimiterCalls = {
+      ...limiter("grant").calls,
+      // The key's limiter as it is: too large above its told limit, granted at or under it.
+      acquire: async (req) => (costs.push(req.cost), req.cost > 200_000 ? TOO_LARGE : { granted: true, leaseId: req.leaseId, waitedMs: 0, leaseTtlMs: 60_000, limit: 4 }),
+    };
+    const res = await go(plan({ unsure: true }), calls, fetch);
+    expect(res.status).toBe(200);
+    expect(costs).toEqual([1_000_040, 200_000]);
+    expect(fetch).toHaveBeenCalledTimes(1);
+    // A sure one is refused as before, nothing sent.
+    const again = await go(plan(), calls, vi.fn());
+    expect(again.status).toBe(413);
+  });
+
   it("the provider's own too-large 429 comes back as it is after one attempt, settled too_large (never a rate limit)", async () => {
     const fetch = vi.fn(async () => openaiTooLarge());
     const l = limiter("grant");

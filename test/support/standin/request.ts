@@ -26,13 +26,21 @@ const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions",
  * TPM drawn by about 800 an image whatever its size: community.openai.com/t/1076053).
  */
 export const IMAGE_TOKENS = 765;
-const imageType = (v: unknown) => typeof v === "string" && v.startsWith("image/");
+/**
+ * Tokens other inline media count (a PDF, audio): what they hold, which the stand-in does not read.
+ * It counts each as one page of a PDF would (OpenAI extracts a page's text and an image of it:
+ * platform.openai.com/docs/guides/pdf-files): about 500 of text and 765 of picture.
+ */
+export const MEDIA_TOKENS = 1_265;
 
-/** Whether `o[k]`, a string, is an inline image: a data URL, an image-typed `data` (Anthropic, Gemini), a source's `bytes` (Bedrock). */
-function isImage(v: string, k: string, o: Record<string, unknown>, under: string | undefined): boolean {
-  if (v.startsWith("data:image/")) return true;
-  if (k === "data") return imageType(o.media_type) || imageType(o.mime_type) || imageType(o.mimeType);
-  return k === "bytes" && under === "source";
+/** What `o[k]`, a string, is: an inline image (a data URL, an image-typed `data`, Bedrock's image `bytes`), other inline media, or text. */
+function mediaKind(v: string, k: string, o: Record<string, unknown>, under: string | undefined): "image" | "media" | null {
+  if (v.length < 1024) return null;
+  if (v.startsWith("data:")) return v.startsWith("data:image/") ? "image" : "media";
+  const type = o.media_type ?? o.mime_type ?? o.mimeType;
+  if (k === "data" && typeof type === "string") return type.startsWith("image/") ? "image" : "media";
+  if (k === "data" && under === "input_audio") return "media";
+  return k === "bytes" && under === "source" ? "image" : null;
 }
 
 function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }, under?: string): void {
@@ -46,7 +54,8 @@ function collect(value: unknown, inText: boolean, out: { chars: number; numbers:
     const o = value as Record<string, unknown>;
     for (const [k, v] of Object.entries(o)) {
       if (k === "role" || k === "type" || k === "id") continue;
-      if (typeof v === "string" && isImage(v, k, o, under)) out.numbers += IMAGE_TOKENS;
+      const kind = typeof v === "string" ? mediaKind(v, k, o, under) : null;
+      if (kind) out.numbers += kind === "image" ? IMAGE_TOKENS : MEDIA_TOKENS;
       else collect(v, inText || TEXT_KEYS.has(k), out, k);
     }
   }
