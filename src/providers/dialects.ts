@@ -33,9 +33,10 @@ const ROWS = {
    * max_tokens at the beginning of each request" (the same page): each is a window charged its part
    * (policy/estimate.ts costOf). `tokens-*` is the two together (40,000 + 8,000 = 48,000 in the
    * header set of test/policy/headers.test.ts), which no single limit enforces: charged a whole
-   * estimate it let an OTPM that binds be found by 429s. Cache-aware ITPM (the same page): for most
-   * models only `input_tokens` and `cache_creation_input_tokens` count, not cache reads; the page
-   * marks older models whose ITPM counts them too (the row takes the Claude 3 family so, the safe side).
+   * estimate it let an OTPM that binds be found by 429s. Cache-aware ITPM (the same page, and in the
+   * same words Microsoft Foundry's Claude quotas page): for most models only `input_tokens` and
+   * `cache_creation_input_tokens` count, not cache reads; the page marks older models whose ITPM
+   * counts them too (the row takes the Claude 3 family so, the safe side).
    */
   anthropic: {
     limits: {
