@@ -4,13 +4,12 @@ import type { AcquireResult } from "../limiter/types";
 import { classify } from "../policy/classify";
 import { costFor, estimate } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
-import { DIALECTS } from "../providers/dialects";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { RetryDecision } from "../policy/backoff";
 import { sleep } from "../sleep";
 import { servedTier } from "../tiers/body";
 import { noteTierTry, tierRetry, tiersToTry, worthTrying } from "../tiers/fallback";
-import { atTier, type LineTier, lineTier, standardWhy } from "./tier";
+import { atTier, dialectOfLine, type LineTier, lineTier, standardWhy } from "./tier";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { LocalLimiter } from "./local-limiter";
@@ -45,7 +44,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   let deadline = Number.POSITIVE_INFINITY;
   // A tier (--mode flex) where the line's provider sells it: its field written, its refusals its own.
   const tiered = lineTier(ctx, item);
-  const dialect = tiered?.dialect ?? DIALECTS.generic;
+  const dialect = tiered?.dialect ?? dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
   const whole = estimate(item.body, bytes);
   const need = costFor(dialect, whole.cost, whole.out);
@@ -85,7 +84,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     }
 
     const now = ctx.now();
-    // The runner speaks to a base URL, not a named provider: every family is read (the generic dialect).
+    // Read as the gateway reads its provider's answers: its row's windows, periods and refusals.
     const info = parseRateLimitHeaders(ex.headers, now, dialect, ex.status >= 400 ? ex.body : undefined);
     const cls = classify(ex.status, ex.body, dialect, info, tiered?.tier);
     const d = cls === "success" ? null : tierDecision(ctx, tiered, cls, decide(ctx, cls, attempt, info.retryAfterMs, deadline), attempt, deadline);

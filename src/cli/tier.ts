@@ -11,7 +11,7 @@ import type { Item } from "./input";
 
 export interface LineTier {
   spec: TierSpec;
-  /** What the line's answers mean: every family (the runner speaks to a base URL), with its provider's tiers. */
+  /** What the line's answers mean: its provider's row, tiers and all. */
   dialect: Dialect;
   /** The run's outlook of the tier at this provider and model. */
   outlook: Outlook;
@@ -23,6 +23,12 @@ export interface LineTier {
   why?: StandardWhy;
 }
 
+/**
+ * What a line's answers mean: its provider's row, as the gateway reads it (Groq's requests per day,
+ * Anthropic's input and output apart, Gemini's refusals); a provider without a row of its own, generic.
+ */
+export const dialectOfLine = (item: Pick<Item, "provider">): Dialect => DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"];
+
 /** The line's tier, where the run asks one and the line's provider sells it for its model and endpoint; else null (sent as written). */
 export function lineTier(ctx: SendContext, item: Item): LineTier | null {
   const spec = DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"].tiers;
@@ -31,7 +37,7 @@ export function lineTier(ctx: SendContext, item: Item): LineTier | null {
   let outlook = ctx.outlooks.get(id);
   if (!outlook) ctx.outlooks.set(id, (outlook = newOutlook()));
   const why = !offered(spec, ctx.tier, item.model, item.url) ? "not_sold" : !worthTrying(outlook, ctx.now()) ? "shed" : undefined;
-  return { spec, dialect: { ...DIALECTS.generic, tiers: spec }, outlook, tier: why ? "standard" : ctx.tier, refusals: 0, ...(why && { why }) };
+  return { spec, dialect: dialectOfLine(item), outlook, tier: why ? "standard" : ctx.tier, refusals: 0, ...(why && { why }) };
 }
 
 /** Why a line that went at `served` in a run that asked `asked` was not served at it (undefined: it was, or none was asked). */

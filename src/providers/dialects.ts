@@ -31,7 +31,7 @@ const ROWS = {
    * docs.anthropic.com/en/api/rate-limits (headers, RFC 3339 resets), /en/api/errors (529 overloaded:
    * transient). Input and output tokens are limited apart (ITPM, OTPM), OTPM "estimated based on
    * max_tokens at the beginning of each request" (the same page): each is a window charged its part
-   * (policy/estimate.ts costOf). `tokens-*` is the two together (40,000 + 8,000 = 48,000 in the
+   * (policy/estimate.ts costFor). `tokens-*` is the two together (40,000 + 8,000 = 48,000 in the
    * header set of test/policy/headers.test.ts), which no single limit enforces: charged a whole
    * estimate it let an OTPM that binds be found by 429s. Cache-aware ITPM (the same page, and in the
    * same words Microsoft Foundry's Claude quotas page): for most models only `input_tokens` and

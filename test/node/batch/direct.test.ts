@@ -118,6 +118,23 @@ describe("batch, direct mode", () => {
     expect(readOutput(out)).toHaveLength(4);
   });
 
+  test("Anthropic lines, its OTPM binding: read as the gateway reads Anthropic (input and output apart), not found by 429s", async () => {
+    // Ten requests' worth of output a second (max_tokens 200), prompts and requests plenty.
+    const s = await standin({ rpm: 6_000, tpm: 0, itpm: 3_600_000, otpm: 10 * 60 * 200, burst: 1 / 60, latencyMs: 30 });
+    const dir = tempDir();
+    const lines = Array.from({ length: 50 }, (_, i) => ({ custom_id: `a-${i}`, provider: "anthropic", method: "POST", url: "/v1/messages", body: { model: "claude-haiku-4-5", max_tokens: 200, messages: [{ role: "user", content: `line ${i}` }] } }));
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input: writeInput(dir, lines), out, baseUrl: s.url, concurrency: 16, env: { ANTHROPIC_API_KEY: KEY } });
+
+    expect(summary).toMatchObject({ lines: 50, succeeded: 50, failed: 0 });
+    const stats = s.stats();
+    // Read as every family (its `tokens-*`, the two limits added up, charged prompt and max_tokens):
+    // the output limit was found by refusals, 23 of 73 attempts here before.
+    expect(stats.rateLimited / stats.attempts, `${stats.rateLimited} of ${stats.attempts} attempts refused`).toBeLessThanOrEqual(0.04);
+    console.log(`[batch direct] anthropic, OTPM binding: ${stats.rateLimited} of ${stats.attempts} attempts refused, ${summary.wallMs} ms`);
+  });
+
   test("duplicate custom_ids: exit 2 naming them and their lines, nothing sent", async () => {
     const s = await standin();
     const dir = tempDir();
