@@ -7,6 +7,7 @@ import { parseRateLimitHeaders } from "../policy/limits";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { RetryDecision } from "../policy/backoff";
 import { sleep } from "../sleep";
+import { usageIn } from "../usage/tokens";
 import { servedTier } from "../tiers/body";
 import { noteTierTry, tierRetry, tiersToTry, worthTrying } from "../tiers/fallback";
 import { atTier, dialectOfLine, type LineTier, lineTier, standardWhy } from "./tier";
@@ -47,7 +48,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const dialect = tiered?.dialect ?? dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
   const whole = estimate(item.body, bytes);
-  const need = costFor(dialect, whole.cost, whole.out);
+  let need = costFor(dialect, whole.cost, whole.out);
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;
@@ -61,7 +62,12 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
       return stoppedLine(item, attempt > 1, last);
     }
     if (!grant.granted) {
-      // Larger than a limit its provider refuses larger requests against: it would never go.
+      // Larger than a limit its provider refuses larger requests against: it would never go. Unless
+      // its estimate prices media by their bytes (policy/estimate.ts): at the limit, the provider decides.
+      if (grant.reason === "too_large" && whole.unsure && grant.tooLarge && need.cost > grant.tooLarge.limit) {
+        need = { ...need, cost: grant.tooLarge.limit };
+        continue;
+      }
       if (grant.reason === "too_large") return failLine(item, "request_too_large", `the line's estimated ${need.cost} tokens are more than the key's limit of ${grant.tooLarge?.limit} tokens a window`, last);
       await sleep(grant.retryAfterMs, ctx.stop);
       continue;
@@ -97,6 +103,10 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
     // A refused request that will be back keeps its claim on the refill it waits for (as run.ts).
     const next = cls === "rate_limit" && d?.retry ? `${nonce}:${attempt + 1}` : undefined;
     limiter.settle(leaseId, { ...outcome(cls, ex.status, info, ex.latencyMs, attempt, !d?.retry), next });
+    if (cls === "success") {
+      const t = usageIn(ex.body, dialect.usage.at);
+      if (t) limiter.answered(t.input, t.cached);
+    }
     if (!d?.retry) return answerLine(item, ex, cls);
     last = ex;
     if (cls === "rate_limit") ctx.counters.absorbed429 += 1;

@@ -1,4 +1,5 @@
 import type { LimiterConfig } from "../config/limits";
+import { type CacheShare, charged, noShare, observe } from "../limiter/cache-share";
 import { LimiterCore, type Outcome } from "../limiter/core";
 import { LimiterDriver } from "../limiter/driver";
 import type { AcquireResult } from "../limiter/types";
@@ -22,14 +23,25 @@ export interface LocalAcquire {
 export class LocalLimiter {
   readonly core: LimiterCore;
   private driver: LimiterDriver;
+  private now: () => number;
+  /** Where the key's window leaves prompt-cache reads out: the share its answers show read, as the object keeps (limiter/calls.ts). */
+  private share: CacheShare | null;
 
-  constructor(config: LimiterConfig, now: () => number = Date.now) {
+  constructor(config: LimiterConfig, now: () => number = Date.now, cacheReadsFree = false) {
     this.core = new LimiterCore(config);
     this.driver = new LimiterDriver(this.core, now);
+    this.now = now;
+    this.share = cacheReadsFree ? noShare() : null;
   }
 
   acquire(req: LocalAcquire): Promise<AcquireResult> {
-    return this.driver.acquire({ id: req.leaseId, cost: req.cost, out: req.out, retry: req.retry, deadline: req.deadline });
+    const cost = this.share ? charged(this.share, req.cost, this.now()) : req.cost;
+    return this.driver.acquire({ id: req.leaseId, cost, out: req.out, retry: req.retry, deadline: req.deadline });
+  }
+
+  /** An answer's prompt tokens, `cached` of them read from the provider's cache. */
+  answered(input: number, cached: number): void {
+    if (this.share) observe(this.share, input, cached, this.now());
   }
 
   /** Feeds one attempt's outcome to the core and, by default, frees its slot in the same step. */
@@ -71,9 +83,10 @@ export class LocalLimiters {
     this.now = now;
   }
 
-  for(key: string): LocalLimiter {
+  /** `cacheReadsFree`: the key's provider row leaves prompt-cache reads out of its window (read once, with the key). */
+  for(key: string, cacheReadsFree = false): LocalLimiter {
     let l = this.byKey.get(key);
-    if (!l) this.byKey.set(key, (l = new LocalLimiter(this.config, this.now)));
+    if (!l) this.byKey.set(key, (l = new LocalLimiter(this.config, this.now, cacheReadsFree)));
     return l;
   }
 

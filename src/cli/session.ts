@@ -7,11 +7,13 @@ import { checkBounds, DEFAULT_GATEWAY, DEFAULT_LIMITER, type LimiterConfig } fro
 import { ConfigError } from "../config/error";
 import type { Tier } from "../providers/dialect";
 import { LABEL } from "../providers/key";
+import { readsFree } from "../limiter/cache-share";
 import { DEFAULT_LINE_PROVIDER } from "../providers/lines";
 import { priceTable } from "../usage/prices";
 import { runDirect } from "./direct";
 import type { Counters, SendContext } from "./exchange";
 import { runGateway } from "./gateway";
+import { dialectOfLine } from "./tier";
 import { type Item, scan, UsageError } from "./input";
 import { LocalLimiters } from "./local-limiter";
 import { isFinal, outputLine, OutputWriter, prepareOutput } from "./output";
@@ -107,7 +109,7 @@ export async function openSession(o: BatchOptions): Promise<Session> {
     outlooks: new Map(),
   };
   const limiters = new LocalLimiters(directLimits({ ...DEFAULT_LIMITER }, concurrency, o.limiter), now);
-  const drive = (it: Item) => (gatewayBase ? runGateway(ctx, it) : runDirect(ctx, limiters.for(`${it.provider}:${it.model}`), it));
+  const drive = (it: Item) => (gatewayBase ? runGateway(ctx, it) : runDirect(ctx, limiters.for(`${it.provider}:${it.model}`, readsFree(dialectOfLine(it), it.model)), it));
   const spend = new SpendTally(prices, tier);
   const tally: Tally = { succeeded: 0, failed: 0, retryable: 0, interrupted: 0, byReason: {} };
   const writer = new OutputWriter(o.out);

@@ -24,6 +24,10 @@ export interface CacheShare {
 
 export const noShare = (): CacheShare => ({ read: 0, all: 0, at: 0 });
 
+/** Whether a key of `model` under this provider row has a window that leaves prompt-cache reads out. */
+export const readsFree = (row: { limits: { cacheReadsFree?: { except?: RegExp } } }, model: string): boolean =>
+  !!row.limits.cacheReadsFree && !row.limits.cacheReadsFree.except?.test(model);
+
 /** One answer's prompt: `input` tokens in all, `cached` of them read from the cache. */
 export function observe(s: CacheShare, input: number, cached: number, now: number): void {
   if (!(input > 0)) return;

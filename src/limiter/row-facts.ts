@@ -3,6 +3,7 @@
 import { DIALECTS } from "../providers/dialects";
 import { type StatedQuota, statedFor } from "../providers/quota";
 import { providers } from "../providers/registry";
+import { readsFree } from "./cache-share";
 import type { KeyMeta } from "./types";
 
 export interface RowFacts {
@@ -24,9 +25,8 @@ export function rowFacts(raw: unknown): (meta: KeyMeta) => RowFacts {
       let cacheReadsFree = false;
       try {
         const p = providers(raw)[meta.provider];
-        const limits = p && DIALECTS[p.dialect].limits;
         stated = p ? statedFor(p.quota, meta.model, !!DIALECTS[p.dialect].scope?.resource) : null;
-        cacheReadsFree = !!limits?.cacheReadsFree && !limits.cacheReadsFree.except?.test(meta.model);
+        cacheReadsFree = !!p && readsFree(DIALECTS[p.dialect], meta.model);
       } catch {}
       memo = { model: meta.model, facts: { stated, cacheReadsFree } };
     }

@@ -135,6 +135,39 @@ describe("batch, direct mode", () => {
     console.log(`[batch direct] anthropic, OTPM binding: ${stats.rateLimited} of ${stats.attempts} attempts refused, ${summary.wallMs} ms`);
   });
 
+  test("Anthropic lines sharing a system prompt read from its prompt cache: charged what its ITPM counts, so they run as wide as --concurrency", async () => {
+    // ITPM 600,000 a minute in a bucket of 16,000: two whole 8,000-token prompts.
+    const s = await standin({ rpm: 60_000, tpm: 0, itpm: 600_000, otpm: 6_000_000, burst: 16_000 / 600_000, latencyMs: 30 });
+    const dir = tempDir();
+    const system = [{ type: "text", text: "Grade the answer by the rubric. ".repeat(1_000), cache_control: { type: "ephemeral" } }];
+    const lines = Array.from({ length: 48 }, (_, i) => ({ custom_id: `c-${i}`, provider: "anthropic", method: "POST", url: "/v1/messages", body: { model: "claude-haiku-4-5", max_tokens: 8, system, messages: [{ role: "user", content: `answer ${i}` }] } }));
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input: writeInput(dir, lines), out, baseUrl: s.url, concurrency: 8, env: { ANTHROPIC_API_KEY: KEY } });
+
+    expect(summary).toMatchObject({ lines: 48, succeeded: 48, failed: 0 });
+    const stats = s.stats();
+    expect(stats.rateLimited / stats.attempts, `${stats.rateLimited} of ${stats.attempts} attempts refused`).toBeLessThanOrEqual(0.04);
+    // Charged whole, at most two prompts fit the bucket at once; charged what is not read from the cache, eight.
+    expect(stats.peakInFlight, "lines in flight at the provider at once").toBeGreaterThanOrEqual(6);
+  });
+
+  test("an OpenAI line with a PDF inline above a told TPM: sent once the window is full, not failed as too large", async () => {
+    const s = await standin({ tpm: 30_000, latencyMs: 20 });
+    const dir = tempDir();
+    const pdf = `data:application/pdf;base64,${"JVBERi0xLjQK".padEnd(300_000, "A")}`;
+    const out = join(dir, "results.jsonl");
+    const input = writeInput(dir, [
+      chatLine("first"),
+      chatLine("pdf", { body: { model: "gpt-4o-mini", max_tokens: 16, messages: [{ role: "user", content: [{ type: "text", text: "summarise it" }, { type: "file", file: { filename: "a.pdf", file_data: pdf } }] }] } }),
+    ]);
+
+    const summary = await runBatch({ input, out, baseUrl: s.url, concurrency: 1 });
+
+    expect(summary).toMatchObject({ succeeded: 2, failed: 0 });
+    expect(readOutput(out).find((l) => l.custom_id === "pdf")?.response?.status_code).toBe(200);
+  });
+
   test("duplicate custom_ids: exit 2 naming them and their lines, nothing sent", async () => {
     const s = await standin();
     const dir = tempDir();
