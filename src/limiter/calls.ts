@@ -126,6 +126,12 @@ export class Calls {
     if (meta && usage.tokens && this.#free(meta)) observe(this.#share, usage.tokens.input, usage.tokens.cached, at);
   }
 
+  /** What each cost is charged less of (the admin view's `cacheReadShare`); null on a key whose window counts cache reads. */
+  cacheReadShare(now: number): number | null {
+    const meta = this.#p.listing.meta;
+    return meta && this.#free(meta) ? shareOf(this.#share, now) : null;
+  }
+
   #free(meta: KeyMeta): boolean {
     return this.#p.cacheReadsFree?.(meta) ?? false;
   }

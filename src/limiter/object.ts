@@ -123,7 +123,8 @@ export class Limiter extends DurableObject<Env> {
   }
 
   async state(): Promise<LimiterSnapshot> {
-    return snapshot(this.core, this.#listing.meta, this.#listing.lastSeen, this.now());
+    const now = this.now();
+    return snapshot(this.core, this.#listing.meta, this.#listing.lastSeen, now, this.#calls.cacheReadShare(now));
   }
 
   /** Counters and gauges for a scrape: no history, no samples, so 1,000 of these stay small. */

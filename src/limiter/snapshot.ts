@@ -7,7 +7,7 @@ import type { KeyMeta, LimiterSnapshot } from "./types";
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The contract's JSON view of one limiter. */
-export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: number | null, now: number): LimiterSnapshot {
+export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: number | null, now: number, cacheReadShare: number | null = null): LimiterSnapshot {
   const cfg = core.config;
   return {
     key: meta?.key ?? "",
@@ -24,6 +24,7 @@ export function snapshot(core: LimiterCore, meta: KeyMeta | null, lastSeen: numb
     },
     out: isOut(core.member) ? { until: iso(core.member.until), reason: core.member.reason ?? "" } : null,
     ratePerMin: core.view(core.pace.cost ?? 1, now).perMin ?? null,
+    ...(cacheReadShare !== null && { cacheReadShare: Math.round(cacheReadShare * 1000) / 1000 }),
     cooldownUntil: core.cooldownUntil > now ? iso(core.cooldownUntil) : null,
     quotas: {
       requests: describe(core.quota.requests, now), tokens: describe(core.quota.tokens, now),

@@ -87,6 +87,8 @@ export interface LimiterSnapshot extends KeyMeta {
   out?: { until: string; reason: string } | null;
   /** Requests per minute its quota allows, as learned; null while no quota is known. */
   ratePerMin?: number | null;
+  /** The share of its recent prompt tokens its provider read from its prompt cache; only on a key whose row leaves those reads out (cache-share.ts). */
+  cacheReadShare?: number;
   /** `tickets`: slots granted ahead to isolates and not used yet (tickets/), or held back for them after a restart; beside `inFlight`. */
   concurrency: { limit: number; min: number; max: number; inFlight: number; queued: number; phase: "slow_start" | "steady"; tickets: number };
   cooldownUntil: string | null;

@@ -5,7 +5,7 @@
 // are ratios in `npm run bench -- --only providers`, where the runs are longer: a wall-clock bound in
 // a test run beside others on two cores would judge the machine, not the gateway.
 import { describe, expect, it } from "vitest";
-import { ANTHROPIC_MODEL, anthropicVia, credential } from "./setup.ts";
+import { ADMIN_TOKEN, ANTHROPIC_MODEL, anthropicVia, credential } from "./setup.ts";
 import { azureOf, fleet, geminiNative, ledger, openaiOf, statusOf, useProviderStack } from "./providers-setup.ts";
 
 const LATENCY_MS = 30;
@@ -112,6 +112,10 @@ describe("providers at their limits", () => {
     // Charged whole (8,000 of a 16,000 bucket each), at most two could be out at once; charged the
     // part the window counts once answers show the cache read, as many as the callers send.
     expect(stats.peakInFlight, "requests in flight upstream at once").toBeGreaterThanOrEqual(width - 2);
+    // The key's admin view says why: nearly all of its prompts were read from the cache.
+    const { response } = await client.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 8, system, messages: [{ role: "user", content: "one more" }] }).withResponse();
+    const view = await fetch(`${stack.gateway.url}/admin/keys/${encodeURIComponent(response.headers.get("x-slotgate-key")!)}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(((await view.json()) as { cacheReadShare?: number }).cacheReadShare).toBeGreaterThan(0.9);
     console.log(`[providers] anthropic cached: ${n} answered in ${run.makespanMs} ms, at most ${stats.peakInFlight} in flight; ${upstream.rateLimited} of ${upstream.attempts} refused`);
   });
 

@@ -141,6 +141,14 @@ describe("Calls", () => {
     expect(await costs(false)).toEqual({ b: 1_000, c: 1_000, d: 1_000, e: 1_000, ticket: 1_000, told: 1_000 });
     // The first answer is all there is: 900 of 1,000 read, so 100 charged. The isolate is still told the estimate it compares.
     expect(await costs(true)).toEqual({ b: 100, c: 100, d: 100, e: 100, ticket: 100, told: 1_000 });
+    // What the admin view shows: the share, only where the window leaves cache reads out.
+    const free = calls({ cacheReadsFree: true });
+    expect(free.c.cacheReadShare(1_000)).toBe(0);
+    free.c.release("x:1", usage(1_000, 900));
+    expect(free.c.cacheReadShare(1_000)).toBeCloseTo(0.9);
+    const counted = calls();
+    counted.c.release("x:1", usage(1_000, 900));
+    expect(counted.c.cacheReadShare(1_000)).toBeNull();
   });
 });
 
