@@ -10,7 +10,8 @@ import { sleep } from "../sleep";
 import { usageIn } from "../usage/tokens";
 import { servedTier } from "../tiers/body";
 import { noteTierTry, tierRetry, tiersToTry, worthTrying } from "../tiers/fallback";
-import { atTier, dialectOfLine, type LineTier, lineTier, standardWhy } from "./tier";
+import { dialectOfLine } from "./providers";
+import { atTier, type LineTier, lineTier, standardWhy } from "./tier";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { LocalLimiter } from "./local-limiter";
@@ -45,7 +46,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   let deadline = Number.POSITIVE_INFINITY;
   // A tier (--mode flex) where the line's provider sells it: its field written, its refusals its own.
   const tiered = lineTier(ctx, item);
-  const dialect = tiered?.dialect ?? dialectOfLine(item);
+  const dialect = dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
   const whole = estimate(item.body, bytes);
   let need = costFor(dialect, whole.cost, whole.out);

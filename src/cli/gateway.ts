@@ -2,12 +2,12 @@ import { classify } from "../policy/classify";
 import { DIALECTS } from "../providers/dialects";
 import { parseRetryAfter } from "../policy/headers";
 import { sleep } from "../sleep";
-import { BUILT_IN } from "../providers/table";
 import { offered } from "../tiers/body";
 import { isTier } from "../tiers/choose";
 import { answerLine, decide, failLine, send, type SendContext, stoppedLine } from "./exchange";
 import type { Item } from "./input";
 import type { OutputLine } from "./output";
+import { dialectOfLine } from "./providers";
 import { standardWhy } from "./tier";
 
 /** Gateway-made refusals that sent nothing upstream: wait as told and send again. */
@@ -52,7 +52,7 @@ export async function runGateway(ctx: SendContext, item: Item): Promise<OutputLi
     // Priced at the tier that served it, as the gateway tells it; in a run that asked another, why not.
     const tier = ex.headers.get("x-slotgate-tier");
     if (line.error === null && isTier(tier)) {
-      const spec = DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"].tiers;
+      const spec = dialectOfLine(item).tiers;
       const sold = !!ctx.tier && offered(spec, ctx.tier, item.model, item.url);
       ctx.served.set(item.customId, { tier, why: standardWhy(ctx.tier, tier, Number(ex.headers.get("x-slotgate-tier-refusals") ?? 0), sold) });
     }

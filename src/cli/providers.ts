@@ -1,4 +1,6 @@
 import { credentialHeadersOf } from "../providers/credential";
+import type { Dialect } from "../providers/dialect";
+import { DIALECTS } from "../providers/dialects";
 import { lineUrlsOf, SPEAKS } from "../providers/lines";
 import { BUILT_IN, FLAVOURS, type FlavourName } from "../providers/table";
 
@@ -12,6 +14,12 @@ export interface Route {
   baseUrl: string;
   credentialVar: string;
 }
+
+/**
+ * What a line's answers mean: its provider's row, as the gateway reads it (Groq's requests per day,
+ * Anthropic's input and output apart, Gemini's refusals); a provider without a row of its own, generic.
+ */
+export const dialectOfLine = (item: { provider: string }): Dialect => DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"];
 
 /** Batch needs a fixed origin per provider: one whose host depends on a resource (Azure's) is left out. */
 const fixedOrigin = (provider: string) => !BUILT_IN[provider]!.baseUrl.includes("{");

@@ -13,11 +13,10 @@ import { priceTable } from "../usage/prices";
 import { runDirect } from "./direct";
 import type { Counters, SendContext } from "./exchange";
 import { runGateway } from "./gateway";
-import { dialectOfLine } from "./tier";
 import { type Item, scan, UsageError } from "./input";
 import { LocalLimiters } from "./local-limiter";
 import { isFinal, outputLine, OutputWriter, prepareOutput } from "./output";
-import { authHeaders, isProvider, route } from "./providers";
+import { authHeaders, dialectOfLine, isProvider, route } from "./providers";
 import { SpendTally } from "./spend";
 import type { BatchOptions, OutputLine } from "./types";
 

@@ -1,9 +1,8 @@
 // What a batch run's answers report they used, and cost at the price table (PRICES over the built-in one).
 import type { Tier } from "../providers/dialect";
-import { DIALECTS } from "../providers/dialects";
-import { BUILT_IN } from "../providers/table";
 import { batchPrice, costOf, priceOf, type PriceTable, tierPrice } from "../usage/prices";
 import { usageIn } from "../usage/tokens";
+import { dialectOfLine } from "./providers";
 import type { SpendSummary, StandardWhy } from "./types";
 
 export class SpendTally {
@@ -33,7 +32,7 @@ export class SpendTally {
     this.s.outputTokens += t.output;
     this.s.cachedTokens += t.cached;
     const listed = priceOf(this.prices, provider, model);
-    const ratio = DIALECTS[BUILT_IN[provider]?.dialect ?? "generic"].tiers?.ratio[tier];
+    const ratio = dialectOfLine({ provider }).tiers?.ratio[tier];
     const p = listed && (batch ? batchPrice(listed) : tierPrice(listed, tier, ratio));
     if (!listed || !p) {
       this.s.unpriced += 1;

@@ -1,18 +1,15 @@
 // A line's service tier in direct mode (`slotgate batch --mode flex` without --gateway): the same
 // rows, policy and fallback as the gateway's (src/tiers/), for one line sent straight to its provider.
-import type { Dialect, Tier, TierSpec } from "../providers/dialect";
-import { DIALECTS } from "../providers/dialects";
-import { BUILT_IN } from "../providers/table";
+import type { Tier, TierSpec } from "../providers/dialect";
 import { offered, withTier } from "../tiers/body";
 import { newOutlook, type Outlook, worthTrying } from "../tiers/fallback";
 import type { SendContext } from "./exchange";
+import { dialectOfLine } from "./providers";
 import type { StandardWhy } from "./types";
 import type { Item } from "./input";
 
 export interface LineTier {
   spec: TierSpec;
-  /** What the line's answers mean: its provider's row, tiers and all. */
-  dialect: Dialect;
   /** The run's outlook of the tier at this provider and model. */
   outlook: Outlook;
   /** The tier it goes at next: the run's, standard once it fell back. */
@@ -23,21 +20,15 @@ export interface LineTier {
   why?: StandardWhy;
 }
 
-/**
- * What a line's answers mean: its provider's row, as the gateway reads it (Groq's requests per day,
- * Anthropic's input and output apart, Gemini's refusals); a provider without a row of its own, generic.
- */
-export const dialectOfLine = (item: Pick<Item, "provider">): Dialect => DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"];
-
 /** The line's tier, where the run asks one and the line's provider sells it for its model and endpoint; else null (sent as written). */
 export function lineTier(ctx: SendContext, item: Item): LineTier | null {
-  const spec = DIALECTS[BUILT_IN[item.provider]?.dialect ?? "generic"].tiers;
+  const spec = dialectOfLine(item).tiers;
   if (!ctx.tier || !spec || !spec.routes.test(item.url)) return null;
   const id = `${item.provider}\n${item.model}\n${ctx.tier}`;
   let outlook = ctx.outlooks.get(id);
   if (!outlook) ctx.outlooks.set(id, (outlook = newOutlook()));
   const why = !offered(spec, ctx.tier, item.model, item.url) ? "not_sold" : !worthTrying(outlook, ctx.now()) ? "shed" : undefined;
-  return { spec, dialect: dialectOfLine(item), outlook, tier: why ? "standard" : ctx.tier, refusals: 0, ...(why && { why }) };
+  return { spec, outlook, tier: why ? "standard" : ctx.tier, refusals: 0, ...(why && { why }) };
 }
 
 /** Why a line that went at `served` in a run that asked `asked` was not served at it (undefined: it was, or none was asked). */

@@ -27,7 +27,7 @@ export function tooLargeError(cost: number, why: TooLarge | undefined, pool?: st
 export function tooLargeAt(s: Attempts, at: Target, why: TooLarge | undefined): Response | Again {
   // An estimate that prices media by their bytes says too little to refuse on: it asks again at the
   // limit, so it goes when the window is full, and the provider decides (its own refusal comes back).
-  if (s.plan.unsure && why && !(s.capped !== undefined && s.capped <= why.limit)) {
+  if (s.plan.unsure && why && (s.capped ?? Infinity) > why.limit) {
     s.capped = why.limit;
     return AGAIN;
   }
