@@ -43,7 +43,8 @@ import { transformSync } from "esbuild";
  * the charge on each op) +1.1 KB: 280,000 bytes, hence 281 KB; inline images priced as a provider
  * counts them (policy/media.ts) +0.7 KB: 280,723 bytes; other media inline making an estimate unsure,
  * never refused as too large on it, +0.5 KB: 281,177 bytes, hence 282 KB; the admin view's
- * `cacheReadShare` +0.2 KB: 281,377 bytes.
+ * `cacheReadShare` +0.2 KB: 281,377 bytes; pictures named by URL or file priced as pictures, and a
+ * row's own count of one (`limits.imageTokens`), +0.4 KB: 281,824 bytes.
  */
 const BUDGET_BYTES = 282_000;
 

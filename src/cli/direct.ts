@@ -48,7 +48,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const tiered = lineTier(ctx, item);
   const dialect = dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
-  const whole = estimate(item.body, bytes);
+  const whole = estimate(item.body, bytes, dialect.limits.imageTokens);
   let need = costFor(dialect, whole.cost, whole.out);
 
   for (let attempt = 1; ; ) {

@@ -1,6 +1,6 @@
 // What a request body asks of a provider, read cheaply on every request: the tokens it will draw
 // from the key's windows (the limiter's estimate), the output it allows, how many answers it asks for.
-import { inlineMedia } from "./media";
+import { IMAGE_TOKENS, mediaIn } from "./media";
 
 /** Output tokens assumed when a request names no limit: providers reserve some against TPM too. */
 export const DEFAULT_OUTPUT_TOKENS = 256;
@@ -13,11 +13,11 @@ const count = (v: unknown): v is number => typeof v === "number" && Number.isFin
 
 /**
  * Tokens a request will draw from the provider's TPM: about a token per 4 bytes of body (prompt
- * and framing), an inline image at what a provider counts for one (media.ts), plus the output it
- * may generate. Cheap on purpose: it runs on every request, and only a large body is looked through.
+ * and framing), an image, inline or by reference, at what a provider counts for one (media.ts),
+ * plus the output it may generate. Cheap on purpose: it runs on every request.
  */
-export function estimateTokens(body: unknown, bytes: number): number {
-  return estimate(body, bytes).cost;
+export function estimateTokens(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS): number {
+  return estimate(body, bytes, imageTokens).cost;
 }
 
 /**
@@ -26,11 +26,12 @@ export function estimateTokens(body: unknown, bytes: number): number {
  * once. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
  * `unsure`: it holds media a provider counts by what they hold (a document, audio), priced by their
  * bytes, which may be far more than the provider counts: never reason enough to refuse it as too large.
+ * `imageTokens`: what the key's provider row counts an image at most (its `limits.imageTokens`).
  */
-export function estimate(body: unknown, bytes: number): { cost: number; out: number; unsure?: true } {
+export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS): { cost: number; out: number; unsure?: true } {
   if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
   const out = Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
-  const media = inlineMedia(body, bytes);
+  const media = mediaIn(body, imageTokens);
   const cost = Math.ceil((bytes - media.chars) / 4) + media.tokens + out;
   return media.unsure ? { cost, out, unsure: true } : { cost, out };
 }

@@ -1,10 +1,12 @@
-// Media sent inline in a request body, as every family sends it: base64 text that a token per 4
-// bytes would price at hundreds of thousands of tokens, where a provider counts an image as a few
-// hundred to a couple of thousand. Other media (documents, audio, video) count by what they hold,
-// which the bytes do not say: they keep their bytes / 4 and make the estimate unsure. Pure.
+// Media in a request body, as every family sends it. Inline: base64 text that a token per 4 bytes
+// would price at hundreds of thousands of tokens, where a provider counts an image as a few hundred
+// to a couple of thousand. By reference (a URL, a stored file): a few dozen bytes for the same
+// image. Other inline media (documents, audio, video) count by what they hold, which the bytes do
+// not say: they keep their bytes / 4 and make the estimate unsure. Pure.
 
 /**
- * What one inline image is charged, at most (a small one: its bytes / 4). Anthropic counts an image
+ * What one image is charged, at most (a small one inline: its bytes / 4), where the key's provider
+ * row counts none of its own (`limits.imageTokens`: OpenAI's TPM about 800). Anthropic counts an image
  * as width x height / 750 tokens and scales larger ones down to about 1,600
  * (docs.anthropic.com/en/docs/build-with-claude/vision); OpenAI counts a high-detail image at most
  * 1,445 on gpt-4o (85 + 170 a 512 px tile; platform.openai.com/docs/guides/images-vision) and, in a
@@ -13,8 +15,6 @@
  * Above it: some models' larger tiles (gpt-4.1-nano, very large images on Gemini), found by 429s.
  */
 export const IMAGE_TOKENS = 1_600;
-/** Bodies smaller than this are priced by their bytes alone: an image in them is small. */
-export const MEDIA_SCAN_BYTES = 16 * 1024;
 /** A string shorter than this is never taken for an image (a URL, a name, a short text). */
 const MIN_IMAGE_CHARS = 1024;
 /** Nodes a scan visits at most: a body of more is priced by its bytes (an upper bound). */
@@ -48,13 +48,31 @@ function kindOf(s: string, key: string, o: Obj, parent: string | undefined, abov
 }
 
 /**
- * The inline images in a parsed body: the characters of their text and the tokens they are charged
- * (each at most IMAGE_TOKENS); `unsure` when it holds other media too. Only a body of
- * MEDIA_SCAN_BYTES or more is looked through, once, without recursion (a caller's body may nest deep).
+ * Whether `o` (found under `under`, itself under `above`) names an image the provider fetches or
+ * holds, whose size the body does not carry: OpenAI chat's `image_url` with an https URL
+ * (platform.openai.com/docs/guides/images-vision), the Responses API's `input_image` by URL or
+ * `file_id`, Anthropic's image block with a `url` or `file` source
+ * (docs.anthropic.com/en/docs/build-with-claude/vision), Gemini's `file_data`/`fileData` typed
+ * `image/...` (ai.google.dev/gemini-api/docs/image-understanding), Bedrock Converse's image
+ * `source` in S3 (API_runtime_ImageSource). A provider counts it as it would the picture inline.
  */
-export function inlineMedia(body: unknown, bytes: number): { chars: number; tokens: number; unsure: boolean } {
+function imageByReference(o: Obj, under: string | undefined, above: string | undefined): boolean {
+  if (under === "image_url") return typeof o.url === "string" && !o.url.startsWith("data:");
+  if (o.type === "input_image") return (typeof o.image_url === "string" && !o.image_url.startsWith("data:")) || typeof o.file_id === "string";
+  if (o.type === "image" && isObj(o.source)) return o.source.type === "url" || o.source.type === "file";
+  if (under === "file_data" || under === "fileData") return imageType(o.mime_type ?? o.mimeType);
+  return under === "source" && above === "image" && isObj(o.s3Location);
+}
+
+/**
+ * The images in a parsed body: the characters of those inline and the tokens all are charged (an
+ * inline one at most `perImage`, its row's count, one by reference `perImage`); `unsure` when it holds other
+ * inline media too. Looked through once, without recursion (a caller's body may nest deep): a
+ * walk of the tree `JSON.parse` already built, a few microseconds for a chat's body (BENCHMARKS.md).
+ */
+export function mediaIn(body: unknown, perImage = IMAGE_TOKENS): { chars: number; tokens: number; unsure: boolean } {
   const found = { chars: 0, tokens: 0, unsure: false };
-  if (bytes < MEDIA_SCAN_BYTES || typeof body !== "object" || body === null) return found;
+  if (typeof body !== "object" || body === null) return found;
   const stack: [unknown, string | undefined, string | undefined][] = [[body, undefined, undefined]];
   // Each object with the key it came under (Bedrock's `source` under `image`, OpenAI's `input_audio`).
   for (let seen = 0; stack.length > 0; seen++) {
@@ -65,13 +83,14 @@ export function inlineMedia(body: unknown, bytes: number): { chars: number; toke
       continue;
     }
     if (!isObj(node)) continue;
+    if (imageByReference(node, under, above)) found.tokens += perImage;
     for (const key in node) {
       const v = node[key];
       if (typeof v === "string") {
         const kind = kindOf(v, key, node, under, above);
         if (kind === "image") {
           found.chars += v.length;
-          found.tokens += Math.min(Math.ceil(v.length / 4), IMAGE_TOKENS);
+          found.tokens += Math.min(Math.ceil(v.length / 4), perImage);
         } else if (kind === "media") found.unsure = true;
       } else if (typeof v === "object" && v !== null) stack.push([v, key, under]);
     }

@@ -82,6 +82,11 @@ export interface LimitsSpec {
    * with `output` windows, whose `tokens` are charged the prompt alone. Absent: every token counts.
    */
   cacheReadsFree?: { except?: RegExp };
+  /**
+   * What the row's windows count an image in a request, inline or by reference, at most (an inline
+   * one smaller: its bytes / 4; policy/media.ts). Absent: IMAGE_TOKENS, about the most Anthropic counts.
+   */
+  imageTokens?: number;
   /** Wait hints in headers, the most precise first; absent: `retry-after` alone. */
   hints?: readonly HintSpec[];
   /** Hints in a refusal's body; absent: none. */

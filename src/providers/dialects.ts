@@ -21,9 +21,13 @@ const ROWS = {
   /**
    * platform.openai.com/docs/guides/rate-limits, /docs/guides/error-codes; `stream_options`
    * (/docs/api-reference/chat/create). A request above the tokens limit is refused outright (OPENAI_TOO_LARGE).
+   * An image draws about 800 from TPM whatever its size or detail: only a third party says so, who
+   * read `x-ratelimit-remaining-tokens` around images of 400 to 1,600 px (community.openai.com/t/1076053:
+   * 843 for one image and 45 tokens of text, 71 for the text alone); OpenAI's page says only that
+   * images count towards TPM. Usage counts them by the vision guide's formula (85 to 1,445 on gpt-4o).
    */
   openai: {
-    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: HINTS },
+    limits: { requests: [openaiFamily("requests")], tokens: [openaiFamily("tokens", MINUTE_MS, true)], hints: HINTS, imageTokens: 800 },
     refusals: [OPENAI_TOO_LARGE, SPENT_CODES, KEY_CODES],
     usage: ASKS, tiers: OPENAI_TIERS,
   },

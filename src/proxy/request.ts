@@ -43,7 +43,7 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
   return {
-    key, ...estimate(json, bytes.byteLength), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    key, ...estimate(json, bytes.byteLength, DIALECTS[p.dialect].limits.imageTokens), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
   };
 }

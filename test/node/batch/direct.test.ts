@@ -169,6 +169,23 @@ describe("batch, direct mode", () => {
     expect(readOutput(out).find((l) => l.custom_id === "pdf")?.response?.status_code).toBe(200);
   });
 
+  test("OpenAI lines asking about pictures by URL: charged what its TPM counts an image, not the URL's bytes, so few are refused", async () => {
+    // A bucket of 10,000 tokens refilled in a second; the stand-in counts each picture 765, a line about 3,100.
+    const s = await standin({ tpm: 600_000, burst: 1 / 60, latencyMs: 20 });
+    const dir = tempDir();
+    const pictures = (i: number) => Array.from({ length: 4 }, (_, j) => ({ type: "image_url", image_url: { url: `https://example.com/${i}-${j}.png` } }));
+    const lines = Array.from({ length: 12 }, (_, i) => chatLine(`p-${i}`, { body: { model: "gpt-4o-mini", max_tokens: 16, messages: [{ role: "user", content: [{ type: "text", text: "what differs?" }, ...pictures(i)] }] } }));
+    const out = join(dir, "results.jsonl");
+
+    const summary = await runBatch({ input: writeInput(dir, lines), out, baseUrl: s.url, concurrency: 12 });
+
+    expect(summary).toMatchObject({ lines: 12, succeeded: 12, failed: 0 });
+    const stats = s.stats();
+    // Charged the URLs' bytes (about 150 a line), all twelve went at once and many were refused: 8 of 20 attempts before.
+    expect(stats.rateLimited / stats.attempts, `${stats.rateLimited} of ${stats.attempts} attempts refused`).toBeLessThanOrEqual(0.1);
+    console.log(`[batch direct] openai, pictures by URL: ${stats.rateLimited} of ${stats.attempts} attempts refused, ${summary.wallMs} ms`);
+  });
+
   test("duplicate custom_ids: exit 2 naming them and their lines, nothing sent", async () => {
     const s = await standin();
     const dir = tempDir();

@@ -43,6 +43,24 @@ function mediaKind(v: string, k: string, o: Record<string, unknown>, under: stri
   return k === "bytes" && under === "source" ? "image" : null;
 }
 
+/**
+ * Whether `o`, found under `under`, names an image the provider fetches or holds (a URL, a stored
+ * file): OpenAI chat's `image_url.url` and the Responses API's `input_image`
+ * (platform.openai.com/docs/guides/images-vision), Anthropic's image `source` of type `url` or
+ * `file` (docs.anthropic.com/en/docs/build-with-claude/vision), Gemini's `file_data` typed
+ * `image/...` (ai.google.dev/gemini-api/docs/image-understanding). The provider counts it by its
+ * pixels as it would inline; the stand-in fetches nothing and takes every one for 1024 x 1024.
+ */
+function imageByReference(o: Record<string, unknown>, under: string | undefined): boolean {
+  const notData = (v: unknown) => typeof v === "string" && !v.startsWith("data:");
+  if (under === "image_url") return notData(o.url);
+  if (o.type === "input_image") return notData(o.image_url) || typeof o.file_id === "string";
+  const source = o.source as { type?: unknown } | undefined;
+  if (o.type === "image" && source) return source.type === "url" || source.type === "file";
+  const type = o.mime_type ?? o.mimeType;
+  return (under === "file_data" || under === "fileData") && typeof type === "string" && type.startsWith("image/");
+}
+
 function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }, under?: string): void {
   if (typeof value === "string") {
     if (inText) out.chars += value.length;
@@ -52,6 +70,7 @@ function collect(value: unknown, inText: boolean, out: { chars: number; numbers:
     for (const v of value) collect(v, inText, out, under);
   } else if (value && typeof value === "object") {
     const o = value as Record<string, unknown>;
+    if (imageByReference(o, under)) out.numbers += IMAGE_TOKENS;
     for (const [k, v] of Object.entries(o)) {
       if (k === "role" || k === "type" || k === "id") continue;
       const kind = typeof v === "string" ? mediaKind(v, k, o, under) : null;
