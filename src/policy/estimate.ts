@@ -14,14 +14,17 @@ const count = (v: unknown): v is number => typeof v === "number" && Number.isFin
 /**
  * Tokens a request will draw from the provider's TPM: about a token per 4 bytes of body (prompt
  * and framing), an image, inline or by reference, at what a provider counts for one (media.ts),
- * plus the output it may generate. Cheap on purpose: it runs on every request.
+ * plus the output it may generate, for every answer it asks for (`n`: OpenAI's cookbook
+ * `api_request_parallel_processor.py` counts prompt + n x max_tokens against TPM, and a third party
+ * saw max_tokens 5,000 with n 100 refused as 500,000 tokens: community.openai.com/t/360359).
+ * Cheap on purpose: it runs on every request.
  */
 export function estimateTokens(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS): number {
   return estimate(body, bytes, imageTokens).cost;
 }
 
 /**
- * That estimate (`cost`) and, of it, the output the request may generate (`out`): what a window of
+ * That estimate (`cost`) and, of it, the output the request may generate, every answer together (`out`): what a window of
  * generated tokens alone (Fireworks', Anthropic's OTPM) is charged. The body's output limit is read
  * once. A body that is not JSON, whose allowance nobody can read, is taken to ask the default.
  * `unsure`: it holds media a provider counts by what they hold (a document, audio), priced by their
@@ -30,7 +33,7 @@ export function estimateTokens(body: unknown, bytes: number, imageTokens = IMAGE
  */
 export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS): { cost: number; out: number; unsure?: true } {
   if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
-  const out = Math.min(outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS, 1_000_000);
+  const out = Math.min((outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS) * choicesOf(body), 1_000_000);
   const media = mediaIn(body, imageTokens);
   const cost = Math.ceil((bytes - media.chars) / 4) + media.tokens + out;
   return media.unsure ? { cost, out, unsure: true } : { cost, out };

@@ -17,7 +17,7 @@ export function tooLargeError(cost: number, why: TooLarge | undefined, pool?: st
   const over = pool !== undefined || !why
     ? `more than any member of pool ${pool ?? ""} takes in one request`
     : `more than the key's limit of ${why.limit} tokens per ${why.periodMs === 60_000 ? "minute" : `${why.periodMs / 1_000} s`}, which its provider refuses a request over however long it waits`;
-  return gatewayError("request_too_large", `the request's estimated ${Math.ceil(cost)} tokens are ${over}: ask for fewer (a smaller max_tokens, a shorter prompt)`);
+  return gatewayError("request_too_large", `the request's estimated ${Math.ceil(cost)} tokens are ${over}: ask for fewer (a smaller max_tokens, fewer answers (n), a shorter prompt)`);
 }
 
 /**

@@ -16,6 +16,8 @@ const secret = (label: string) => `sk-too-large-${label}-${randomBytes(8).toStri
 const SECRETS = { ONE: secret("one"), SMALL: secret("small"), BIG: secret("big") };
 /** Raw keys for the pictures' cases: OpenAI's tier-1 gpt-4o TPM, and Anthropic's tier-1 ITPM and OTPM. */
 const VISION = { OPENAI: secret("vision-openai"), ANTHROPIC: secret("vision-anthropic"), BY_URL: secret("vision-url") };
+/** A raw key for `n` answers a request: 600,000 tokens a minute in a bucket of 10,000 (a second's). */
+const SAMPLED = secret("sampled");
 const POOLS: Pools = {
   // Trap and victim on one member, one model: one key.
   one: { provider: "openai", members: [{ name: "one", secret: "ONE" }] },
@@ -27,7 +29,7 @@ const stack = useStack({
   admin: true,
   standin: {
     latencyMs: 50, echo: true,
-    keyLimits: { [SECRETS.SMALL]: { tpm: 20_000 }, [VISION.OPENAI]: { tpm: 30_000 }, [VISION.ANTHROPIC]: { rpm: 50, tpm: 0, itpm: 30_000, otpm: 8_000 }, [VISION.BY_URL]: { tpm: 30_000 } },
+    keyLimits: { [SECRETS.SMALL]: { tpm: 20_000 }, [VISION.OPENAI]: { tpm: 30_000 }, [VISION.ANTHROPIC]: { rpm: 50, tpm: 0, itpm: 30_000, otpm: 8_000 }, [VISION.BY_URL]: { tpm: 30_000 }, [SAMPLED]: { tpm: 600_000, burst: 1 / 60 } },
   },
   vars: { ...poolVars(POOLS, SECRETS), DEADLINE_MS: "90000" },
 });
@@ -170,5 +172,32 @@ describe("a picture named by URL is charged as a picture", () => {
     expect(answers.map((r) => r.response.status)).toEqual(Array(11).fill(200));
     expect(Math.min(...answers.map((r) => r.data.usage?.prompt_tokens ?? 0))).toBeGreaterThan(4 * 765);
     expect(stack.standin.stats().byCredential[VISION.BY_URL]?.rateLimited ?? 0).toBe(0);
+  });
+});
+
+describe("a request for n answers is charged every answer's output limit", () => {
+  it("OpenAI, n = 8: twelve such requests at once are paced to the window, not found by 429s (before: each charged one answer's allowance)", async () => {
+    const client = openaiVia(stack, SAMPLED);
+    await ask(client, "learn the window");
+    // 8 x 250 = 2,000 tokens of output a request as OpenAI's TPM counts it (prompt + n x max_tokens); the
+    // gateway charged about 270 before, so all twelve went into a bucket of 10,000 at once (7 attempts
+    // refused upstream; none in two runs now).
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+      client.chat.completions.create({ model: OPENAI_MODEL, max_tokens: 250, n: 8, messages: [{ role: "user", content: `pass@8, problem ${i}` }] }).withResponse()));
+    expect(answers.map((r) => r.response.status)).toEqual(Array(12).fill(200));
+    expect(answers.map((r) => r.data.choices.length)).toEqual(Array(12).fill(8));
+    const refused = stack.standin.stats().byCredential[SAMPLED]?.rateLimited ?? 0;
+    console.log(`[too-large] n = 8: ${refused} attempts refused upstream`);
+    expect(refused).toBeLessThanOrEqual(1);
+  });
+
+  it("OpenAI, n = 128 with max_tokens 5,000, over the told 600,000 a minute: 413 at once, nothing sent (before: sent, and the provider's 429 came back)", async () => {
+    const client = openaiVia(stack, SAMPLED);
+    await ask(client, "the window told");
+    const before = sent(SAMPLED);
+    const err = await refusal(client.chat.completions.create({ model: OPENAI_MODEL, max_tokens: 5_000, n: 128, messages: [{ role: "user", content: "sample widely" }] }));
+    expect(err.status).toBe(413);
+    expect(err.message).toMatch(/fewer answers \(n\)/);
+    expect(sent(SAMPLED)).toBe(before);
   });
 });

@@ -65,6 +65,16 @@ describe("stand-in: OpenAI shapes", () => {
     expect(last.usage).toMatchObject({ completion_tokens: 8 });
   });
 
+  it("n answers, plain and streamed: the SDK sees n choices, usage counts every answer's tokens", async () => {
+    const s = await standin({ echo: true });
+    const plain = await openaiClient(s).chat.completions.create(chatBody({ n: 3 }));
+    expect(plain.choices.map((c) => [c.index, c.message.content])).toEqual([0, 1, 2].map((i) => [i, "Say hello to the test suite"]));
+    expect(plain.usage!.completion_tokens).toBe(3 * 6);
+    const final = await openaiClient(s).chat.completions.stream(chatBody({ n: 2, stream_options: { include_usage: true } })).finalChatCompletion();
+    expect(final.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([[0, "Say hello to the test suite", "stop"], [1, "Say hello to the test suite", "stop"]]);
+    expect(final.usage!.completion_tokens).toBe(2 * 6);
+  });
+
   it("chat stream helper accumulates the final completion; raw SSE ends with [DONE]", async () => {
     const s = await standin({ echo: true });
     const runner = openaiClient(s).chat.completions.stream(chatBody());

@@ -17,6 +17,18 @@ describe("estimateTokens", () => {
     expect(estimateTokens({ max_tokens: 1e12 }, 0)).toBe(1_000_000);
   });
 
+  it("charges the output limit once for every answer asked for (OpenAI's n and best_of, Gemini's candidateCount), as OpenAI's TPM counts it", () => {
+    // Before: one answer's allowance whatever n asked, 200 here where OpenAI counts 100 + 10 x 100.
+    expect(estimateTokens({ max_tokens: 100, n: 10 }, 400)).toBe(100 + 1_000);
+    expect(estimate({ max_completion_tokens: 50, n: 4 }, 0).out).toBe(200);
+    expect(estimateTokens({ n: 3 }, 0)).toBe(3 * DEFAULT_OUTPUT_TOKENS);
+    expect(estimateTokens({ max_tokens: 10, n: 2, best_of: 5 }, 0)).toBe(50);
+    expect(estimateTokens({ generationConfig: { maxOutputTokens: 7, candidateCount: 3 } }, 0)).toBe(21);
+    expect(estimateTokens({ max_tokens: 100_000, n: 128 }, 0)).toBe(1_000_000);
+    // Split apart where a row counts generated tokens apart: the output window is charged every answer's allowance.
+    expect(costFor(DIALECTS.fireworks, estimate({ max_tokens: 16, n: 3 }, 48).cost, estimate({ max_tokens: 16, n: 3 }, 48).out)).toEqual({ cost: 12, out: 48 });
+  });
+
   it("charges a flat guess for a body that is not JSON, and 1 for an empty one", () => {
     expect(estimateTokens(null, 5_000)).toBe(DEFAULT_COST);
     expect(estimateTokens(null, 0)).toBe(1);

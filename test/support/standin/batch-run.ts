@@ -54,11 +54,11 @@ export interface BatchBook {
   stats: StatsRecorder;
 }
 
-/** A request's cost against the enqueued-token limit: prompt tokens plus its output limit, as the TPM buckets count it. */
+/** A request's cost against the enqueued-token limit: prompt tokens plus its output limit for every answer, as the TPM buckets count it. */
 export function lineTokens(line: BatchLine, o: StandinOptions): number {
   const req = parseRequest(JSON.stringify(line.body));
   if (typeof req === "string") return 0;
-  return req.promptTokens + (line.endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens));
+  return req.promptTokens + (line.endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices);
 }
 
 /** Tokens of the account's batches of `model` still running: what the enqueued-token limit counts. */

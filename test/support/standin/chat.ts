@@ -45,14 +45,17 @@ export function chatCompletions(style: ChatStyle) {
     const common = { id, created: r.created, model: r.model, ...style.common };
     if (!req.stream) {
       const message = { role: "assistant", content: r.text, refusal: null, annotations: [] };
-      const choices = [{ index: 0, message, logprobs: null, finish_reason: finish }];
+      const choices = Array.from({ length: r.choices }, (_, index) => ({ index, message, logprobs: null, finish_reason: finish }));
       return { json: { ...common, object: "chat.completion", choices, usage } };
     }
     const asked = req.includeUsage;
     const chunk = (choices: unknown[], extra: object = {}): SseEvent => ({
       data: { ...common, object: "chat.completion.chunk", choices, ...(asked ? { usage: null } : {}), ...extra },
     });
-    const choice = (delta: object, finishReason: string | null = null) => [{ index: 0, delta, logprobs: null, finish_reason: finishReason }];
+    // Each chunk carries one answer's delta, the answers' chunks in turn (n > 1: each by its index);
+    // `extra` goes on the last answer's.
+    const each = (delta: object, finishReason: string | null = null, extra: object = {}) =>
+      Array.from({ length: r.choices }, (_, index) => chunk([{ index, delta, logprobs: null, finish_reason: finishReason }], index === r.choices - 1 ? extra : {}));
     // The chunk that ends the answer: Groq puts its usage there under x_groq; OpenRouter and Mistral in `usage` when not asked.
     const last =
       style.streamUsage === "x_groq" ? { x_groq: { id: `req_${base62(26)}`, usage } }
@@ -60,9 +63,9 @@ export function chatCompletions(style: ChatStyle) {
       : {};
     return {
       stream: {
-        head: [chunk(choice({ role: "assistant", content: "", refusal: null }))],
-        deltas: r.pieces.map((p) => chunk(choice({ content: p }))),
-        tail: [chunk(choice({}, finish), last), ...(asked ? [chunk([], { usage })] : []), { data: "[DONE]" }],
+        head: each({ role: "assistant", content: "", refusal: null }),
+        deltas: r.pieces.flatMap((p) => each({ content: p })),
+        tail: [...each({}, finish, last), ...(asked ? [chunk([], { usage })] : []), { data: "[DONE]" }],
       },
     };
   };

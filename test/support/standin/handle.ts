@@ -157,7 +157,10 @@ export async function handleApi(
   // A prompt whose cached prefix is read counts only the rest against the input window (prompt-cache.ts).
   const prefix = dialect.promptCache ? cachePrefix(req.body) : null;
   const read = prefix !== null && account.prompts.hit(model, prefix, Date.now());
-  const cost = { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) };
+  // Every answer's allowance (`n` of them): OpenAI's cookbook (examples/api_request_parallel_processor.py)
+  // counts prompt + n x max_tokens against TPM, and a third party saw max_tokens 5,000 with n 100
+  // refused as 500,000 tokens (community.openai.com/t/360359).
+  const cost = { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
     const err = dialect.rateLimited(admission, model, o.organization, endpoint);

@@ -12,7 +12,10 @@ export interface Reply {
   /** Of `inputTokens`, read from and written to the provider's prompt cache (prompt-cache.ts). */
   cacheRead: number;
   cacheWrite: number;
+  /** Every answer's together (usage counts them all). */
   outputTokens: number;
+  /** How many answers (OpenAI's `n`), each the same text. */
+  choices: number;
   /** True when the request's max tokens cut the answer short. */
   truncated: boolean;
   /** Unix seconds. */
@@ -50,7 +53,8 @@ export function makeReply(req: ParsedRequest, o: StandinOptions): Reply {
     inputTokens: req.promptTokens,
     cacheRead: 0,
     cacheWrite: 0,
-    outputTokens: words.length,
+    outputTokens: words.length * req.choices,
+    choices: req.choices,
     truncated,
     created: Math.floor(Date.now() / 1000),
   };

@@ -14,6 +14,8 @@ export interface ParsedRequest {
   lastUserText: string;
   /** The tier asked for (`service_tier`: Groq's and OpenAI's "flex"), or null. */
   serviceTier: string | null;
+  /** How many answers it asks for: OpenAI's `n` (platform.openai.com/docs/api-reference/chat/create), else 1. */
+  choices: number;
 }
 
 /** Keys whose string values (at any depth below them) are prompt text. */
@@ -139,5 +141,6 @@ export function parseRequest(raw: string): ParsedRequest | string {
     maxTokens: positiveInt(b.max_tokens) ?? positiveInt(b.max_completion_tokens) ?? positiveInt(b.max_output_tokens) ?? positiveInt(generation?.maxOutputTokens),
     lastUserText: lastUserText(b),
     serviceTier: typeof b.service_tier === "string" ? b.service_tier : null,
+    choices: Math.max(1, positiveInt(b.n) ?? 1),
   };
 }
