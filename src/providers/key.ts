@@ -5,6 +5,18 @@ import { FLAVOURS, type Provider } from "./table";
 /** A caller's `x-slotgate-limit-key` label: replaces the model part, nothing else. */
 export const LABEL = /^[A-Za-z0-9._@+\/-]{1,128}$/;
 
+/**
+ * After the model part of a token count's key (a character no label has): a count has limits of its
+ * own, apart from generation's ("Token counting and message creation have separate and independent
+ * rate limits", docs.anthropic.com/en/docs/build-with-claude/token-counting; Gemini's and Vertex's
+ * `countTokens` are outside the generation quotas), so it has a limiter of its own, which neither
+ * draws from the generation's windows nor reads its answers' headers into them.
+ */
+export const COUNT_KEY = "~count";
+
+/** Whether `rest` is its family's token-count endpoint (its pricing row's `counts`: free, limited apart). */
+export const countsTokens = (p: Provider, rest: string): boolean => FLAVOURS[p.flavour].pricing.counts.test(rest);
+
 export interface KeyParts {
   key: string;
   model: string;
@@ -57,7 +69,7 @@ export function credentialHash(p: Provider, headers: Headers, url: URL): Promise
 /**
  * The key for a credential already hashed: the label, else the model the body or path names
  * (without a version its dialect says limits ignore), else `*`; where the dialect scopes limits per
- * resource (Azure, Bedrock, Vertex), `<resource>/` before it, label or not.
+ * resource (Azure, Bedrock, Vertex), `<resource>/` before it, label or not; on a token count, COUNT_KEY after it.
  */
 export function keyFor(p: Provider, credentialHash: string, rest: string, body: unknown, label: string | null): KeyParts {
   const scope = DIALECTS[p.dialect].scope;
@@ -65,6 +77,7 @@ export function keyFor(p: Provider, credentialHash: string, rest: string, body: 
   model = model && model.length <= 128 ? model : "*";
   const resource = scope?.resource ? resourceOf(p, rest) : null;
   if (resource) model = `${resource}/${model}`;
+  if (countsTokens(p, rest)) model += COUNT_KEY;
   return { key: `${p.name}:${model}:${credentialHash}`, model, credentialHash };
 }
 

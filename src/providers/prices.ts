@@ -126,9 +126,13 @@ export const ANTHROPIC_PRICING: PricingRules = {
   perUse: [],
 };
 
-/** Vertex's: Gemini's grounding and Claude's server tools bill apart from tokens, as on their own APIs. */
+/**
+ * Vertex's: Gemini's grounding and Claude's server tools bill apart from tokens, as on their own APIs.
+ * Counts: Gemini's `:countTokens`, Claude's `count-tokens:rawPredict` ("There is no cost for using the
+ * count-tokens endpoint": cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/count-tokens).
+ */
 export const VERTEX_PRICING: PricingRules = {
-  counts: /:countTokens$/,
+  counts: /(?::countTokens|\/count-tokens:rawPredict)$/,
   toolFees: /^(?:google(?:Search(?:Retrieval)?|_search(?:_retrieval)?|Maps|_maps)|enterprise(?:WebSearch|_web_search)|web_search_|code_execution_)/,
   perUse: [],
 };

@@ -3,7 +3,7 @@
 import { estimate } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
-import { type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
+import { countsTokens, type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
 import { bodyTier, tierField } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
@@ -43,10 +43,13 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
   return {
-    key, ...estimate(json, bytes.byteLength, DIALECTS[p.dialect].limits.imageTokens), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    key, ...(countsTokens(p, rest) ? COUNT_COST : estimate(json, bytes.byteLength, DIALECTS[p.dialect].limits.imageTokens)), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
   };
 }
+
+/** A token count draws a request from its own key (providers/key.ts COUNT_KEY) and no tokens: it generates none, and Anthropic limits counts by requests alone. */
+const COUNT_COST = { cost: 1, out: 0 } as const;
 
 /** OpenAI-style `"stream": true`, Gemini's `:streamGenerateContent` (SSE or not), `alt=sse`. */
 export function asksToStream(json: unknown, rest: string, search: string): boolean {

@@ -119,6 +119,36 @@ describe("providers at their limits", () => {
     console.log(`[providers] anthropic cached: ${n} answered in ${run.makespanMs} ms, at most ${stats.peakInFlight} in flight; ${upstream.rateLimited} of ${upstream.attempts} refused`);
   });
 
+  it("Anthropic, an eval that counts each prompt's tokens before sending it: the counts on a limiter of their own, drawing nothing from the messages' windows, as Anthropic limits them", async () => {
+    const key = credential("anthropic-counted");
+    // ITPM 600,000 a minute in a bucket of 10,000 (five 2,000-token prompts); the stand-in's counts
+    // draw only their own requests window (twice the messages' RPM), never ITPM.
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 60_000, tpm: 0, itpm: 600_000, otpm: 6_000_000, burst: 1 / 60 } } });
+    const client = anthropicVia(stack, key);
+    const n = 20;
+    const keys = { counts: new Set<string>(), messages: new Set<string>() };
+    stack.standin.resetStats();
+    const run = await fleet(n, 8, async (i) => {
+      const messages = [{ role: "user" as const, content: `${"word ".repeat(1_600)}question ${i}` }];
+      const counted = await client.messages.countTokens({ model: ANTHROPIC_MODEL, messages }).withResponse();
+      keys.counts.add(counted.response.headers.get("x-slotgate-key")!);
+      const sent = await client.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 8, messages }).withResponse();
+      keys.messages.add(sent.response.headers.get("x-slotgate-key")!);
+      return sent.response.status;
+    });
+    const upstream = stack.standin.stats().byCredential[key]!;
+    console.log(`[providers] anthropic counted: ${n} counts and ${n} messages in ${run.makespanMs} ms; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(2 * n);
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
+    // The counts' key is the messages' with ~count after its model, and each limiter saw only its own
+    // (before: one key, charged each count as a 2,000-token prompt in the input window).
+    const [messagesKey] = [...keys.messages];
+    expect([...keys.counts]).toEqual([messagesKey!.replace(`:${ANTHROPIC_MODEL}:`, `:${ANTHROPIC_MODEL}~count:`)]);
+    const seen = async (k: string) => ((await (await fetch(`${stack.gateway.url}/admin/keys/${encodeURIComponent(k)}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { metrics: { totalRequests: number } }).metrics.totalRequests;
+    expect([await seen(messagesKey!), await seen([...keys.counts][0]!)]).toEqual([n, n]);
+  });
+
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
     const key = credential("groq-flex");
     const model = `groq-flex-${key.slice(-6)}`;

@@ -72,6 +72,22 @@ describe("stand-in: rate-limit headers", () => {
     expect(short.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
   });
 
+  it("Anthropic's token count: its own requests window at twice the messages' rate, no tokens, nothing drawn from the messages' windows", async () => {
+    const s = await standin({ rpm: 60, tpm: 0, itpm: 30_000, otpm: 8_000, burst: { requests: 2 } });
+    const client = anthropicClient(s);
+    const counts = await Promise.all([1, 2].map(() => client.messages.countTokens({ model: "claude-haiku-4-5", messages: [{ role: "user", content: "how long is this?" }] }).withResponse()));
+    expect(counts.map((c) => c.data.input_tokens)).toEqual([5, 5]);
+    const h = counts[1]!.response.headers;
+    expect([h.get("anthropic-ratelimit-requests-limit"), h.get("anthropic-ratelimit-input-tokens-limit")]).toEqual(["120", null]);
+    // Both of the messages' two requests are still there; a third is refused.
+    const asked = [await post(s, "/v1/messages", messagesBody(), anHeaders()), await post(s, "/v1/messages", messagesBody(), anHeaders()), await post(s, "/v1/messages", messagesBody(), anHeaders())];
+    expect(asked.map((r) => r.status)).toEqual([200, 200, 429]);
+    // Its own window is spent now (a count takes no max_tokens); and it is free: only the messages' tokens were served.
+    expect((await post(s, "/v1/messages/count_tokens", { model: "claude-haiku-4-5", messages: [{ role: "user", content: "hi" }] }, anHeaders())).status).toBe(429);
+    const input = ((await asked[0]!.json()) as { usage: { input_tokens: number } }).usage.input_tokens;
+    expect(s.stats().usage.input).toBe(2 * input);
+  });
+
   it("headers: false sends no rate-limit headers, on successes and on 429s", async () => {
     const s = await standin({ headers: false, rpm: 60, burst: { requests: 1 } });
     const ok = await post(s, "/v1/chat/completions", chatBody(), oaHeaders());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/env";
-import { limitKey, priceName } from "../../src/providers/key";
+import { LABEL, limitKey, priceName } from "../../src/providers/key";
 import { providers } from "../../src/providers/registry";
 import { upstreamUrl } from "../../src/providers/url";
 
@@ -116,6 +116,25 @@ describe("limitKey", () => {
     expect(new Set([none.credentialHash, q1.credentialHash, q2.credentialHash]).size).toBe(3);
     // Express mode's path names no project: always the credential's own.
     expect((await key("ya29.a", "/vertex/x", "/v1/publishers/google/models/gemini-2.5-flash-001:generateContent")).identity).toBeNull();
+  });
+
+  it("a token count has a key of its own, the generation's with ~count after its model part: its limits are apart from generation's", async () => {
+    const both = async (p: keyof typeof table, headers: Record<string, string>, gen: string, count: string, body: unknown, label: string | null = null) =>
+      [await limitKey(table[p]!, h(headers), u("/x"), gen, body, label), await limitKey(table[p]!, h(headers), u("/x"), count, body, label)] as const;
+    const pairs = [
+      await both("anthropic", { "x-api-key": "sk-ant" }, "/v1/messages", "/v1/messages/count_tokens", { model: "claude-sonnet-4-5" }),
+      await both("anthropic", { "x-api-key": "sk-ant" }, "/v1/messages", "/v1/messages/count_tokens", { model: "claude-sonnet-4-5" }, "team-evals"),
+      await both("openai", { authorization: "Bearer a" }, "/v1/responses", "/v1/responses/input_tokens", { model: "gpt-5" }),
+      await both("gemini", { "x-goog-api-key": "g" }, "/v1beta/models/gemini-2.5-pro:generateContent", "/v1beta/models/gemini-2.5-pro:countTokens", null),
+    ];
+    for (const [gen, count] of pairs) {
+      expect(count.key).toBe(gen.key.replace(`:${gen.model}:`, `:${gen.model}~count:`));
+      expect(count.credentialHash).toBe(gen.credentialHash);
+    }
+    const claude = "/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict";
+    expect((await limitKey(table.vertex!, h({ authorization: "Bearer ya29.a" }), u("/vertex/x"), claude, null, null)).model).toBe("us-east5/count-tokens~count");
+    // No label can name a count's key: `~` is not a label's.
+    expect(LABEL.test("claude~count")).toBe(false);
   });
 
   it("a label replaces only the model part", async () => {

@@ -67,7 +67,8 @@ export const anthropic: Dialect = {
   tokensApart: true,
   // Prompt caching, its reads left out of ITPM (prompt-cache.ts).
   promptCache: true,
-  endpoints: { "/messages": messages },
+  endpoints: { "/messages": messages, "/messages/count_tokens": (req) => ({ json: { input_tokens: req.promptTokens } }) },
+  counts: { endpoint: "/messages/count_tokens", rpmTimes: 2 },
   reportsStreamUsage: () => true, // message_start and message_delta carry it
 
 
@@ -76,9 +77,10 @@ export const anthropic: Dialect = {
     return /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() || undefined;
   },
 
-  check(h, req) {
+  check(h, req, endpoint) {
     if (!h["anthropic-version"]) return error(400, "invalid_request_error", "anthropic-version: header is required");
-    for (const field of ["model", "messages", "max_tokens"]) {
+    // A token count takes no max_tokens (docs.anthropic.com/en/api/messages-count-tokens).
+    for (const field of endpoint === "/messages/count_tokens" ? ["model", "messages"] : ["model", "messages", "max_tokens"]) {
       if (!(field in req.body)) return error(400, "invalid_request_error", `${field}: Field required`);
     }
     return null;

@@ -62,6 +62,12 @@ export interface Dialect {
   tokensApart?: true;
   /** It caches prompt prefixes marked `cache_control`, and its input window leaves the reads out (prompt-cache.ts). */
   promptCache?: true;
+  /**
+   * Its token-count endpoint, limited apart from generation: its own requests window, at `rpm` x
+   * this, and no tokens (Anthropic's `/messages/count_tokens`: 100 RPM at tier 1 where messages get 50,
+   * and twice at every tier; "separate and independent rate limits", build-with-claude/token-counting).
+   */
+  counts?: { endpoint: string; rpmTimes: number };
   /** The host its 524 page names. */
   host: string;
   /** Request checks the real API makes before anything else (required fields, headers, query). */

@@ -146,7 +146,11 @@ export async function handleApi(
   const tier = askedTier(dialect, endpoint, req);
   if (tier === "unsupported") return refuse(unsupportedTier(dialect), "invalid");
   if (tier === "flex" && state.dice.shed(o.flexShed)) return refuse(shedReply(dialect), "shed");
-  const counted = tierAccount(dialect, accountKey(target, owner, model), countedApart(dialect, o), tier);
+  // A token count draws from an account of its own: requests only, at its own rate.
+  const counting = dialect.counts?.endpoint === endpoint ? dialect.counts : null;
+  const counted = counting
+    ? { key: `${accountKey(target, owner, model)}\u0000count`, o: { ...o, rpm: o.rpm * counting.rpmTimes, tpm: 0, itpm: null, otpm: null } }
+    : tierAccount(dialect, accountKey(target, owner, model), countedApart(dialect, o), tier);
   o = counted.o;
   const key = counted.key;
   account = state.accounts.get(key) ?? new Account();
@@ -155,12 +159,13 @@ export async function handleApi(
     return refuse(dialect.tooManyConcurrent(model, o.organization), "rate_limited", retryAfter(o, 1000, Date.now(), dialect.retryHeaders), "concurrency");
   }
   // A prompt whose cached prefix is read counts only the rest against the input window (prompt-cache.ts).
-  const prefix = dialect.promptCache ? cachePrefix(req.body) : null;
+  // A count uses no caching logic (build-with-claude/token-counting, FAQ).
+  const prefix = dialect.promptCache && !counting ? cachePrefix(req.body) : null;
   const read = prefix !== null && account.prompts.hit(model, prefix, Date.now());
   // Every answer's allowance (`n` of them): OpenAI's cookbook (examples/api_request_parallel_processor.py)
   // counts prompt + n x max_tokens against TPM, and a third party saw max_tokens 5,000 with n 100
   // refused as 500,000 tokens (community.openai.com/t/360359).
-  const cost = { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices };
+  const cost = counting ? { input: 0, output: 0 } : { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
     const err = dialect.rateLimited(admission, model, o.organization, endpoint);
@@ -193,10 +198,11 @@ export async function handleApi(
       const served = tier ?? "standard";
       Object.assign(okHeaders, reportTier(dialect, result, served));
       const output = endpoint === "/embeddings" ? 0 : reply.outputTokens;
-      state.stats.served(served, reply.inputTokens, output, charge(o, dialect, model, served, reply.inputTokens, output));
       const streamed = "stream" in result;
+      // A count is free: it serves and bills no tokens.
+      if (!counting) state.stats.served(served, reply.inputTokens, output, charge(o, dialect, model, served, reply.inputTokens, output));
       // What the answer reports in its usage is what it served (some streams report it only when asked).
-      if (!streamed || dialect.reportsStreamUsage(endpoint, req))
+      if (!counting && (!streamed || dialect.reportsStreamUsage(endpoint, req)))
         state.stats.used(reply.inputTokens, output, owner, model);
       const opened = o.heldMs > 0 && (await holdOpen(res, dialect, streamed, okHeaders, o.heldMs, o.keepAliveMs));
       if (streamed) await writeStream(res, result.stream, totalMs, okHeaders, dialect.sseEol, opened);
