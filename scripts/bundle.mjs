@@ -45,9 +45,10 @@ import { transformSync } from "esbuild";
  * never refused as too large on it, +0.5 KB: 281,177 bytes, hence 282 KB; the admin view's
  * `cacheReadShare` +0.2 KB: 281,377 bytes; pictures named by URL or file priced as pictures, and a
  * row's own count of one (`limits.imageTokens`), +0.4 KB: 281,824 bytes; every answer's output
- * charged (`n`) 27 bytes: 281,851; token counts on a limiter of their own 138 bytes: 281,989.
+ * charged (`n`) 27 bytes: 281,851; token counts on a limiter of their own 138 bytes: 281,989; an
+ * embedding charged its input alone 41 bytes: 282,030, hence 283 KB.
  */
-const BUDGET_BYTES = 282_000;
+const BUDGET_BYTES = 283_000;
 
 const out = mkdtempSync(join(tmpdir(), "slotgate-bundle-"));
 try {

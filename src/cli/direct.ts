@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
+import { operationOf } from "../observe/genai";
 import { classify } from "../policy/classify";
 import { costFor, estimate } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
@@ -48,7 +49,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const tiered = lineTier(ctx, item);
   const dialect = dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
-  const whole = estimate(item.body, bytes, dialect.limits.imageTokens);
+  const whole = estimate(item.body, bytes, dialect.limits.imageTokens, operationOf("POST", item.url) !== "embeddings");
   let need = costFor(dialect, whole.cost, whole.out);
 
   for (let attempt = 1; ; ) {

@@ -30,10 +30,12 @@ export function estimateTokens(body: unknown, bytes: number, imageTokens = IMAGE
  * `unsure`: it holds media a provider counts by what they hold (a document, audio), priced by their
  * bytes, which may be far more than the provider counts: never reason enough to refuse it as too large.
  * `imageTokens`: what the key's provider row counts an image at most (its `limits.imageTokens`).
+ * `generates`: false for an embedding, which generates nothing: its input alone is counted, as OpenAI's
+ * cookbook (examples/api_request_parallel_processor.py) counts one against TPM, not 256 more assumed.
  */
-export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS): { cost: number; out: number; unsure?: true } {
-  if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: DEFAULT_OUTPUT_TOKENS };
-  const out = Math.min((outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS) * choicesOf(body), 1_000_000);
+export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS, generates = true): { cost: number; out: number; unsure?: true } {
+  if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: generates ? DEFAULT_OUTPUT_TOKENS : 0 };
+  const out = generates ? Math.min((outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS) * choicesOf(body), 1_000_000) : 0;
   const media = mediaIn(body, imageTokens);
   const cost = Math.ceil((bytes - media.chars) / 4) + media.tokens + out;
   return media.unsure ? { cost, out, unsure: true } : { cost, out };

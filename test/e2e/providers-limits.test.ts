@@ -149,6 +149,25 @@ describe("providers at their limits", () => {
     expect([await seen(messagesKey!), await seen([...keys.counts][0]!)]).toEqual([n, n]);
   });
 
+  it("OpenAI embeddings, TPM binding: each charged its input alone, so the key runs wider (before: 256 of output assumed on each)", async () => {
+    const key = credential("openai-embeds");
+    // 60,000 tokens a minute in a bucket of 1,000: about 17 of these 60-token inputs, or 3 charged 256 more each.
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 60_000, tpm: 60_000, burst: 1 / 60 } } });
+    const client = openaiOf(stack, "openai", key);
+    const n = 48;
+    const width = 16;
+    await client.embeddings.create({ model: "text-embedding-3-small", input: "learn the window" });
+    stack.standin.resetStats();
+    const run = await fleet(n, width, (i) => statusOf(client.embeddings.create({ model: "text-embedding-3-small", input: `passage ${i}: ${"a few words of a corpus ".repeat(9)}` })));
+    const stats = stack.standin.stats();
+    const upstream = stats.byCredential[key]!;
+    console.log(`[providers] openai embeddings: ${n} in ${run.makespanMs} ms, at most ${stats.peakInFlight} in flight; ${upstream.rateLimited} of ${upstream.attempts} refused`);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.rateLimited / upstream.attempts, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(0.02);
+    // Charged 256 more each, at most 2 went at once (2.2 s for the 48); charged their input, 9 to 13 (2.0 s).
+    expect(stats.peakInFlight, "requests in flight upstream at once").toBeGreaterThanOrEqual(6);
+  });
+
   it("Groq's flex tier: 498 capacity refusals retried, every request answered, its streams metered exactly", async () => {
     const key = credential("groq-flex");
     const model = `groq-flex-${key.slice(-6)}`;

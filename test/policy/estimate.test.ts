@@ -29,6 +29,12 @@ describe("estimateTokens", () => {
     expect(costFor(DIALECTS.fireworks, estimate({ max_tokens: 16, n: 3 }, 48).cost, estimate({ max_tokens: 16, n: 3 }, 48).out)).toEqual({ cost: 12, out: 48 });
   });
 
+  it("charges an embedding its input alone: it generates nothing (before: 256 of output assumed)", () => {
+    expect(estimate({ model: "text-embedding-3-small", input: "a sentence to embed" }, 60, undefined, false)).toEqual({ cost: 15, out: 0 });
+    expect(estimate({ model: "text-embedding-3-small", input: "a sentence to embed" }, 60)).toEqual({ cost: 15 + DEFAULT_OUTPUT_TOKENS, out: DEFAULT_OUTPUT_TOKENS });
+    expect(estimate(null, 5_000, undefined, false)).toEqual({ cost: DEFAULT_COST, out: 0 });
+  });
+
   it("charges a flat guess for a body that is not JSON, and 1 for an empty one", () => {
     expect(estimateTokens(null, 5_000)).toBe(DEFAULT_COST);
     expect(estimateTokens(null, 0)).toBe(1);

@@ -1,0 +1,45 @@
+// What the gateway reads of a request body before it queues (src/proxy/request.ts describe): each
+// estimate as the route and the key's provider row make it.
+import { describe as suite, expect, it } from "vitest";
+import { DEFAULT_OUTPUT_TOKENS } from "../../src/policy/estimate";
+import { IMAGE_TOKENS } from "../../src/policy/media";
+import { describe } from "../../src/proxy/request";
+import { providers } from "../../src/providers/registry";
+
+const table = providers("{}");
+const read = (provider: string, rest: string, body: object, headers: Record<string, string> = { authorization: "Bearer sk-a" }) => {
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  return describe(table[provider]!, new Headers(headers), new URL(`http://gw/${provider}${rest}`), rest, bytes, body, null);
+};
+
+suite("describe: the estimate by route and row", () => {
+  it("an embedding is charged its input alone; the same body as a chat, its default output besides", async () => {
+    const body = { model: "text-embedding-3-small", input: "a passage of a corpus" };
+    const embedding = await read("openai", "/v1/embeddings", body);
+    expect(embedding).toMatchObject({ out: 0, cost: Math.ceil(JSON.stringify(body).length / 4) });
+    expect((await read("openai", "/v1/chat/completions", body)).out).toBe(DEFAULT_OUTPUT_TOKENS);
+    const gemini = await read("gemini", "/v1beta/models/gemini-embedding-001:embedContent", { content: { parts: [{ text: "a passage" }] } }, { "x-goog-api-key": "g" });
+    expect(gemini.out).toBe(0);
+  });
+
+  it("a token count: one request on a key of its own, no tokens", async () => {
+    const body = { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "x".repeat(4_000) }] };
+    const count = await read("anthropic", "/v1/messages/count_tokens", body, { "x-api-key": "sk-ant" });
+    const message = await read("anthropic", "/v1/messages", { ...body, max_tokens: 64 }, { "x-api-key": "sk-ant" });
+    expect(count).toMatchObject({ cost: 1, out: 0 });
+    expect(count.key.key).toBe(message.key.key.replace(":claude-sonnet-4-5:", ":claude-sonnet-4-5~count:"));
+    expect(message.cost).toBeGreaterThan(1_000);
+  });
+
+  it("n answers charge the output limit n times; a picture by URL at its row's count (OpenAI 800, Anthropic the most)", async () => {
+    expect((await read("openai", "/v1/chat/completions", { model: "gpt-4o", max_tokens: 100, n: 5, messages: [] })).out).toBe(500);
+    const picture = (url: string) => [{ role: "user", content: [{ type: "image_url", image_url: { url } }] }];
+    const openai = await read("openai", "/v1/chat/completions", { model: "gpt-4o", max_tokens: 0, messages: picture("https://example.com/a.png") });
+    expect(openai.cost - openai.out).toBeGreaterThan(800);
+    expect(openai.cost - openai.out).toBeLessThan(800 + 50);
+    const claude = { model: "claude-sonnet-4-5", max_tokens: 0, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] }] };
+    const anthropic = await read("anthropic", "/v1/messages", claude, { "x-api-key": "sk-ant" });
+    expect(anthropic.cost).toBeGreaterThan(IMAGE_TOKENS);
+    expect(anthropic.cost).toBeLessThan(IMAGE_TOKENS + 50);
+  });
+});
