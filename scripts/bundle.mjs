@@ -46,7 +46,8 @@ import { transformSync } from "esbuild";
  * `cacheReadShare` +0.2 KB: 281,377 bytes; pictures named by URL or file priced as pictures, and a
  * row's own count of one (`limits.imageTokens`), +0.4 KB: 281,824 bytes; every answer's output
  * charged (`n`) 27 bytes: 281,851; token counts on a limiter of their own 138 bytes: 281,989; an
- * embedding charged its input alone 41 bytes: 282,030, hence 283 KB.
+ * embedding charged its input alone 41 bytes: 282,030, hence 283 KB; Gemini's tokens window charged
+ * prompts alone (the row's `promptOnly`) 63 bytes: 282,093.
  */
 const BUDGET_BYTES = 283_000;
 

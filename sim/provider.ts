@@ -66,7 +66,8 @@ export class SimProvider {
       this.log.refused.push(now);
       return this.respond(429, d.stamp(d.tooManyConcurrent(req.model, o.organization).body, {}), { ...limits(), ...retryAfter(o, 1000, now, d.retryHeaders) });
     }
-    const admission = this.account.admit(o, { input: req.promptTokens, output: req.maxTokens ?? o.outputTokens }, now);
+    // Gemini's TPM counts input alone (the stand-in's `inputTpm`).
+    const admission = this.account.admit(o, { input: req.promptTokens, output: d.inputTpm ? 0 : (req.maxTokens ?? o.outputTokens) }, now);
     if (!admission.ok) {
       this.log.refused.push(now);
       return this.respond(429, d.stamp(d.rateLimited(admission, req.model, o.organization).body, {}), { ...limits(), ...retryAfter(o, admission.waitMs, now, d.retryHeaders) });

@@ -3,6 +3,7 @@
 import type { LimiterConfig } from "../src/config/limits";
 import { mulberry32 } from "../test/support/standin/faults.ts";
 import { bucketSpec } from "../test/support/standin/bucket.ts";
+import { STANDIN_DIALECTS } from "../test/support/standin/route.ts";
 import { type Answer, directSender, type Fleet, runFleet } from "./clients.ts";
 import { Clock } from "./clock.ts";
 import { gatewayDialect, gatewaySender, RPC_MS, SimObject, type SimRequest } from "./gateway.ts";
@@ -74,14 +75,15 @@ function latency(s: Shape) {
 }
 
 /** Cost of one request against each limit, as the provider counts it. */
-function costs(f: Fleet) {
+function costs(f: Fleet, s: Shape) {
   const prompt = Math.ceil(f.promptChars / 4);
-  return { requests: 1, tokens: prompt + f.maxTokens, input: prompt, output: f.maxTokens };
+  // A provider whose TPM counts input alone (Gemini's: the stand-in's `inputTpm`) draws no output from it.
+  return { requests: 1, tokens: prompt + (STANDIN_DIALECTS[s.flavour].inputTpm ? 0 : f.maxTokens), input: prompt, output: f.maxTokens };
 }
 
 /** Requests per ms the provider sustains, from whichever limit binds first. */
 export function providerRate(s: Shape, f: Fleet): number {
-  const c = costs(f);
+  const c = costs(f, s);
   const rates = [
     s.rpm ? s.rpm / MINUTE : Infinity,
     s.tpm ? s.tpm / MINUTE / c.tokens : Infinity,
@@ -122,7 +124,7 @@ function refillMs(need: number, key: (typeof LIMITS)[number][0], s: Shape): numb
  * own concurrency) allows. A burst is a fraction of a minute or absolute capacities, as the stand-in takes it.
  */
 export function idealMs(s: Shape, f: Fleet): number {
-  const c = costs(f);
+  const c = costs(f, s);
   const lat = latency(s);
   let quota = 0;
   const fraction = typeof s.burst === "number" ? s.burst : 1;

@@ -43,11 +43,13 @@ export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKEN
 
 /**
  * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
- * allowance: the whole, or, where the key's provider row counts generated tokens apart
- * (`limits.output`), the prompt's (`cost`) and the output's (`out`) each. Per key, not per request:
+ * allowance: the whole; where the key's provider row counts generated tokens apart
+ * (`limits.output`), the prompt's (`cost`) and the output's (`out`) each; where its windows count
+ * the prompt alone (`limits.promptOnly`), the prompt's. Per key, not per request:
  * a pool's members may be of rows that count either way.
  */
-export function costFor(d: { limits: { output?: unknown } }, cost: number, out: number | undefined): { cost: number; out?: number } {
+export function costFor(d: { limits: { output?: unknown; promptOnly?: true } }, cost: number, out: number | undefined): { cost: number; out?: number } {
+  if (d.limits.promptOnly) return { cost: Math.max(1, cost - (out ?? 0)) };
   if (!d.limits.output || out === undefined) return { cost };
   return { cost: Math.max(1, cost - out), out };
 }

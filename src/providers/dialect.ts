@@ -83,6 +83,11 @@ export interface LimitsSpec {
    */
   cacheReadsFree?: { except?: RegExp };
   /**
+   * Its `tokens` windows count the prompt alone, and no window counts the output (Gemini's "Tokens
+   * per minute (input)"): a request is charged its estimate less its output allowance. Absent: both count.
+   */
+  promptOnly?: true;
+  /**
    * What the row's windows count an image in a request, inline or by reference, at most (an inline
    * one smaller: its bytes / 4; policy/media.ts). Absent: IMAGE_TOKENS, about the most Anthropic counts.
    */

@@ -60,7 +60,8 @@ const ROWS = {
    * `stream_options` (ai.google.dev/gemini-api/docs/openai); the native route always carries `usageMetadata`.
    */
   gemini: {
-    limits: { requests: none, tokens: none, body: ["error-details"] },
+    // "Tokens per minute (input) (TPM)" (the same page): the output allowance draws from no window.
+    limits: { requests: none, tokens: none, body: ["error-details"], promptOnly: true },
     refusals: GOOGLE,
     usage: ASKS, scope: { bodyRoutes: /^\/v1(?:beta|alpha)?\/openai\// }, tiers: GEMINI_TIERS,
   },

@@ -64,6 +64,34 @@ describe("providers at their limits", () => {
     console.log(`[providers] gemini: ${n} answered in ${run.makespanMs} ms, ${(run.makespanMs / idealMs(n)).toFixed(2)}x the limit's ${idealMs(n)} ms; ${episode} refused in the first episode, ${refusedLater} of ${later.length} after`);
   });
 
+  it("Gemini's native API, its input TPM binding, a large maxOutputTokens: every request answered, the window charged prompts alone as Gemini counts it", async () => {
+    const key = credential("gemini-input");
+    // "Tokens per minute (input)": 600,000 a minute in a bucket of 10,000, ten of these 1,000-token prompts.
+    stack.standin.configure({ keyLimits: { [key]: { rpm: 60_000, tpm: 600_000, burst: 1 / 60 } } });
+    const n = 30;
+    const rates: number[] = [];
+    const ask = (i: number) => fetch(`${stack.gateway.url}/gemini/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": key },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: `${"grade this answer ".repeat(222)}(${i})` }] }], generationConfig: { maxOutputTokens: 2_000 } }),
+    }).then(async (r) => {
+      await r.arrayBuffer();
+      if (r.headers.has("x-slotgate-rate")) rates.push(Number(r.headers.get("x-slotgate-rate")));
+      return r.status;
+    });
+    stack.standin.resetStats();
+    const run = await fleet(n, 8, ask);
+    const upstream = stack.standin.stats().byCredential[key]!;
+    // Charged its 2,000 of output besides (3,000 a request once a 429 told the window), three went a second where ten fit.
+    console.log(`[providers] gemini input TPM: ${n} answered in ${run.makespanMs} ms; ${upstream.rateLimited} of ${upstream.attempts} refused; x-slotgate-rate at last ${rates.at(-1)}`);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    expect(upstream.successes).toBe(n);
+    // A headerless key learns its window from its first 429s: at most the fleet's width, then paced.
+    expect(upstream.rateLimited, `${upstream.rateLimited} of ${upstream.attempts} attempts refused`).toBeLessThanOrEqual(8 + 2);
+    // The pace the key tells its callers (x-slotgate-rate: requests a minute the learned window allows
+    // at its requests' mean charge): about 600 a minute of these prompts; about 200 charged 3,000 each.
+    expect(rates.at(-1)).toBeGreaterThanOrEqual(400);
+  });
+
   /**
    * `n` requests at 16 in flight on a credential whose output tokens alone bind: ten requests'
    * worth a second of `maxTokens` each, prompts and requests plenty. Every one answered, and at most

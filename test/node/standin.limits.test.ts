@@ -102,6 +102,16 @@ describe("stand-in: rate-limit headers", () => {
 });
 
 describe("stand-in: token buckets", () => {
+  it("Gemini's TPM counts input alone: a short prompt asking for much output is taken, a long prompt is refused", async () => {
+    const s = await standin({ rpm: 600, tpm: 1_000, burst: 1 });
+    const ask = (text: string) => post(s, "/v1beta/models/gemini-2.5-flash:generateContent", { contents: [{ parts: [{ text }] }], generationConfig: { maxOutputTokens: 5_000 } }, { "x-goog-api-key": "g-input" });
+    expect((await ask("short")).status).toBe(200);
+    expect((await ask("x".repeat(4_400))).status).toBe(429);
+    // OpenAI counts the output allowance too: the same short prompt is refused there.
+    const openai = await post(s, "/v1/chat/completions", chatBody({ max_tokens: 5_000 }), oaHeaders());
+    expect(openai.status).toBe(429);
+  });
+
   it("RPM: refuses past the burst with rate_limit_exceeded and an exact retry-after, then refills", async () => {
     // One token a second: wide enough that a loaded machine's slow calls do not eat the wait.
     const s = await standin({ rpm: 60, burst: { requests: 2 }, retryAfter: "ms" });

@@ -68,6 +68,10 @@ describe("estimate's output allowance: what a window of generated tokens alone i
     expect(costFor(DIALECTS.anthropic, 28, 16)).toEqual({ cost: 12, out: 16 });
     expect(costFor(DIALECTS.bedrock, 28, 16)).toEqual({ cost: 28 });
     expect(costFor(DIALECTS.anthropic, 28, undefined)).toEqual({ cost: 28 });
+    // A row whose windows count the prompt alone (Gemini's "Tokens per minute (input)") is charged it alone.
+    expect(costFor(DIALECTS.gemini, 28, 16)).toEqual({ cost: 12 });
+    expect(costFor(DIALECTS.gemini, 10, 16)).toEqual({ cost: 1 });
+    for (const [name, d] of Object.entries(DIALECTS)) if (d.limits.promptOnly) expect(d.limits.output, name).toBeUndefined();
     // Every row that reads a window of generated tokens sends its allowance; no other does.
     for (const [name, d] of Object.entries(DIALECTS)) expect("out" in costOf(d, body, 48), name).toBe(d.limits.output !== undefined);
   });

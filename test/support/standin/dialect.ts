@@ -62,6 +62,8 @@ export interface Dialect {
   tokensApart?: true;
   /** It caches prompt prefixes marked `cache_control`, and its input window leaves the reads out (prompt-cache.ts). */
   promptCache?: true;
+  /** Its TPM counts input tokens alone (Gemini's "Tokens per minute (input)", ai.google.dev/gemini-api/docs/rate-limits). */
+  inputTpm?: true;
   /**
    * Its token-count endpoint, limited apart from generation: its own requests window, at `rpm` x
    * this, and no tokens (Anthropic's `/messages/count_tokens`: 100 RPM at tier 1 where messages get 50,

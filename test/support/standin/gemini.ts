@@ -64,6 +64,7 @@ export const gemini: Dialect = {
   scope: "model",
   retryHeaders: "none",
   sseEol: "\r\n",
+  inputTpm: true,
   endpoints: { ":generateContent": generate(false), ":streamGenerateContent": generate(false), ":streamGenerateContent?alt=sse": generate(true) },
   reportsStreamUsage: () => true,
 

@@ -165,7 +165,7 @@ export async function handleApi(
   // Every answer's allowance (`n` of them): OpenAI's cookbook (examples/api_request_parallel_processor.py)
   // counts prompt + n x max_tokens against TPM, and a third party saw max_tokens 5,000 with n 100
   // refused as 500,000 tokens (community.openai.com/t/360359).
-  const cost = counting ? { input: 0, output: 0 } : { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices };
+  const cost = counting ? { input: 0, output: 0 } : { input: req.promptTokens - (read ? prefix.tokens : 0), output: endpoint === "/embeddings" || dialect.inputTpm ? 0 : (req.maxTokens ?? o.outputTokens) * req.choices };
   const admission = account.admit(o, cost, performance.now());
   if (!admission.ok) {
     const err = dialect.rateLimited(admission, model, o.organization, endpoint);

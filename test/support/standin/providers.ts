@@ -249,6 +249,7 @@ export const geminiOpenai: Dialect = {
     rateLimited: () => ({ message: "" }),
     billing: () => ({ status: 429, message: "" }),
   }),
+  inputTpm: true,
   unauthorized: () => ({ status: 400, body: [badKey()] }),
   rateLimited: (r, model) => ({ status: 429, body: [resourceExhausted(r, model)] }),
   tooManyConcurrent: (model) => ({ status: 429, body: [resourceExhausted({ kind: "requests", limit: 0, waitMs: 1000 }, model)] }),
