@@ -23,7 +23,9 @@ async function job(key: string) {
   return { file: file.id, batch: batch.id, output: done.output_file_id, status: done.status };
 }
 
-describe("a virtual key with the batches scope", () => {
+// A job is a dozen calls through the Worker: beside the end-to-end suites on two cores, the first
+// (a cold isolate) once took past the default 5 s, and the two after it timed out behind it.
+describe("a virtual key with the batches scope", { timeout: 20_000 }, () => {
   it("runs a job end to end on one member: the batch goes where its file is, the output comes from there", async () => {
     const up = batchUpstream();
     const vk = await mint("duo", { scopes: ["batches"] });
