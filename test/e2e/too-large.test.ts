@@ -109,7 +109,7 @@ describe("attack 12: one request too large for a key", () => {
 
 describe("a picture or a document sent inline is not a large request", () => {
   // A 300 KB picture as base64: about 75,000 tokens at a token per 4 bytes; a provider counts a few
-  // hundred to 1,600 for it (src/policy/media.ts), the stand-in 765.
+  // hundred to 1,600 for it (src/policy/media.ts), the stand-in 765 (OpenAI) and 1,398 (Anthropic).
   const picture = randomBytes(225_000).toString("base64");
 
   it("OpenAI, a told TPM of 30,000: a question about it is answered (before: 413 request_too_large, nothing sent)", async () => {

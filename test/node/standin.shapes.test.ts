@@ -147,6 +147,18 @@ describe("stand-in: Anthropic shapes", () => {
     expect(response.headers.get("request-id")).toMatch(/^req_011C\w{20}$/);
   });
 
+  it("a picture counts what Anthropic counts a 1024 x 1024 one (width x height / 750), inline or by URL; OpenAI's 765", async () => {
+    const s = await standin();
+    const picture = { type: "image" as const, source: { type: "url" as const, url: "https://example.com/a.png" } };
+    const m = await anthropicClient(s).messages.create(messagesBody({ messages: [{ role: "user" as const, content: [picture, { type: "text" as const, text: "what is it?" }] }] }));
+    // The picture and the text around it (its URL's characters count as text).
+    expect(m.usage.input_tokens - 1_398).toBeGreaterThan(0);
+    expect(m.usage.input_tokens - 1_398).toBeLessThan(20);
+    const o = await openaiClient(s).chat.completions.create(chatBody({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] }));
+    expect(o.usage!.prompt_tokens - 765).toBeGreaterThan(0);
+    expect(o.usage!.prompt_tokens - 765).toBeLessThan(20);
+  });
+
   it("max_tokens cuts the reply with stop_reason max_tokens", async () => {
     const s = await standin({ outputTokens: 20 });
     const data = await anthropicClient(s).messages.create(messagesBody({ max_tokens: 4 }));

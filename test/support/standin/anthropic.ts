@@ -69,6 +69,8 @@ export const anthropic: Dialect = {
   promptCache: true,
   endpoints: { "/messages": messages, "/messages/count_tokens": (req) => ({ json: { input_tokens: req.promptTokens } }) },
   counts: { endpoint: "/messages/count_tokens", rpmTimes: 2 },
+  // width x height / 750 (docs.anthropic.com/en/docs/build-with-claude/vision): 1,398 for 1024 x 1024.
+  imageTokens: Math.round((1024 * 1024) / 750),
   reportsStreamUsage: () => true, // message_start and message_delta carry it
 
 

@@ -62,6 +62,8 @@ export interface Dialect {
   tokensApart?: true;
   /** It caches prompt prefixes marked `cache_control`, and its input window leaves the reads out (prompt-cache.ts). */
   promptCache?: true;
+  /** What it counts a picture, where not IMAGE_TOKENS (request.ts): the stand-in takes every one for 1024 x 1024. */
+  imageTokens?: number;
   /** Its TPM counts input tokens alone (Gemini's "Tokens per minute (input)", ai.google.dev/gemini-api/docs/rate-limits). */
   inputTpm?: true;
   /**

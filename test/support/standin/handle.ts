@@ -107,7 +107,7 @@ export async function handleApi(
   const owner = target.account ?? credential;
   // An owner's own limits (keyLimits) over the global ones; everything else is global.
   let o = owner === undefined ? state.options : forCredential(state.options, owner);
-  const parsed = parseRequest(raw);
+  const parsed = parseRequest(raw, dialect.imageTokens);
   // The path's model (Azure's deployment, Gemini's models/<model>) and stream flag over the body's.
   const req = typeof parsed === "string" ? null : { ...parsed, model: target.model ?? parsed.model, stream: target.stream ?? parsed.stream };
   const model = req?.model ?? "";

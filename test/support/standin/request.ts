@@ -25,7 +25,8 @@ const TEXT_KEYS = new Set(["content", "text", "input", "system", "instructions",
  * Tokens an inline image counts, whatever its size: 765, a 1024 x 1024 picture at high detail by
  * OpenAI's formula (85 + 170 a 512 px tile; platform.openai.com/docs/guides/images-vision). A
  * provider counts an image by its pixels, never its base64 text (a third party measured OpenAI's
- * TPM drawn by about 800 an image whatever its size: community.openai.com/t/1076053).
+ * TPM drawn by about 800 an image whatever its size: community.openai.com/t/1076053). A dialect
+ * that counts otherwise says so (its `imageTokens`: Anthropic's).
  */
 export const IMAGE_TOKENS = 765;
 /**
@@ -63,7 +64,10 @@ function imageByReference(o: Record<string, unknown>, under: string | undefined)
   return (under === "file_data" || under === "fileData") && typeof type === "string" && type.startsWith("image/");
 }
 
-function collect(value: unknown, inText: boolean, out: { chars: number; numbers: number }, under?: string): void {
+/** What `collect` adds up: text characters, tokens counted otherwise, and what its provider counts an image. */
+type Tally = { chars: number; numbers: number; image: number };
+
+function collect(value: unknown, inText: boolean, out: Tally, under?: string): void {
   if (typeof value === "string") {
     if (inText) out.chars += value.length;
   } else if (typeof value === "number") {
@@ -72,11 +76,11 @@ function collect(value: unknown, inText: boolean, out: { chars: number; numbers:
     for (const v of value) collect(v, inText, out, under);
   } else if (value && typeof value === "object") {
     const o = value as Record<string, unknown>;
-    if (imageByReference(o, under)) out.numbers += IMAGE_TOKENS;
+    if (imageByReference(o, under)) out.numbers += out.image;
     for (const [k, v] of Object.entries(o)) {
       if (k === "role" || k === "type" || k === "id") continue;
       const kind = typeof v === "string" ? mediaKind(v, k, o, under) : null;
-      if (kind) out.numbers += kind === "image" ? IMAGE_TOKENS : MEDIA_TOKENS;
+      if (kind) out.numbers += kind === "image" ? out.image : MEDIA_TOKENS;
       else collect(v, inText || TEXT_KEYS.has(k), out, k);
     }
   }
@@ -84,13 +88,13 @@ function collect(value: unknown, inText: boolean, out: { chars: number; numbers:
 
 /** The prompt tokens of `value` as `estimatePromptTokens` counts a body's: every string in it is prompt text. */
 export function textTokens(value: unknown): number {
-  const out = { chars: 0, numbers: 0 };
+  const out = { chars: 0, numbers: 0, image: IMAGE_TOKENS };
   collect(value, true, out);
   return Math.ceil(out.chars / 4) + out.numbers;
 }
 
-export function estimatePromptTokens(body: Record<string, unknown>): number {
-  const out = { chars: 0, numbers: 0 };
+export function estimatePromptTokens(body: Record<string, unknown>, image = IMAGE_TOKENS): number {
+  const out = { chars: 0, numbers: 0, image };
   for (const key of TEXT_KEYS) if (key in body) collect(body[key], true, out);
   return Math.ceil(out.chars / 4) + out.numbers;
 }
@@ -120,8 +124,8 @@ function positiveInt(v: unknown): number | null {
   return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : null;
 }
 
-/** Parses a JSON body; returns an error message instead when it is not a JSON object. */
-export function parseRequest(raw: string): ParsedRequest | string {
+/** Parses a JSON body (`image`: what its provider counts a picture); returns an error message instead when it is not a JSON object. */
+export function parseRequest(raw: string, image = IMAGE_TOKENS): ParsedRequest | string {
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -137,7 +141,7 @@ export function parseRequest(raw: string): ParsedRequest | string {
     model: typeof b.model === "string" ? b.model : "",
     stream: b.stream === true,
     includeUsage: opts?.include_usage === true,
-    promptTokens: estimatePromptTokens(b),
+    promptTokens: estimatePromptTokens(b, image),
     maxTokens: positiveInt(b.max_tokens) ?? positiveInt(b.max_completion_tokens) ?? positiveInt(b.max_output_tokens) ?? positiveInt(generation?.maxOutputTokens),
     lastUserText: lastUserText(b),
     serviceTier: typeof b.service_tier === "string" ? b.service_tier : null,

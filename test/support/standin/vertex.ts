@@ -121,6 +121,7 @@ export function vertexDialect(v: VertexRoute): Dialect {
       ? { ":rawPredict": messages, ":streamRawPredict": messages }
       : Object.fromEntries(Object.entries(gemini.endpoints).map(([e, f]) => [e, (req, r) => onDemand(f(req, r))])),
     reportsStreamUsage: () => true, // Anthropic's events and Gemini's chunks always carry it
+    ...(claude && { imageTokens: anthropic.imageTokens }),
 
     credential: (h) => /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() || undefined,
 
