@@ -47,7 +47,8 @@ import { transformSync } from "esbuild";
  * row's own count of one (`limits.imageTokens`), +0.4 KB: 281,824 bytes; every answer's output
  * charged (`n`) 27 bytes: 281,851; token counts on a limiter of their own 138 bytes: 281,989; an
  * embedding charged its input alone 41 bytes: 282,030, hence 283 KB; Gemini's tokens window charged
- * prompts alone (the row's `promptOnly`) 63 bytes: 282,093.
+ * prompts alone (the row's `promptOnly`) 63 bytes: 282,093; the estimate by route and row read in one
+ * place (`estimateFor`) 34 bytes: 282,127.
  */
 const BUDGET_BYTES = 283_000;
 

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Outcome } from "../limiter/core";
 import type { AcquireResult } from "../limiter/types";
-import { operationOf } from "../observe/genai";
 import { classify } from "../policy/classify";
-import { costFor, estimate } from "../policy/estimate";
+import { costFor, estimateFor } from "../policy/estimate";
 import { parseRateLimitHeaders } from "../policy/limits";
 import type { OutcomeClass, RateLimitInfo } from "../policy/types";
 import type { RetryDecision } from "../policy/backoff";
@@ -49,7 +48,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const tiered = lineTier(ctx, item);
   const dialect = dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
-  const whole = estimate(item.body, bytes, dialect.limits.imageTokens, operationOf("POST", item.url) !== "embeddings");
+  const whole = estimateFor(dialect, item.url, item.body, bytes);
   let need = costFor(dialect, whole.cost, whole.out);
 
   for (let attempt = 1; ; ) {

@@ -1,6 +1,7 @@
 // The OpenTelemetry GenAI semantic conventions' names for what the gateway sees: the operation a
 // request is, the provider as the conventions name it, and what an answer says of itself (model,
 // id, finish reasons; never its content). Pure; the spans (otel.ts) and the metrics read them.
+import { EMBEDDINGS } from "../policy/estimate";
 import { GENAI_NAMES } from "../providers/table";
 
 /** `gen_ai.operation.name` of a request: the inference endpoints' (POST); null: not a GenAI operation. */
@@ -9,7 +10,7 @@ export function operationOf(method: string, rest: string): string | null {
   // OpenAI-style chat completions and Responses, Anthropic's messages: chat.
   if (/\/chat\/completions$|\/v1\/messages$|\/responses$/.test(rest)) return "chat";
   if (/\/completions$|\/v1\/complete$/.test(rest)) return "text_completion";
-  if (/\/embeddings$|:(batchE|e)mbedContents?$/.test(rest)) return "embeddings";
+  if (EMBEDDINGS.test(rest)) return "embeddings";
   if (/:(streamG|g)enerateContent$/.test(rest)) return "generate_content";
   return null;
 }

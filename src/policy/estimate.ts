@@ -41,6 +41,14 @@ export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKEN
   return media.unsure ? { cost, out, unsure: true } : { cost, out };
 }
 
+/** An embedding's route (OpenAI-style `/embeddings`, Gemini's `:embedContent` and `:batchEmbedContents`): it generates nothing. */
+export const EMBEDDINGS = /\/embeddings$|:(batchE|e)mbedContents?$/;
+
+/** The estimate of a body sent on `route` to a key of row `d`: its count of an image, and none of output on an embedding. */
+export function estimateFor(d: { limits: { imageTokens?: number } }, route: string, body: unknown, bytes: number): ReturnType<typeof estimate> {
+  return estimate(body, bytes, d.limits.imageTokens, !EMBEDDINGS.test(route));
+}
+
 /**
  * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
  * allowance: the whole; where the key's provider row counts generated tokens apart

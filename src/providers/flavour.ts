@@ -85,9 +85,9 @@ export interface HeaderFamilies {
 
 /**
  * What a budget reads to price a family's request (budget/priceable.ts). `counts`: its
- * token-count endpoints (free, and limited apart from generation: providers/key.ts). `toolFees`: server-side tools billed per use, which `usage`
- * tokens do not show (as a tool's `type`, or the key a tool is set under). `perUse`: body fields
- * that bill per use the same way.
+ * token-count endpoints (free, and limited apart from generation: providers/key.ts). `toolFees`:
+ * server-side tools billed per use, which `usage` tokens do not show (as a tool's `type`, or the
+ * key a tool is set under). `perUse`: body fields that bill per use the same way.
  */
 export interface PricingRules {
   counts: RegExp;

@@ -1,11 +1,10 @@
 // What the gateway needs to know of a request body before it queues: its key, cost and whether
 // the answer will stream, read from the body's JSON (parsed once, by the request's record: call.ts).
-import { estimate } from "../policy/estimate";
+import { estimateFor } from "../policy/estimate";
 import type { Tier, TierSpec } from "../providers/dialect";
 import { DIALECTS } from "../providers/dialects";
 import { countsTokens, type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
 import { bodyTier, tierField } from "../tiers/body";
-import { operationOf } from "../observe/genai";
 import { askForUsage } from "../usage/meter";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
@@ -44,7 +43,7 @@ export async function describe(p: Provider, headers: Headers, url: URL, rest: st
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
   return {
-    key, ...(countsTokens(p, rest) ? COUNT_COST : estimate(json, bytes.byteLength, DIALECTS[p.dialect].limits.imageTokens, operationOf("POST", rest) !== "embeddings")), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
+    key, ...(countsTokens(p, rest) ? COUNT_COST : estimateFor(DIALECTS[p.dialect], rest, json, bytes.byteLength)), stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(DIALECTS[p.dialect].tiers, json, route), route,
   };
 }

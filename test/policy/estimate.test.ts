@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, costFor, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimate, estimateTokens, outputLimit } from "../../src/policy/estimate";
+import { choicesOf, costFor, DEFAULT_COST, DEFAULT_OUTPUT_TOKENS, estimate, estimateFor, estimateTokens, outputLimit } from "../../src/policy/estimate";
 import { DIALECTS } from "../../src/providers/dialects";
 
 describe("estimateTokens", () => {
@@ -33,6 +33,14 @@ describe("estimateTokens", () => {
     expect(estimate({ model: "text-embedding-3-small", input: "a sentence to embed" }, 60, undefined, false)).toEqual({ cost: 15, out: 0 });
     expect(estimate({ model: "text-embedding-3-small", input: "a sentence to embed" }, 60)).toEqual({ cost: 15 + DEFAULT_OUTPUT_TOKENS, out: DEFAULT_OUTPUT_TOKENS });
     expect(estimate(null, 5_000, undefined, false)).toEqual({ cost: DEFAULT_COST, out: 0 });
+  });
+
+  it("estimateFor: an embedding's route (each family's) asks no output; the row's count of an image", () => {
+    for (const route of ["/v1/embeddings", "/openai/deployments/d/embeddings", "/v1beta/models/gemini-embedding-001:embedContent", "/v1beta/models/gemini-embedding-001:batchEmbedContents"])
+      expect(estimateFor(DIALECTS.gemini, route, { input: "x" }, 40), route).toEqual({ cost: 10, out: 0 });
+    expect(estimateFor(DIALECTS.openai, "/v1/chat/completions", { max_tokens: 5 }, 40)).toEqual({ cost: 15, out: 5 });
+    const picture = { max_tokens: 0, messages: [{ content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] };
+    expect(estimateFor(DIALECTS.openai, "/v1/chat/completions", picture, 40).cost - estimateFor(DIALECTS.anthropic, "/v1/messages", picture, 40).cost).toBe(800 - 1_600);
   });
 
   it("charges a flat guess for a body that is not JSON, and 1 for an empty one", () => {
