@@ -72,7 +72,7 @@ export function worstCase(json: unknown, bytes: number, price: Price, model: str
   const limit = outputLimit(json);
   const perAnswer = limit === null ? price.maxOutput : price.maxOutput === undefined ? limit : Math.min(limit, price.maxOutput);
   if (perAnswer === undefined)
-    return { why: `it names no output limit and model ${name} has no maxOutput in PRICES: set one (max_tokens, max_completion_tokens, max_output_tokens or maxOutputTokens)` };
+    return { why: `it names no output limit and model ${name} has no maxOutput in PRICES: set one (max_tokens, max_completion_tokens, max_output_tokens, maxOutputTokens or Converse's inferenceConfig.maxTokens)` };
   const answers = choicesOf(json);
   const output = perAnswer * answers;
   return { bound: { input, output, perAnswer, answers, usd: costOf({ input, output, cached: 0, cacheWrite: 0 }, price) } };
@@ -91,5 +91,6 @@ export function outputField(rest: string): string {
   if (/\/responses$/.test(rest)) return "max_output_tokens";
   if (/\/chat\/completions$/.test(rest)) return "max_completion_tokens";
   if (/:(?:stream)?[gG]enerateContent$/.test(rest)) return "generationConfig.maxOutputTokens";
+  if (/\/converse(?:-stream)?$/.test(rest)) return "inferenceConfig.maxTokens";
   return "max_tokens";
 }

@@ -49,7 +49,7 @@ export async function runDirect(ctx: SendContext, limiter: LocalLimiter, item: I
   const dialect = dialectOfLine(item);
   // As the Worker's: the prompt's and the output's apart where the dialect limits generated tokens apart.
   const whole = estimateFor(dialect, item.url, item.body, bytes);
-  let need = costFor(dialect, whole.cost, whole.out);
+  let need = costFor(dialect, whole.cost, whole.out, item.model);
 
   for (let attempt = 1; ; ) {
     const leaseId = `${nonce}:${attempt}`;

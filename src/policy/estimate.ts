@@ -53,11 +53,17 @@ export function estimateFor(d: { limits: { imageTokens?: number } }, route: stri
  * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
  * allowance: the whole; where the key's provider row counts generated tokens apart
  * (`limits.output`), the prompt's (`cost`) and the output's (`out`) each; where its windows count
- * the prompt alone (`limits.promptOnly`), the prompt's. Per key, not per request:
- * a pool's members may be of rows that count either way.
+ * the prompt alone (`limits.promptOnly`), the prompt's. Where its windows draw an output token at
+ * more than one (`limits.outputRate`, on the key's `model`), the output at that rate. Per key, not
+ * per request: a pool's members may be of rows that count either way.
  */
-export function costFor(d: { limits: { output?: unknown; promptOnly?: true } }, cost: number, out: number | undefined): { cost: number; out?: number } {
+export function costFor(d: { limits: { output?: unknown; promptOnly?: true; outputRate?: { rate: number; models: RegExp } } }, cost: number, out: number | undefined, model = ""): { cost: number; out?: number } {
   if (d.limits.promptOnly) return { cost: Math.max(1, cost - (out ?? 0)) };
+  const rate = d.limits.outputRate;
+  if (rate && out && rate.models.test(model)) {
+    cost += out * (rate.rate - 1);
+    out *= rate.rate;
+  }
   if (!d.limits.output || out === undefined) return { cost };
   return { cost: Math.max(1, cost - out), out };
 }
@@ -72,12 +78,16 @@ const generation = (b: Obj): Obj | undefined => {
 /**
  * The output limit a body names, per answer: `max_tokens`, `max_completion_tokens`,
  * `max_output_tokens`, Gemini's `maxOutputTokens` (or `max_output_tokens`) in its generation
- * config; null when it names none.
+ * config, Bedrock's own: Converse's `inferenceConfig.maxTokens` (API_runtime_InferenceConfiguration),
+ * Nova's `inferenceConfig.max_new_tokens`, Llama's `max_gen_len`, Titan's
+ * `textGenerationConfig.maxTokenCount` (userguide/model-parameters-*); null when it names none.
  */
 export function outputLimit(body: unknown): number | null {
   if (!isObj(body)) return null;
   const gen = generation(body);
-  const out = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens, gen?.maxOutputTokens, gen?.max_output_tokens].find(count);
+  const inf = isObj(body.inferenceConfig) ? body.inferenceConfig : undefined;
+  const titan = isObj(body.textGenerationConfig) ? body.textGenerationConfig : undefined;
+  const out = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens, gen?.maxOutputTokens, gen?.max_output_tokens, inf?.maxTokens, inf?.max_new_tokens, body.max_gen_len, titan?.maxTokenCount].find(count);
   return out ?? null;
 }
 

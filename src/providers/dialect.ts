@@ -66,6 +66,12 @@ export type BodyHint = "error-details" | "metadata-headers" | "try-again-in";
 /** `retry-after`'s seconds or HTTP-date: the wait hint a row reads when it names none. */
 export const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };
 
+/** Output tokens drawn from a window at more than one each, on some models. */
+export interface OutputRate {
+  rate: number;
+  models: RegExp;
+}
+
 export interface LimitsSpec {
   requests: readonly WindowGroup[];
   tokens: readonly WindowGroup[];
@@ -87,6 +93,11 @@ export interface LimitsSpec {
    * per minute (input)"): a request is charged its estimate less its output allowance. Absent: both count.
    */
   promptOnly?: true;
+  /**
+   * Its `tokens` windows draw each output token at `rate` tokens on models `models` matches (a key's
+   * model, its region first where it has one): Bedrock's "token burndown rate". Absent: one.
+   */
+  outputRate?: OutputRate;
   /**
    * What the row's windows count an image in a request, inline or by reference, at most (an inline
    * one smaller: its bytes / 4; policy/media.ts). Absent: IMAGE_TOKENS, about the most Anthropic counts.

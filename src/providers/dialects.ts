@@ -207,7 +207,10 @@ const ROWS = {
    * in the body (userguide/inference-chat-completions.html).
    */
   bedrock: {
-    limits: { requests: none, tokens: none, body: [] },
+    // An output token draws five from a tokens quota on Claude 3.7 Sonnet and the Claude 4 family
+    // ("burndown rate", userguide/quotas-token-burndown.html names Opus 4 and Sonnet 4; the rest as
+    // AWS's community article 2xVZmCM5 and third parties quote it). Only a stated quota has a tokens window.
+    limits: { requests: none, tokens: none, body: [], outputRate: { rate: 5, models: /anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/ } },
     refusals: [
       { means: "bad_key", status: [401, 403], code: ["invalidsignatureexception", "signaturedoesnotmatch", "unrecognizedclientexception", "invalidclienttokenid", "expiredtokenexception", "incompletesignature", "missingauthenticationtokenexception", "accessdeniedexception"] },
       { means: "spent", code: ["servicequotaexceededexception"] },

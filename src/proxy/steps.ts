@@ -43,7 +43,7 @@ export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Respo
   let { tier, key, limiter } = attemptTier(s, at);
   const span = plan.trace?.attempt(at, asked, s.route?.memberOf?.(at));
   // Charged as this key's row counts (a pool's members may count either way).
-  const need = costFor(dialectOf(s, at), Math.min(plan.cost, s.capped ?? Infinity), plan.out);
+  const need = costFor(dialectOf(s, at), Math.min(plan.cost, s.capped ?? Infinity), plan.out, key.model);
   const leave = () => limiter.cancel(leaseId);
   s.waiting.addEventListener("abort", leave);
   try {

@@ -62,6 +62,8 @@ describe("worstCase", () => {
     const noLimit = worstCase({ messages: [] }, 10, custom, "house-model");
     expect("why" in noLimit && noLimit.why).toMatch(/names no output limit and model "house-model" has no maxOutput in PRICES: set one \(max_tokens/);
     expect(worstCase({ max_tokens: 5 }, 10, custom, "house-model")).toMatchObject({ bound: { input: 10, output: 5 } });
+    // Bedrock Converse's limit bounds it (before: the model's maxOutput, or no bound at all).
+    expect(worstCase({ messages: [], inferenceConfig: { maxTokens: 7 } }, 10, custom, "house-model")).toMatchObject({ bound: { input: 10, output: 7 } });
     const ref = worstCase({ previous_response_id: "resp_9", max_tokens: 5 }, 10, custom, "house-model");
     expect("why" in ref && ref.why).toMatch(/names a stored response \(resp_9\).*no context in PRICES/);
   });
@@ -76,5 +78,8 @@ describe("worstCase", () => {
     expect(outputField("/v1/responses")).toBe("max_output_tokens");
     expect(outputField("/v1/messages")).toBe("max_tokens");
     expect(outputField("/v1beta/models/gemini-2.5-pro:streamGenerateContent")).toBe("generationConfig.maxOutputTokens");
+    expect(outputField("/us-east-1/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/converse")).toBe("inferenceConfig.maxTokens");
+    expect(outputField("/us-east-1/model/meta.llama3-3-70b-instruct-v1:0/converse-stream")).toBe("inferenceConfig.maxTokens");
+    expect(outputField("/us-east-1/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke")).toBe("max_tokens");
   });
 });

@@ -2,11 +2,12 @@
 // stand-in enforces per account, region and model with no headers (Bedrock sends none: a
 // ThrottlingException is all it says). Asserted here: every request answered, no refusal seen by a
 // caller, at most 5% of attempts refused upstream; and on a model whose quota `PROVIDERS` states,
-// paced at it from the first request: not one attempt refused upstream. The time against the quota's ideal is a ratio in
+// paced at it from the first request: not one attempt refused upstream, a tokens quota on Claude 4
+// too (its output drawn five times, Converse's maxTokens read). The time against the quota's ideal is a ratio in
 // `npm run bench -- --only bedrock` (a wall-clock bound here would judge the machine).
 import { ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { describe, expect, it } from "vitest";
-import { ACCOUNT, admin, awsVia, LLAMA, LLAMA_SMALL, REGION, USER, useBedrockStack } from "./bedrock-setup.ts";
+import { ACCOUNT, admin, awsVia, CLAUDE, LLAMA, LLAMA_SMALL, REGION, USER, useBedrockStack } from "./bedrock-setup.ts";
 import { fleet } from "./providers-setup.ts";
 
 /**
@@ -18,10 +19,18 @@ const RPM = 240;
 const LATENCY_MS = 30;
 /** The stated model's quota: the stand-in enforces it, and the operator states it (as the account's Service Quotas console shows it). */
 const KNOWN_RPM = 120;
+/**
+ * A Claude 4 model's tokens quota, stated: an output token draws five from it (Bedrock's "token
+ * burndown rate"), and Converse names its output limit in `inferenceConfig.maxTokens`; its answers
+ * use the whole limit (the stand-in's replies are `OUTPUT` tokens long, cut at the limit).
+ */
+const KNOWN_TPM = 60_000;
+const MAX_TOKENS = 100;
 const stack = useBedrockStack({
-  limits: { [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM } },
+  limits: { [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM }, [`${ACCOUNT}/${REGION}/${CLAUDE}`]: { rpm: 6_000, tpm: KNOWN_TPM } },
   latencyMs: LATENCY_MS,
-  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM } } },
+  outputTokens: 2 * MAX_TOKENS,
+  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM }, [CLAUDE]: { tokensPerMinute: KNOWN_TPM } } },
 });
 
 describe("a Bedrock model at its quota", () => {
@@ -68,5 +77,22 @@ describe("a Bedrock model at its quota", () => {
     expect(mine.filter((a) => a.status === 200)).toHaveLength(n + 2);
     expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
     console.log(`[bedrock, stated quota] ${n} answered in ${run.makespanMs} ms, ideal ${((n + 2 - KNOWN_RPM) / KNOWN_RPM) * 60_000 + LATENCY_MS} ms; none refused upstream`);
+  });
+
+  it("a Claude 4 model whose tokens quota PROVIDERS states, asked through Converse: its maxTokens read and each output token charged five, not one attempt refused upstream", async () => {
+    const aws = awsVia(stack, (await admin(stack).mint("bedrock-claude-tokens", "aws")).key);
+    const ask = { modelId: CLAUDE, messages: USER, inferenceConfig: { maxTokens: MAX_TOKENS } };
+    // Each reserves its prompt and 500 of the quota's 60,000 a minute: about 117 in the minute's bucket,
+    // then 2 a second. Before, the gateway charged the default 256 for an output limit it did not
+    // read, at one token each: it let the bucket's worth go early and 4 attempts were refused upstream.
+    const n = 130;
+    const run = await fleet(n, 8, async () => (await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode ?? 0);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    const mine = stack.standin.stats().log.filter((a) => a.provider === "bedrock" && a.model === CLAUDE);
+    expect(mine.filter((a) => a.status === 200)).toHaveLength(n);
+    // Every answer used its whole limit: the quota drew 5 x 100 for each.
+    expect(stack.standin.stats().bedrock[ACCOUNT]?.[CLAUDE]?.output).toBe(n * MAX_TOKENS);
+    expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
+    console.log(`[bedrock, stated tokens quota, Claude 4 via Converse] ${n} answered in ${run.makespanMs} ms; none refused upstream`);
   });
 });

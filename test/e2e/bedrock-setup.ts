@@ -41,12 +41,12 @@ export const POOLS = {
 export const SECRETS = { AWS_KEY_ID_A: KEY_A.accessKeyId, AWS_SECRET_A: KEY_A.secretAccessKey, AWS_KEY_ID_B: KEY_B.accessKeyId, AWS_SECRET_B: KEY_B.secretAccessKey, AWS_KEY_ID_C: KEY_C.accessKeyId, AWS_SECRET_WRONG: WRONG_SECRET };
 
 /** A stack whose gateway reaches the stand-in's Bedrock (each region a path prefix there) and holds the pools above. */
-export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number; vars?: () => Record<string, string>; quota?: unknown } = {}): Stack {
+export function useBedrockStack(o: { limits?: Record<string, { rpm?: number; tpm?: number }>; latencyMs?: number; burst?: number; outputTokens?: number; vars?: () => Record<string, string>; quota?: unknown } = {}): Stack {
   return useStack({
     admin: true,
     logLevel: "log", // the info event lines too, for the secret scan
     standin: {
-      latencyMs: o.latencyMs ?? 30, streamChunks: 3, outputTokens: 9, ...(o.burst !== undefined && { burst: o.burst }),
+      latencyMs: o.latencyMs ?? 30, streamChunks: 3, outputTokens: o.outputTokens ?? 9, ...(o.burst !== undefined && { burst: o.burst }),
       bedrock: {
         accounts: [{ id: ACCOUNT, keys: [KEY_A], apiKeys: [OWN_API_KEY] }, { id: OTHER_ACCOUNT, keys: [KEY_B], apiKeys: [] }, { id: THIRD_ACCOUNT, keys: [KEY_C], apiKeys: [] }],
         region: REGION, limits: o.limits ?? {}, faults: {}, streamFaults: {},

@@ -94,6 +94,33 @@ describe("what a body asks for (issue 39)", () => {
     expect(estimateTokens({ generation_config: { max_output_tokens: 9 } }, 4)).toBe(10);
   });
 
+  it("reads Bedrock's own output limits: Converse's inferenceConfig.maxTokens, Nova's max_new_tokens, Llama's max_gen_len, Titan's maxTokenCount", () => {
+    const converse = { messages: [{ role: "user", content: [{ text: "hi" }] }], inferenceConfig: { maxTokens: 1_000, temperature: 0 } };
+    expect(outputLimit(converse)).toBe(1_000);
+    // Before: the default 256 assumed, a quarter of what Bedrock reserves for it.
+    expect(estimate(converse, 80)).toEqual({ cost: 20 + 1_000, out: 1_000 });
+    expect(outputLimit({ inferenceConfig: { max_new_tokens: 300 } })).toBe(300);
+    expect(outputLimit({ prompt: "hi", max_gen_len: 64 })).toBe(64);
+    expect(outputLimit({ inputText: "hi", textGenerationConfig: { maxTokenCount: 42 } })).toBe(42);
+    // Only in their objects, and only numbers.
+    expect(outputLimit({ maxTokens: 5, inferenceConfig: "x" })).toBeNull();
+    expect(outputLimit({ inferenceConfig: { maxTokens: "500" } })).toBeNull();
+  });
+
+  it("charges Bedrock's Claude 3.7 Sonnet and Claude 4 family an output token five times (token burndown rate), its other models once", () => {
+    const sonnet = "us-east-1/us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+    expect(costFor(DIALECTS.bedrock, 1_020, 1_000, sonnet)).toEqual({ cost: 5_020 });
+    for (const m of ["us-east-1/anthropic.claude-3-7-sonnet-20250219-v1:0", "eu-west-1/global.anthropic.claude-opus-4-5-20251101-v1:0", "us-east-1/anthropic.claude-haiku-4-5-20251001-v1:0", "us-east-1/anthropic.claude-opus-4-1-20250805-v1:0", "us-west-2/anthropic.claude-sonnet-4-6"])
+      expect(costFor(DIALECTS.bedrock, 1_020, 1_000, m), m).toEqual({ cost: 5_020 });
+    for (const m of ["us-east-1/anthropic.claude-3-5-sonnet-20241022-v2:0", "us-east-1/anthropic.claude-3-haiku-20240307-v1:0", "us-east-1/meta.llama3-3-70b-instruct-v1:0", "us-east-1/amazon.nova-pro-v1:0"])
+      expect(costFor(DIALECTS.bedrock, 1_020, 1_000, m), m).toEqual({ cost: 1_020 });
+    // A model the rate names on another row (Anthropic's own API, Vertex's Claude) draws an output token once.
+    expect(costFor(DIALECTS.vertex, 1_020, 1_000, "us-east5/claude-sonnet-4-5")).toEqual({ cost: 1_020 });
+    expect(costFor(DIALECTS.anthropic, 1_020, 1_000, "claude-sonnet-4-5")).toEqual({ cost: 20, out: 1_000 });
+    // No model given (a caller that does not know it): once.
+    expect(costFor(DIALECTS.bedrock, 1_020, 1_000)).toEqual({ cost: 1_020 });
+  });
+
   it("counts the answers one request is billed for: OpenAI's n and best_of, Gemini's candidateCount", () => {
     expect(choicesOf({})).toBe(1);
     expect(choicesOf(null)).toBe(1);
