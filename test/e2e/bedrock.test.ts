@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/gateway.ts";
 import type { MintedKey } from "../support/pools.ts";
 import {
-  ACCOUNT, admin, anthropicBedrockVia, awsVia, CLAUDE, failure, KEY_A, KEY_B, KEY_C, LLAMA, OTHER_ACCOUNT, OWN_API_KEY, THIRD_ACCOUNT, SECRETS, USER, useBedrockStack, WRONG_SECRET,
+  ACCOUNT, admin, anthropicBedrockVia, awsVia, CLAUDE, failure, KEY_A, KEY_B, KEY_C, LLAMA, OTHER_ACCOUNT, OWN_API_KEY, REGION, THIRD_ACCOUNT, SECRETS, USER, useBedrockStack, WRONG_SECRET,
 } from "./bedrock-setup.ts";
 import { ledger } from "./providers-setup.ts";
 import { ADMIN_TOKEN, limiterState, until } from "./setup.ts";
@@ -155,6 +155,34 @@ describe("usage and secrets", () => {
     expect(expected[LLAMA]?.requests).toBe(16);
     const rows = await ledger(stack, since, Object.fromEntries(Object.entries(expected).map(([m, e]) => [m, e.requests])));
     expect(Object.fromEntries(Object.keys(expected).map((m) => [m, rows[m]]))).toEqual(expected);
+  });
+
+  it("a budgeted virtual key asking through Converse reserves its inferenceConfig.maxTokens, not the model's whole output; near its cap the 402 names that field", async () => {
+    const budgeted = async (name: string, budget: number) => {
+      const res = await admin(stack).fetch("POST", "/admin/virtual-keys", { name, pool: "aws", budget });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const vk = (await res.json()) as MintedKey;
+      minted.push(vk);
+      return vk.key;
+    };
+    const ask = { modelId: CLAUDE, messages: USER, inferenceConfig: { maxTokens: 100 } };
+    // A cent: 100 output tokens at Bedrock's regional $5.50 a million and the prompt fit it many times;
+    // the model's 64,000 (what was reserved before, its maxOutput in PRICES) would cost $0.352.
+    const aws = awsVia(stack, await budgeted("bedrock-budget-cent", 0.01));
+    for (let i = 0; i < 3; i++) expect((await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode).toBe(200);
+    // Four hundredths of a cent: the prompt and about 50 output tokens, not 100; the answer says how many fit, in Converse's field.
+    const tight = await budgeted("bedrock-budget-tight", 0.0004);
+    const res = await fetch(`${stack.gateway.url}/bedrock/${REGION}/model/${encodeURIComponent(CLAUDE)}/converse`, {
+      method: "POST", headers: { authorization: `Bearer ${tight}`, "content-type": "application/json" }, body: JSON.stringify({ messages: USER, inferenceConfig: { maxTokens: 100 } }),
+    });
+    const text = await res.text();
+    seen.push(text);
+    expect(res.status, text).toBe(402);
+    const most = Number(/with inferenceConfig\.maxTokens at most ([\d,]+) it would fit/.exec(JSON.parse(text).error.message)?.[1]?.replaceAll(",", ""));
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThan(100);
+    const fits = await awsVia(stack, tight).send(new ConverseCommand({ ...ask, inferenceConfig: { maxTokens: most } }));
+    expect(fits.$metadata.httpStatusCode).toBe(200);
   });
 
   it("no secret, key or signature in wrangler's output, a span, an admin answer, the metrics or an error body", async () => {
