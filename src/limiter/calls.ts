@@ -3,8 +3,11 @@
 // written (at once for a new limit or a later gate, else with the next flush), and a batch's reply
 // built with the key's levels and, for a kept key, tickets. On a key whose tokens window leaves
 // prompt-cache reads out, each cost is charged less the share answers show was read from the cache
-// (cache-share.ts). The object's RPC methods hand their calls here; time comes from `now`.
+// (cache-share.ts); where its provider gives back what an answer did not use of its reservation,
+// the window is credited so (quota.ts giveBack). The object's RPC methods hand their calls here;
+// time comes from `now`.
 import type { StatedQuota } from "../providers/quota";
+import type { Tokens } from "../usage/tokens";
 import type { UsageRecord } from "../usage/types";
 import { type CacheShare, charged, noShare, observe, shareOf } from "./cache-share";
 import type { LimiterCore } from "./core";
@@ -12,6 +15,7 @@ import type { LimiterDriver } from "./driver";
 import type { Listing } from "./listing";
 import type { Applied } from "./session-stream";
 import { applyStated } from "./stated";
+import { giveBack } from "./quota";
 import type { LimiterStore } from "./store";
 import type { Telemetry } from "./telemetry";
 import type { Ask } from "./tickets/policy";
@@ -33,6 +37,8 @@ export interface CallParts {
   stated(meta: KeyMeta): StatedQuota | null;
   /** Its tokens window leaves out prompt tokens read from the provider's cache (the row's `cacheReadsFree`). */
   cacheReadsFree?(meta: KeyMeta): boolean;
+  /** What an answer drew, where the provider gives back the rest of a request's reservation (row-facts.ts); else null. */
+  drawn?(meta: KeyMeta): ((t: Tokens) => number) | null;
 }
 
 export class Calls {
@@ -122,8 +128,13 @@ export class Calls {
     const p = this.#p;
     if (!p.store.proven) p.prove(p.now());
     const meta = p.listing.meta;
-    p.usage.add(leaseId, meta?.key ?? "", p.core.lease(leaseId)?.caller, usage, at);
-    if (meta && usage.tokens && this.#free(meta)) observe(this.#share, usage.tokens.input, usage.tokens.cached, at);
+    const lease = p.core.lease(leaseId);
+    p.usage.add(leaseId, meta?.key ?? "", lease?.caller, usage, at);
+    if (!meta || !usage.tokens) return;
+    if (this.#free(meta)) observe(this.#share, usage.tokens.input, usage.tokens.cached, at);
+    // What the provider gave back of the request's reservation, back in the window (written with the next flush).
+    const drawn = p.drawn?.(meta);
+    if (drawn && lease?.mark && giveBack(p.core.quota, lease.mark.requests, drawn(usage.tokens), at)) p.store.changed(false);
   }
 
   /** What each cost is charged less of (the admin view's `cacheReadShare`); null on a key whose window counts cache reads. */

@@ -76,7 +76,7 @@ export class Limiter extends DurableObject<Env> {
     const driver = new LimiterDriver(core, now, objectHooks({ core, store, telemetry, mark, now, prove }));
     const upkeep = (this.#upkeep = new Upkeep({ core, store, driver, telemetry, listing, ledger, epoch, now }));
     const row = rowFacts(env.PROVIDERS);
-    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now, prove, stated: (m) => row(m).stated, cacheReadsFree: (m) => row(m).cacheReadsFree });
+    this.#calls = new Calls({ core, driver, store, listing, telemetry, usage, now, prove, stated: (m) => row(m).stated, cacheReadsFree: (m) => row(m).cacheReadsFree, drawn: (m) => row(m).drawn });
     const t = this.now();
     restoreLeases(core, leases, t);
     core.holdBack(t, mark.restore(last.tickets, t));

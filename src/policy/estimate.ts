@@ -49,6 +49,11 @@ export function estimateFor(d: { limits: { imageTokens?: number } }, route: stri
   return estimate(body, bytes, d.limits.imageTokens, !EMBEDDINGS.test(route));
 }
 
+type Rated = { limits: { outputRate?: { rate: number; models: RegExp } } };
+
+/** What one output token draws from a key's tokens windows: its row's `limits.outputRate` where it names the key's model, else 1. */
+export const outputRateOf = (d: Rated, model: string): number => (d.limits.outputRate?.models.test(model) ? d.limits.outputRate.rate : 1);
+
 /**
  * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
  * allowance: the whole; where the key's provider row counts generated tokens apart
@@ -57,12 +62,12 @@ export function estimateFor(d: { limits: { imageTokens?: number } }, route: stri
  * more than one (`limits.outputRate`, on the key's `model`), the output at that rate. Per key, not
  * per request: a pool's members may be of rows that count either way.
  */
-export function costFor(d: { limits: { output?: unknown; promptOnly?: true; outputRate?: { rate: number; models: RegExp } } }, cost: number, out: number | undefined, model = ""): { cost: number; out?: number } {
+export function costFor(d: Rated & { limits: { output?: unknown; promptOnly?: true } }, cost: number, out: number | undefined, model = ""): { cost: number; out?: number } {
   if (d.limits.promptOnly) return { cost: Math.max(1, cost - (out ?? 0)) };
-  const rate = d.limits.outputRate;
-  if (rate && out && rate.models.test(model)) {
-    cost += out * (rate.rate - 1);
-    out *= rate.rate;
+  const rate = outputRateOf(d, model);
+  if (out && rate !== 1) {
+    cost += out * (rate - 1);
+    out *= rate;
   }
   if (!d.limits.output || out === undefined) return { cost };
   return { cost: Math.max(1, cost - out), out };

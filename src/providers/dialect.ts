@@ -99,6 +99,14 @@ export interface LimitsSpec {
    */
   outputRate?: OutputRate;
   /**
+   * Its provider draws a request's reservation (prompt and output limit) from its tokens quota when
+   * it starts and gives back what the answer did not use when it ends (Bedrock): a tokens window
+   * stated or learned from refusals is credited so from each answer's usage (limiter/quota.ts
+   * giveBack), the answer counted at its prompt less cache reads and its output at `outputRate`.
+   * Absent: what a request was charged stays drawn.
+   */
+  returnsUnused?: true;
+  /**
    * What the row's windows count an image in a request, inline or by reference, at most (an inline
    * one smaller: its bytes / 4; policy/media.ts). Absent: IMAGE_TOKENS, about the most Anthropic counts.
    */

@@ -26,11 +26,20 @@ const KNOWN_RPM = 120;
  */
 const KNOWN_TPM = 60_000;
 const MAX_TOKENS = 100;
+/**
+ * A second Claude 4 model whose stated quota is larger, asked for ten times what its answers use:
+ * Bedrock gives back what an answer did not use of its reservation when it ends.
+ */
+const SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+const SONNET_TPM = 200_000;
 const stack = useBedrockStack({
-  limits: { [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM }, [`${ACCOUNT}/${REGION}/${CLAUDE}`]: { rpm: 6_000, tpm: KNOWN_TPM } },
+  limits: {
+    [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM },
+    [`${ACCOUNT}/${REGION}/${CLAUDE}`]: { rpm: 6_000, tpm: KNOWN_TPM }, [`${ACCOUNT}/${REGION}/${SONNET}`]: { rpm: 6_000, tpm: SONNET_TPM },
+  },
   latencyMs: LATENCY_MS,
   outputTokens: 2 * MAX_TOKENS,
-  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM }, [CLAUDE]: { tokensPerMinute: KNOWN_TPM } } },
+  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM }, [CLAUDE]: { tokensPerMinute: KNOWN_TPM }, [SONNET]: { tokensPerMinute: SONNET_TPM } } },
 });
 
 describe("a Bedrock model at its quota", () => {
@@ -94,5 +103,27 @@ describe("a Bedrock model at its quota", () => {
     expect(stack.standin.stats().bedrock[ACCOUNT]?.[CLAUDE]?.output).toBe(n * MAX_TOKENS);
     expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
     console.log(`[bedrock, stated tokens quota, Claude 4 via Converse] ${n} answered in ${run.makespanMs} ms; none refused upstream`);
+  });
+
+  it("a reservation larger than its answers: what each answer did not use comes back to the stated window, as Bedrock gives it back, and none is refused upstream", async () => {
+    const aws = awsVia(stack, (await admin(stack).mint("bedrock-claude-returns", "aws")).key);
+    // maxTokens 1,000 at five: 5,000 reserved a request, 1,000 drawn (its answer's 200 at five).
+    const ask = { modelId: SONNET, messages: USER, inferenceConfig: { maxTokens: 10 * MAX_TOKENS } };
+    // 120 draw about 125,000 of the minute's 200,000; charged their reservations and never given
+    // anything back (before), they held the bucket after 39 and went one every 1.5 s after it.
+    const n = 120;
+    const run = await fleet(n, 8, async () => (await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode ?? 0);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    const mine = stack.standin.stats().log.filter((a) => a.provider === "bedrock" && a.model === SONNET);
+    expect(mine.filter((a) => a.status === 200)).toHaveLength(n);
+    expect(stack.standin.stats().bedrock[ACCOUNT]?.[SONNET]?.output).toBe(n * 2 * MAX_TOKENS);
+    expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
+    // The key's window holds what was not drawn: more than the minute less what the answers drew
+    // (the level only rises with time), where 120 reservations would have left it empty.
+    const key = (await admin(stack).member("aws", "aws-a")).keys.find((k) => k.includes(SONNET))!;
+    const state = (await (await admin(stack).fetch("GET", `/admin/keys/${encodeURIComponent(key)}`)).json()) as { quotas: { tokens: { remaining: number; stated: number } } };
+    expect(state.quotas.tokens.stated).toBe(SONNET_TPM);
+    expect(state.quotas.tokens.remaining).toBeGreaterThan(SONNET_TPM - n * 1_200);
+    console.log(`[bedrock, stated tokens quota, reservations given back] ${n} answered in ${run.makespanMs} ms; window ${state.quotas.tokens.remaining} of ${SONNET_TPM} left; none refused upstream`);
   });
 });

@@ -6,6 +6,7 @@ import { DEFAULT_CALLER } from "../../src/limiter/callers";
 import { LimiterDriver } from "../../src/limiter/driver";
 import type { KeyMeta, Op, SettleRequest } from "../../src/limiter/types";
 import type { StatedQuota } from "../../src/providers/quota";
+import type { Tokens } from "../../src/usage/tokens";
 import type { UsageRecord } from "../../src/usage/types";
 import { cfg, NONE, open, out } from "../support/opened-core";
 
@@ -15,7 +16,7 @@ const usage = (input: number, cached = 0): UsageRecord => ({ model: "m", tokens:
 const timers = { set: () => 0, clear: () => {} };
 
 /** Calls over a real core (past its opening) and driver, with the object's other parts recorded. */
-function calls(o: { kept?: boolean; stated?: StatedQuota; cacheReadsFree?: boolean } = {}) {
+function calls(o: { kept?: boolean; stated?: StatedQuota; cacheReadsFree?: boolean; drawn?: (t: Tokens) => number } = {}) {
   const clock = { t: 1_000 };
   const core = open();
   const driver = new LimiterDriver(core, () => clock.t, {}, timers);
@@ -38,6 +39,7 @@ function calls(o: { kept?: boolean; stated?: StatedQuota; cacheReadsFree?: boole
     },
     stated: (m) => (m.key === META.key ? (o.stated ?? null) : null),
     cacheReadsFree: () => o.cacheReadsFree ?? false,
+    drawn: () => o.drawn ?? null,
   });
   return { c, core, clock, log, store };
 }
@@ -150,5 +152,22 @@ describe("Calls", () => {
     counted.c.release("x:1", usage(1_000, 900));
     expect(counted.c.cacheReadShare(1_000)).toBeNull();
   });
-});
 
+  it("where the provider gives back what an answer did not use of its reservation, credits the stated window from the usage a settle or a release carries", async () => {
+    const level = async (drawn?: (t: Tokens) => number) => {
+      const { c, core } = calls({ stated: { tokens: 20_000 }, drawn });
+      const big = (leaseId: string): Op => ({ t: "acquire", req: { leaseId, cost: 5_000, retry: false, waitMs: 60_000 } });
+      c.apply(META, [big("a:1")], 1);
+      await c.acquire({ ...META, leaseId: "b:1", cost: 5_000, retry: false, waitMs: 60_000 });
+      // Answers of 100 prompt tokens and 20 output: one ends by a release on the batch, the other by a single settle.
+      const answer = (): UsageRecord => ({ model: "m", tokens: { input: 100, output: 20, cached: 0, cacheWrite: 0 }, costUsd: null });
+      c.apply(META, [{ t: "release", id: "a:1", usage: answer() }], 1);
+      c.settle("b:1", { ...out(), release: true, usage: answer() });
+      return Math.round(core.quota.tokens!.remaining);
+    };
+    // Drawn at its prompt and five times its output: 200 each, so 4,800 each back.
+    expect(await level((t) => t.input - t.cached + 5 * t.output)).toBe(20_000 - 400);
+    // A provider that keeps what it reserved: the window stays charged.
+    expect(await level()).toBe(10_000);
+  });
+});

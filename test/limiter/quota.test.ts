@@ -1,6 +1,7 @@
 // A key's quota windows and what they allow (src/limiter/quota.ts); readings set them up here (quota-reading.ts).
 import { describe, expect, it } from "vitest";
-import { charge, emptyQuota, fitsAt, paceRate, room, tight, describe as view } from "../../src/limiter/quota";
+import { available, charge, emptyQuota, fitsAt, giveBack, paceRate, room, tight, describe as view } from "../../src/limiter/quota";
+import { applyStated } from "../../src/limiter/stated";
 import { observe } from "../../src/limiter/quota-reading";
 import type { QuotaReading, RateLimitInfo } from "../../src/policy/types";
 
@@ -93,5 +94,45 @@ describe("a window of generated tokens alone (Fireworks' Generated TPM)", () => 
     // Prompt: 60 tokens a ms over 28 a request (2.1 a ms); generated: 0.32 over 16 (0.02 a ms).
     expect(paceRate(q, 28, 16)).toBeCloseTo(0.02);
     expect(paceRate(q, 28)).toBeCloseTo(60 / 28);
+  });
+});
+
+describe("giveBack: a provider that returns what an answer did not use of its reservation (Bedrock)", () => {
+  it("credits a stated window with what a grant was charged above what its answer drew, once, never above the bucket", () => {
+    const q = emptyQuota();
+    applyStated(q, { tokens: 60_000 }, 0);
+    charge(q, 5_040, 0); // grant 1: a prompt of 40 and maxTokens 1,000 at five
+    charge(q, 5_040, 0); // grant 2
+    expect(available(q.tokens!, 0)).toBe(60_000 - 10_080);
+    // Grant 1's answer: its prompt and 200 output tokens at five drew 1,040.
+    expect(giveBack(q, 1, 1_040, 0)).toBe(true);
+    expect(available(q.tokens!, 0)).toBe(60_000 - 1_040 - 5_040);
+    // Counted at what it drew from then on (a refusal's count reads the log), and never given back twice.
+    expect(q.recent!.find((e) => e.n === 1)!.cost).toBe(1_040);
+    expect(giveBack(q, 1, 1_040, 0)).toBe(false);
+    // An answer that drew all it was charged, or more, gives nothing back.
+    expect(giveBack(q, 2, 5_040, 0)).toBe(false);
+    expect(giveBack(q, 2, 9_000, 0)).toBe(false);
+    expect(available(q.tokens!, 0)).toBe(60_000 - 1_040 - 5_040);
+    // A full bucket stays full; a grant the log no longer holds gives nothing back.
+    const full = emptyQuota();
+    applyStated(full, { tokens: 1_000 }, 0);
+    charge(full, 500, 0);
+    expect(giveBack(full, 1, 0, 60_000)).toBe(true);
+    expect(available(full.tokens!, 60_000)).toBe(1_000);
+    expect(giveBack(full, 7, 0, 60_000)).toBe(false);
+  });
+
+  it("leaves a window the provider's headers tell alone (its next reading says it), and a key with no tokens window", () => {
+    const q = emptyQuota();
+    observe(q, info(null, { limit: 10_000, remaining: 10_000, resetAt: 60_000 }), 0);
+    charge(q, 5_000, 0);
+    const before = available(q.tokens!, 0);
+    expect(giveBack(q, 1, 100, 0)).toBe(false);
+    expect(available(q.tokens!, 0)).toBe(before);
+    const none = emptyQuota();
+    applyStated(none, { requests: 50 }, 0);
+    charge(none, 5_000, 0);
+    expect(giveBack(none, 1, 100, 0)).toBe(false);
   });
 });
