@@ -32,10 +32,12 @@ export function estimateTokens(body: unknown, bytes: number, imageTokens = IMAGE
  * `imageTokens`: what the key's provider row counts an image at most (its `limits.imageTokens`).
  * `generates`: false for an embedding, which generates nothing: its input alone is counted, as OpenAI's
  * cookbook (examples/api_request_parallel_processor.py) counts one against TPM, not 256 more assumed.
+ * `unstated`: the output a body that names no limit is taken to ask (DEFAULT_OUTPUT_TOKENS, or the
+ * model's whole output where its provider reserves that: estimateFor).
  */
-export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS, generates = true): { cost: number; out: number; unsure?: true } {
+export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKENS, generates = true, unstated = DEFAULT_OUTPUT_TOKENS): { cost: number; out: number; unsure?: true } {
   if (typeof body !== "object" || body === null) return bytes === 0 ? { cost: 1, out: 0 } : { cost: DEFAULT_COST, out: generates ? DEFAULT_OUTPUT_TOKENS : 0 };
-  const out = generates ? Math.min((outputLimit(body) ?? DEFAULT_OUTPUT_TOKENS) * choicesOf(body), 1_000_000) : 0;
+  const out = generates ? Math.min((outputLimit(body) ?? unstated) * choicesOf(body), 1_000_000) : 0;
   const media = mediaIn(body, imageTokens);
   const cost = Math.ceil((bytes - media.chars) / 4) + media.tokens + out;
   return media.unsure ? { cost, out, unsure: true } : { cost, out };
@@ -44,9 +46,14 @@ export function estimate(body: unknown, bytes: number, imageTokens = IMAGE_TOKEN
 /** An embedding's route (OpenAI-style `/embeddings`, Gemini's `:embedContent` and `:batchEmbedContents`): it generates nothing. */
 export const EMBEDDINGS = /\/embeddings$|:(batchE|e)mbedContents?$/;
 
-/** The estimate of a body sent on `route` to a key of row `d`: its count of an image, and none of output on an embedding. */
-export function estimateFor(d: { limits: { imageTokens?: number } }, route: string, body: unknown, bytes: number): ReturnType<typeof estimate> {
-  return estimate(body, bytes, d.limits.imageTokens, !EMBEDDINGS.test(route));
+/**
+ * The estimate of a body sent on `route` to a key of row `d`: its count of an image, none of output on
+ * an embedding, and where the row reserves a model's whole output for a body that names no limit
+ * (`limits.unstatedOutput`), `maxOutput` (the model's, from PRICES) when it is known.
+ */
+export function estimateFor(d: { limits: { imageTokens?: number; unstatedOutput?: "model" } }, route: string, body: unknown, bytes: number, maxOutput?: number): ReturnType<typeof estimate> {
+  const unstated = d.limits.unstatedOutput && maxOutput ? maxOutput : DEFAULT_OUTPUT_TOKENS;
+  return estimate(body, bytes, d.limits.imageTokens, !EMBEDDINGS.test(route), unstated);
 }
 
 type Rated = { limits: { outputRate?: { rate: number; models: RegExp } } };

@@ -107,6 +107,12 @@ export interface LimitsSpec {
    */
   returnsUnused?: true;
   /**
+   * A request that names no output limit is reserved the model's whole output (Bedrock's): it is
+   * charged the model's `maxOutput` from PRICES where the table knows it. Absent, or a model it does
+   * not know: DEFAULT_OUTPUT_TOKENS (policy/estimate.ts).
+   */
+  unstatedOutput?: "model";
+  /**
    * What the row's windows count an image in a request, inline or by reference, at most (an inline
    * one smaller: its bytes / 4; policy/media.ts). Absent: IMAGE_TOKENS, about the most Anthropic counts.
    */

@@ -209,12 +209,15 @@ const ROWS = {
   bedrock: {
     // An output token draws five from a tokens quota on Claude 3.7 Sonnet and the Claude 4 family
     // ("burndown rate", userguide/quotas-token-burndown.html names Opus 4 and Sonnet 4; the rest as
-    // AWS's community article 2xVZmCM5 and third parties quote it). A request's prompt and output
-    // limit are reserved when it starts, and what it did not use given back when it ends: its prompt
-    // less cache reads and its output at that rate are drawn (AWS's own samples:
-    // aws-samples/sample-quota-dashboard-for-amazon-bedrock, aws/agent-toolkit-for-aws quota-health.md).
-    // Only a stated quota has a tokens window.
-    limits: { requests: none, tokens: none, body: [], outputRate: { rate: 5, models: /anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/ }, returnsUnused: true },
+    // AWS's sample aws-samples/sample-quota-dashboard-for-amazon-bedrock says "Claude 3.7/4 series").
+    // A request's prompt and output limit (the model's whole output when it names none) are reserved
+    // when it starts, and it is settled at what it drew when it ends: its prompt less cache reads and
+    // its output at that rate (that sample, and aws/agent-toolkit-for-aws quota-health.md). Charged
+    // at its start the most it can draw (its output limit at the rate), never less than Bedrock
+    // takes by its end; given back the rest with its answer. Only a stated quota has a tokens window.
+    limits: {
+      requests: none, tokens: none, body: [], outputRate: { rate: 5, models: /anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/ }, returnsUnused: true, unstatedOutput: "model",
+    },
     refusals: [
       { means: "bad_key", status: [401, 403], code: ["invalidsignatureexception", "signaturedoesnotmatch", "unrecognizedclientexception", "invalidclienttokenid", "expiredtokenexception", "incompletesignature", "missingauthenticationtokenexception", "accessdeniedexception"] },
       { means: "spent", code: ["servicequotaexceededexception"] },

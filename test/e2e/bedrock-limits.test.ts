@@ -32,14 +32,18 @@ const MAX_TOKENS = 100;
  */
 const SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const SONNET_TPM = 200_000;
+/** A third, asked with no output limit: Bedrock reserves its whole output (64,000) for each request. */
+const OPUS = "us.anthropic.claude-opus-4-5-20251101-v1:0";
+const OPUS_TPM = 1_000_000;
 const stack = useBedrockStack({
   limits: {
     [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM },
     [`${ACCOUNT}/${REGION}/${CLAUDE}`]: { rpm: 6_000, tpm: KNOWN_TPM }, [`${ACCOUNT}/${REGION}/${SONNET}`]: { rpm: 6_000, tpm: SONNET_TPM },
+    [`${ACCOUNT}/${REGION}/${OPUS}`]: { rpm: 6_000, tpm: OPUS_TPM },
   },
   latencyMs: LATENCY_MS,
   outputTokens: 2 * MAX_TOKENS,
-  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM }, [CLAUDE]: { tokensPerMinute: KNOWN_TPM }, [SONNET]: { tokensPerMinute: SONNET_TPM } } },
+  quota: { models: { [LLAMA_SMALL]: { requestsPerMinute: KNOWN_RPM }, [CLAUDE]: { tokensPerMinute: KNOWN_TPM }, [SONNET]: { tokensPerMinute: SONNET_TPM }, [OPUS]: { tokensPerMinute: OPUS_TPM } } },
 });
 
 describe("a Bedrock model at its quota", () => {
@@ -125,5 +129,19 @@ describe("a Bedrock model at its quota", () => {
     expect(state.quotas.tokens.stated).toBe(SONNET_TPM);
     expect(state.quotas.tokens.remaining).toBeGreaterThan(SONNET_TPM - n * 1_200);
     console.log(`[bedrock, stated tokens quota, reservations given back] ${n} answered in ${run.makespanMs} ms; window ${state.quotas.tokens.remaining} of ${SONNET_TPM} left; none refused upstream`);
+  });
+
+  it("a Converse request that names no output limit is charged the model's whole output, which Bedrock reserves for it: 20 at once, none refused upstream", async () => {
+    const aws = awsVia(stack, (await admin(stack).mint("bedrock-claude-unstated", "aws")).key);
+    // No inferenceConfig: Bedrock reserves 64,000 for each, so about 15 fit the minute's 1,000,000 at
+    // once. Before, each was charged the default 256 (at five, 1,280), and all 20 went together.
+    const ask = { modelId: OPUS, messages: USER };
+    const n = 40;
+    const run = await fleet(n, 20, async () => (await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode ?? 0);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    const mine = stack.standin.stats().log.filter((a) => a.provider === "bedrock" && a.model === OPUS);
+    expect(mine.filter((a) => a.status === 200)).toHaveLength(n);
+    expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
+    console.log(`[bedrock, stated tokens quota, no output limit] ${n} answered in ${run.makespanMs} ms at 20 in flight; none refused upstream`);
   });
 });

@@ -107,6 +107,14 @@ describe("what a body asks for (issue 39)", () => {
     expect(outputLimit({ inferenceConfig: { maxTokens: "500" } })).toBeNull();
   });
 
+  it("estimateFor: a row that reserves a model's whole output for a body that names no limit is charged it, where it is known", () => {
+    const converse = { messages: [] };
+    expect(estimateFor(DIALECTS.bedrock, "/us-east-1/model/m/converse", converse, 40, 64_000)).toEqual({ cost: 10 + 64_000, out: 64_000 });
+    expect(estimateFor(DIALECTS.bedrock, "/us-east-1/model/m/converse", { ...converse, inferenceConfig: { maxTokens: 9 } }, 40, 64_000)).toEqual({ cost: 19, out: 9 });
+    expect(estimateFor(DIALECTS.bedrock, "/us-east-1/model/m/converse", converse, 40)).toEqual({ cost: 10 + DEFAULT_OUTPUT_TOKENS, out: DEFAULT_OUTPUT_TOKENS });
+    expect(estimateFor(DIALECTS.openai, "/v1/chat/completions", converse, 40, 64_000)).toEqual({ cost: 10 + DEFAULT_OUTPUT_TOKENS, out: DEFAULT_OUTPUT_TOKENS });
+  });
+
   it("charges Bedrock's Claude 3.7 Sonnet and Claude 4 family an output token five times (token burndown rate), its other models once", () => {
     const sonnet = "us-east-1/us.anthropic.claude-sonnet-4-5-20250929-v1:0";
     expect(costFor(DIALECTS.bedrock, 1_020, 1_000, sonnet)).toEqual({ cost: 5_020 });

@@ -103,3 +103,19 @@ export function limitFor(o: BedrockOptions, account: string, region: string, mod
 export function outputBurndown(model: string): number {
   return /anthropic\.claude-(3-7-sonnet|(opus|sonnet|haiku)-4)/.test(model) ? 5 : 1;
 }
+
+/**
+ * The most a model answers, which Bedrock reserves for a request that names no output limit
+ * (AWS's own samples; see bedrock.ts): Anthropic's models overview gives Claude Opus 4 and 4.1
+ * 32,000, 3.7 Sonnet and the rest of the Claude 4 family 64,000, 3.5 Haiku 8,192, Claude 3 4,096;
+ * Meta's Llama 3 takes `max_gen_len` up to 2,048 (userguide/model-parameters-meta). Null for a model
+ * this stand-in does not know: its `outputTokens` then.
+ */
+const MAX_OUTPUT: readonly [RegExp, number][] = [
+  [/anthropic\.claude-opus-4-(?:1-)?\d{8}/, 32_000],
+  [/anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/, 64_000],
+  [/anthropic\.claude-3-5-haiku/, 8_192],
+  [/anthropic\.claude-3-/, 4_096],
+  [/meta\.llama3/, 2_048],
+];
+export const maxOutputOf = (model: string): number | null => MAX_OUTPUT.find(([re]) => re.test(model))?.[1] ?? null;

@@ -19,14 +19,16 @@
 //
 // Tokens per minute count input and output together, per model and region, shared by every API
 // (userguide/quotas-runtime.html). A request reserves its input plus its output limit when it starts
-// and gives back what it did not use when it ends (AWS's own agent toolkit, aws/agent-toolkit-for-aws
-// `skills/core-skills/amazon-bedrock/references/quota-health.md`); output counts five times for
-// Claude 3.7 Sonnet and the Claude 4 family ("token burndown rate", userguide/quotas.html, as
-// quoted by third parties).
+// (the model's whole output when it names none), and when it ends is settled at what it drew: its
+// input and its output, output counting five times for Claude 3.7 Sonnet and the Claude 4 family
+// ("token burndown rate", userguide/quotas-token-burndown.html), the rest given back or, past the
+// reservation, taken then (AWS's own agent toolkit, aws/agent-toolkit-for-aws
+// `skills/core-skills/amazon-bedrock/references/quota-health.md`, and AWS's sample
+// `aws-samples/sample-quota-dashboard-for-amazon-bedrock`: the reservation is not at the burndown rate).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBytes } from "./batch-api.ts";
 import { bedrockCaller, isRefusal } from "./bedrock-auth.ts";
-import { type BedrockOptions, limitFor, outputBurndown } from "./bedrock-options.ts";
+import { type BedrockOptions, limitFor, maxOutputOf, outputBurndown } from "./bedrock-options.ts";
 import {
   type BedrockError, bedrockError, converseBody, converseStream, exceptionFrame, FAULTS, familyOf, type FramePlan, invokeBody, invokeStream,
   requestId, resourceId, TOO_MANY_REQUESTS, TOO_MANY_TOKENS, usageHeaders,
@@ -167,10 +169,11 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
   const key = `bedrock\u0000${caller.account}\u0000${caller.region}\u0000${scope}`;
   const account = state.accounts.get(key) ?? new Account();
   state.accounts.set(key, account);
-  // A request reserves its input and its output limit, output counted at the model's burndown rate,
-  // and gives back what it did not use when it ends (see the top of this file).
+  // A request reserves its input and its output limit (the model's whole output when it names
+  // none), and is settled at what it drew when it ends, its output at the model's burndown rate
+  // (see the top of this file).
   const burn = outputBurndown(scope);
-  const reserved = (parsed.maxTokens ?? o.outputTokens) * burn;
+  const reserved = parsed.maxTokens ?? maxOutputOf(scope) ?? o.outputTokens;
   const admission = account.admit(o, { input: parsed.promptTokens, output: reserved }, performance.now());
   if (!admission.ok) {
     const message = admission.kind === "requests" ? TOO_MANY_REQUESTS : TOO_MANY_TOKENS;
@@ -217,7 +220,8 @@ export async function handleBedrock(state: State, req: IncomingMessage, res: Ser
       else sendJson(res, 200, invokeBody(family, reply), { ...ids, ...usageHeaders(reply, totalMs) });
     }
   } finally {
-    account.refund(o, { input: 0, output: Math.max(0, reserved - (reported?.output ?? 0) * burn) }, performance.now());
+    // Below zero: an answer that drew more than it reserved (five times its output) takes the rest now.
+    account.refund(o, { input: 0, output: reserved - (reported?.output ?? 0) * burn }, performance.now());
     account.inFlight--;
     state.stats.end(res.destroyed && !res.writableFinished);
   }

@@ -107,7 +107,7 @@ export class Account {
     });
   }
 
-  /** Gives tokens back to the token buckets: a reservation settled below what it held (Bedrock's, bedrock.ts). */
+  /** Gives tokens back to the token buckets, or takes more (a negative cost): a reservation settled at what it drew (Bedrock's, bedrock.ts). */
   refund(o: StandinOptions, cost: Cost, now: number): void {
     for (const [kind, spec] of specs(o)) if (kind !== "requests" && kind !== "dayRequests") this.#bucket(kind).take(spec, -amount(kind, cost), now);
   }
