@@ -51,7 +51,8 @@ import { transformSync } from "esbuild";
  * place (`estimateFor`) 34 bytes: 282,127; Bedrock's own output limits read and its Claude 4 output
  * charged at its burndown rate (the row's `outputRate`) 456 bytes: 282,583; a stated window given back
  * what an answer did not draw of its reservation (`returnsUnused`, quota.ts `giveBack`) 554 bytes:
- * 283,137, hence 284 KB.
+ * 283,137, hence 284 KB; a model's whole output charged where a body names none (`unstatedOutput`)
+ * 159 bytes: 283,296.
  */
 const BUDGET_BYTES = 284_000;
 

@@ -167,24 +167,26 @@ describe("stand-in Bedrock: limits per account, region and model, told by refusa
     expect(s.stats().rateLimitedBy.requests).toBe(2);
   });
 
-  it("tokens per minute: a request reserves its output limit (five times for Claude 4.x) and gets back what it did not use; an ARN counts as its profile; limits per account", async () => {
+  it("tokens per minute: a request reserves its output limit and is settled at what it drew (Claude 4.x's output five times); an ARN counts as its profile; limits per account", async () => {
     const other = { id: "444455556666", keys: [{ accessKeyId: "AKIAOTHERACCOUNT0001", secretAccessKey: "other/secret" }], apiKeys: ["ABSKb3RoZXI="] };
     const limits = { [`${ACCOUNT}/us-east-1/${CLAUDE}`]: { tpm: 1_100 }, [`us-east-1/${LLAMA}`]: { tpm: 1_100 } };
     const s = await standin({ outputTokens: 6, bedrock: { accounts: [{ id: ACCOUNT, keys: [KEY], apiKeys: [API_KEY] }, other], limits } as never });
     const arn = `arn:aws:bedrock:us-east-1:${ACCOUNT}:inference-profile/${CLAUDE}`;
     const client = awsClient(s);
     const converse = (maxTokens: number, c = client) => c.send(new ConverseCommand({ modelId: CLAUDE, messages: USER, inferenceConfig: { maxTokens } }));
-    // 200 output tokens reserve 1,000 of 1,100; the answer used 6 (30): the rest comes back, so the next one fits.
-    await client.send(new InvokeModelCommand({ modelId: arn, body: JSON.stringify(anthropicBody({ max_tokens: 200 })) }));
-    expect((await converse(200)).usage?.outputTokens).toBe(6);
-    // 300 reserve 1,500: more than the minute holds.
-    expect(await failure(converse(300))).toEqual({ name: "ThrottlingException", status: 429, message: "Too many tokens, please wait before trying again." });
+    // 1,000 output tokens reserve 1,000 of 1,100 (not at five); the answer used 6 (30 at five): the rest comes back, so the next one fits.
+    await client.send(new InvokeModelCommand({ modelId: arn, body: JSON.stringify(anthropicBody({ max_tokens: 1_000 })) }));
+    expect((await converse(1_000)).usage?.outputTokens).toBe(6);
+    // 1,200 reserve more than the minute holds.
+    expect(await failure(converse(1_200))).toEqual({ name: "ThrottlingException", status: 429, message: "Too many tokens, please wait before trying again." });
+    // A request that names no output limit reserves the model's whole output (64,000): more than the minute holds too.
+    expect(await failure(client.send(new ConverseCommand({ modelId: CLAUDE, messages: USER })))).toMatchObject({ name: "ThrottlingException", status: 429 });
     // Llama counts its output once: 300 fit.
     expect((await client.send(new InvokeModelCommand({ modelId: LLAMA, body: JSON.stringify({ prompt: "hi", max_gen_len: 300 }) }))).body).toBeDefined();
     expect((await converse(200, awsClient(s, { credentials: other.keys[0]! }))).usage).toBeDefined();
     expect(Object.keys(s.stats().bedrock)).toEqual([ACCOUNT, other.id]);
     expect(Object.keys(s.stats().bedrock[ACCOUNT]!).sort()).toEqual([arn, CLAUDE, LLAMA].sort());
-    expect(s.stats().rateLimitedBy.tokens).toBe(1);
+    expect(s.stats().rateLimitedBy.tokens).toBe(2);
   });
 });
 
