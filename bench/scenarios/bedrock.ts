@@ -5,7 +5,10 @@
 // and the time over the quota's ideal, the upstream 429 share, what the callers saw fail, and whether
 // the ledger holds exactly the usage the stand-in charged; then the same fleet on a second model at
 // the same quota, which `PROVIDERS` states (paced from the first request: no refusal to learn
-// from). `npm run bench -- --only bedrock`.
+// from); then a Claude 4 model whose tokens quota `PROVIDERS` states, asked `maxTokens` 1,000 with
+// answers of 200: the stand-in reserves each request's limit and settles it at what it drew (its
+// output five times), and the gateway charges the most a request can draw and gives back the rest.
+// `npm run bench -- --only bedrock`.
 import type { ClientSpec } from "../client.ts";
 import { configure, type Ctx, PROMPT, type Scenario } from "../context.ts";
 import { runFleets } from "../fleet.ts";
@@ -30,6 +33,15 @@ const LATENCY_MS = 100;
  */
 const FULL = { rpm: 120, n: 240, k: 4, c: 2 };
 const QUICK = { rpm: 60, n: 120, k: 2, c: 2 };
+/**
+ * The tokens fleet: a Claude 4 model (an output token draws five), a quota about half of what the
+ * fleet draws (answers of `OUTPUT` tokens, about 1,000 drawn each with the prompt), so the second
+ * half is paced at it; and an output limit five times what the answers use.
+ */
+const TOKENS_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+const TOKENS = { tpm: 120_000, n: { full: 240, quick: 120 } };
+const OUTPUT = 200;
+const MAX_TOKENS = 1_000;
 const STUCK_MS = 300_000;
 
 const POOLS = {
@@ -45,7 +57,10 @@ export const bedrock: Scenario = {
   vars: () => ({ POOLS: JSON.stringify(POOLS), BENCH_AWS_KEY_ID: ACCOUNT.keys[0]!.accessKeyId, BENCH_AWS_SECRET: ACCOUNT.keys[0]!.secretAccessKey, USAGE_FLUSH_MS: "200" }),
   // PROVIDERS is set when the gateway starts, before the run picks its size: a model stated for each.
   providers: (url) => ({
-    bedrock: { ...gatewayProviders(url, ["bedrock"]).bedrock!, quota: { models: { [STATED.full]: { requestsPerMinute: FULL.rpm }, [STATED.quick]: { requestsPerMinute: QUICK.rpm } } } },
+    bedrock: {
+      ...gatewayProviders(url, ["bedrock"]).bedrock!,
+      quota: { models: { [STATED.full]: { requestsPerMinute: FULL.rpm }, [STATED.quick]: { requestsPerMinute: QUICK.rpm }, [TOKENS_MODEL]: { tokensPerMinute: TOKENS.tpm } } },
+    },
   }),
   async run(ctx: Ctx) {
     const f = ctx.opts.quick ? QUICK : FULL;
@@ -56,12 +71,23 @@ export const bedrock: Scenario = {
     });
     const learned = await fleetAt(ctx, MODEL, f, "learned from refusals");
     const stated = await fleetAt(ctx, known, f, "stated in PROVIDERS");
-    return { rows: [...learned.rows, ...stated.rows], data: { learned: learned.data, stated: stated.data } };
+    // The tokens fleet (PROVIDERS is set before the run picks its size: the quick run sends half as many at the same quota).
+    configure(ctx, {
+      latencyMs: LATENCY_MS, outputTokens: OUTPUT,
+      bedrock: { ...DEFAULT_BEDROCK, limits: { [`${ACCOUNT.id}/${REGION}/${TOKENS_MODEL}`]: { rpm: 6_000, tpm: TOKENS.tpm } } },
+    });
+    const n = ctx.opts.quick ? TOKENS.n.quick : TOKENS.n.full;
+    const tokens = await fleetAt(ctx, TOKENS_MODEL, { ...f, n, rpm: 6_000 }, "stated in PROVIDERS", { tpm: TOKENS.tpm, maxTokens: MAX_TOKENS });
+    return { rows: [...learned.rows, ...stated.rows, ...tokens.rows], data: { learned: learned.data, stated: stated.data, tokens: tokens.data } };
   },
 };
 
-/** One fleet on `model` at quota `f`: its rows, `how` the gateway knows the quota. */
-async function fleetAt(ctx: Ctx, model: string, f: typeof FULL, how: string): Promise<{ rows: Row[]; data: unknown }> {
+/**
+ * One fleet on `model` at quota `f`: its rows, `how` the gateway knows the quota. `tokens`: a tokens
+ * quota binds instead (`tpm`), the callers asking `maxTokens` each; its ideal is what the answers
+ * drew (input, and output five times on a Claude 4 model) beyond the minute's bucket, at the quota.
+ */
+async function fleetAt(ctx: Ctx, model: string, f: typeof FULL, how: string, tokens?: { tpm: number; maxTokens: number }): Promise<{ rows: Row[]; data: unknown }> {
   const { n } = f;
   const m = n / f.k;
   const stamp = Date.now().toString(36);
@@ -69,14 +95,17 @@ async function fleetAt(ctx: Ctx, model: string, f: typeof FULL, how: string): Pr
   const keys = await Promise.all(Array.from({ length: f.k }, (_, i) => admin.mint(`bench-bedrock-${stamp}-${i}`, "bench-bedrock")));
   const since = Date.now() - 60_000;
   const spec = (key: string): ClientSpec => ({
-    baseURL: `${ctx.gateway.url}/bedrock/${REGION}`, apiKey: key, model, requests: m, concurrency: f.c, maxRetries: 0, maxTokens: 16, prompt: PROMPT, sdk: "bedrock", streamEvery: 4,
+    baseURL: `${ctx.gateway.url}/bedrock/${REGION}`, apiKey: key, model, requests: m, concurrency: f.c, maxRetries: 0, maxTokens: tokens?.maxTokens ?? 16, prompt: PROMPT, sdk: "bedrock", streamEvery: 4,
   });
   // Each caller its own process and virtual key, started together.
   const fleets = await runFleets(keys.map((vk) => ({ k: 1, spec: spec(vk.key) })), async () => ctx.standin.resetStats(), STUCK_MS).catch(() => null);
   const up = ctx.standin.stats();
-  const scenario = `bedrock: AWS SDK Converse (a quarter ConverseStream), ${f.k} callers x ${m} at ${f.c}, one IAM member signed by the gateway, ${f.rpm} RPM, no headers, the quota ${how}`;
+  const quota = tokens ? `${tokens.tpm.toLocaleString("en-US")} TPM (Claude 4: output x5), maxTokens ${tokens.maxTokens} for answers of ${OUTPUT}` : `${f.rpm} RPM`;
+  const scenario = `bedrock: AWS SDK Converse (a quarter ConverseStream), ${f.k} callers x ${m} at ${f.c}, one IAM member signed by the gateway, ${quota}, no headers, the quota ${how}`;
   // The quota's: the first minute's bucket at once, the rest at the quota; never faster than the callers' own round trips.
-  const idealMs = Math.max(((n - f.rpm) / f.rpm) * 60_000, (n / (f.k * f.c)) * LATENCY_MS) + LATENCY_MS;
+  const drawn = tokens ? (up.bedrock[ACCOUNT.id]?.[model]?.input ?? 0) + 5 * (up.bedrock[ACCOUNT.id]?.[model]?.output ?? 0) : n;
+  const [units, perMin] = tokens ? [drawn, tokens.tpm] : [n, f.rpm];
+  const idealMs = Math.max(((units - perMin) / perMin) * 60_000, (n / (f.k * f.c)) * LATENCY_MS) + LATENCY_MS;
   if (!fleets) return { rows: [goal({ scenario, metric: "answered; time / ideal", baseline: "", value: `${up.successes}/${n} upstream answers when the clients were stopped after ${secs(STUCK_MS)}` }, "all; <= 1.10x", false)], data: { stuck: true } };
   const ok = fleets.reduce((a, fl) => a + fl.ok, 0);
   const failed = fleets.reduce((a, fl) => a + fl.failed, 0);
