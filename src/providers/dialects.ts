@@ -242,7 +242,11 @@ const ROWS = {
    * `usageMetadata`.
    */
   vertex: {
-    limits: { requests: none, tokens: none, body: ["error-details"] },
+    // Its tokens quotas count input alone, for both families: Gemini's
+    // `generate_content_input_tokens_per_minute_per_base_model` (/docs/quotas), Claude's
+    // `online_prediction_input_tokens_per_minute_per_base_model`, whose output is a quota of its own
+    // (`..._output_tokens_per_minute_...`, partner-models/claude/quotas) that no statement here names.
+    limits: { requests: none, tokens: none, body: ["error-details"], promptOnly: true },
     // A service account that may not use the project, or whose project has no billing: the member's (its ErrorInfo reason, cloud.google.com/apis/design/errors).
     refusals: [...GOOGLE, { means: "bad_key", status: [403], reason: ["IAM_PERMISSION_DENIED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"] }, { means: "spent", status: [403], reason: ["BILLING_DISABLED"] }],
     usage: READS,

@@ -27,6 +27,13 @@ const GEMINI = "gemini-2.5-flash";
 const HELLO = [{ role: "user" as const, content: "Say hello through the gateway" }];
 /** The quota of the project the several callers share: 60 requests a minute (Vertex's quotas are per minute), no headers. */
 const QUOTA_RPM = 120;
+/**
+ * A third project's input tokens a minute, per base model, which the operator states: Vertex counts a
+ * Gemini's and a Claude's input alone against it (Claude's output has a quota of its own, large here).
+ */
+const TOKENS_TPM = 30_000;
+const TOKENS_GEMINI = "gemini-2.5-pro";
+const TOKENS_CLAUDE = "claude-opus-4-1";
 
 let standin: Standin;
 let gateway: Gateway;
@@ -50,15 +57,24 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((ok) => otlp.listen(otlpPort, "127.0.0.1", ok));
-  standin = await startStandin({ latencyMs: 20, outputTokens: 7, streamChunks: 3, keyLimits: { "quota-proj": { rpm: QUOTA_RPM } } });
-  // One service account with a role in both projects the pools use: what a team's key file is.
-  member = standin.serviceAccount({ project: "member-proj", name: "slotgate-pool", projects: ["member-proj", "quota-proj"] });
+  standin = await startStandin({
+    latencyMs: 20, outputTokens: 7, streamChunks: 3,
+    keyLimits: { "quota-proj": { rpm: QUOTA_RPM }, "tokens-proj": { rpm: 6_000, tpm: 0, itpm: TOKENS_TPM, otpm: 10_000_000 } },
+  });
+  // One service account with a role in every project the pools use: what a team's key file is.
+  member = standin.serviceAccount({ project: "member-proj", name: "slotgate-pool", projects: ["member-proj", "quota-proj", "tokens-proj"] });
   const pools = {
     gcp: { provider: "vertex", members: [{ name: "gcp-a", provider: "vertex", project: "member-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
     quota: { provider: "vertex", members: [{ name: "gcp-q", provider: "vertex", project: "quota-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
+    tokens: { provider: "vertex", members: [{ name: "gcp-t", provider: "vertex", project: "tokens-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
   };
   gateway = await startGateway({
-    providers: { vertex: { baseUrl: `${standin.url}/{resource}-aiplatform.googleapis.com` } },
+    providers: {
+      vertex: {
+        baseUrl: `${standin.url}/{resource}-aiplatform.googleapis.com`,
+        quota: { models: { [`us-east5/${TOKENS_GEMINI}`]: { tokensPerMinute: TOKENS_TPM }, [`us-east5/${TOKENS_CLAUDE}`]: { tokensPerMinute: TOKENS_TPM } } },
+      },
+    },
     vars: {
       ADMIN_TOKEN, USAGE_FLUSH_MS: "200", POOLS: JSON.stringify(pools), VERTEX_SA_KEY: JSON.stringify(member),
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlpPort}`, OTEL_BSP_SCHEDULE_DELAY: "100",
@@ -268,6 +284,37 @@ describe("several callers at once at a quota the stand-in enforces with no heade
   });
 });
 
+describe("a tokens quota the operator states, which Vertex counts in input tokens", () => {
+  it("prompts of 500 tokens asking 4,000 out, @google/genai and @anthropic-ai/vertex-sdk: each charged its prompt alone, none refused upstream", async () => {
+    const key = (await new Admin(gateway.url, ADMIN_TOKEN).mint("vertex-tokens", "tokens")).key;
+    const prompt = "count the words of this sentence ".repeat(60);
+    const before = standin.stats().log.length;
+    // 40 of each draw about 20,000 of the minute's 30,000 input tokens. Charged their output limits
+    // too (before), 4,500 a request: the bucket held 6 and the rest went one every 9 s.
+    const n = 40;
+    const ai = geminiVk(key);
+    const claude = claudeVk(key);
+    const statuses = await Promise.all(Array.from({ length: n }, async (_, i) => {
+      const ok = i % 2 === 0
+        ? ai.models.generateContent({ model: TOKENS_GEMINI, contents: prompt, config: { maxOutputTokens: 4_000 } })
+        : claude.messages.create({ model: TOKENS_CLAUDE, max_tokens: 4_000, messages: [{ role: "user", content: prompt }] });
+      return ok.then(() => 200, (e: { status?: number; code?: number }) => e.status ?? e.code ?? 0);
+    }));
+    expect(statuses).toEqual(Array(n).fill(200));
+    const attempts = standin.stats().log.slice(before).filter((a) => a.path.includes("/projects/tokens-proj/"));
+    expect(attempts.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
+    expect(attempts).toHaveLength(n);
+    // Each key's window holds what its prompts did not draw (the level only rises with time); charged 4,500 a request it would be empty.
+    const keys = (await new Admin(gateway.url, ADMIN_TOKEN).member("tokens", "gcp-t")).keys;
+    for (const model of [TOKENS_GEMINI, TOKENS_CLAUDE]) {
+      const k = keys.find((x) => x.includes(`/${model}:`))!;
+      const state = (await (await new Admin(gateway.url, ADMIN_TOKEN).fetch("GET", `/admin/keys/${encodeURIComponent(k)}`)).json()) as { quotas: { tokens: { remaining: number; stated: number } } };
+      expect(state.quotas.tokens.stated, model).toBe(TOKENS_TPM);
+      expect(state.quotas.tokens.remaining, model).toBeGreaterThan(TOKENS_TPM - (n / 2) * 700);
+    }
+  });
+});
+
 describe("what the gateway says of it", () => {
   it("the ledger's tokens equal the stand-in's counts, streams included", async () => {
     const want: Record<string, { input: number; output: number }> = {};
@@ -277,7 +324,7 @@ describe("what the gateway says of it", () => {
         w.input += u.input;
         w.output += u.output;
       }
-    expect(Object.keys(want).sort()).toEqual([CLAUDE, GEMINI]);
+    expect(Object.keys(want).sort()).toEqual([CLAUDE, GEMINI, TOKENS_CLAUDE, TOKENS_GEMINI].sort());
     let got: Record<string, { input: number; output: number; unknown: number }> = {};
     for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 300))) {
       const res = await fetch(`${gateway.url}/admin/usage?since=0&by=model`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

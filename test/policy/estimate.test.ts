@@ -123,7 +123,7 @@ describe("what a body asks for (issue 39)", () => {
     for (const m of ["us-east-1/anthropic.claude-3-5-sonnet-20241022-v2:0", "us-east-1/anthropic.claude-3-haiku-20240307-v1:0", "us-east-1/meta.llama3-3-70b-instruct-v1:0", "us-east-1/amazon.nova-pro-v1:0"])
       expect(costFor(DIALECTS.bedrock, 1_020, 1_000, m), m).toEqual({ cost: 1_020 });
     // A model the rate names on another row (Anthropic's own API, Vertex's Claude) draws an output token once.
-    expect(costFor(DIALECTS.vertex, 1_020, 1_000, "us-east5/claude-sonnet-4-5")).toEqual({ cost: 1_020 });
+    expect(costFor(DIALECTS.vertex, 1_020, 1_000, "us-east5/claude-sonnet-4-5")).toEqual({ cost: 20 }); // its windows count the prompt alone
     expect(costFor(DIALECTS.anthropic, 1_020, 1_000, "claude-sonnet-4-5")).toEqual({ cost: 20, out: 1_000 });
     // No model given (a caller that does not know it): once.
     expect(costFor(DIALECTS.bedrock, 1_020, 1_000)).toEqual({ cost: 1_020 });

@@ -122,6 +122,10 @@ export function vertexDialect(v: VertexRoute): Dialect {
       : Object.fromEntries(Object.entries(gemini.endpoints).map(([e, f]) => [e, (req, r) => onDemand(f(req, r))])),
     reportsStreamUsage: () => true, // Anthropic's events and Gemini's chunks always carry it
     ...(claude && { imageTokens: anthropic.imageTokens }),
+    // Its tokens quotas, per base model: Claude's input and output per minute apart
+    // (`online_prediction_{input,output}_tokens_per_minute_per_base_model`, partner-models/claude/quotas),
+    // Gemini's input alone (`generate_content_input_tokens_per_minute_per_base_model`, /docs/quotas).
+    ...(claude ? { tokensApart: true as const } : { inputTpm: true as const }),
 
     credential: (h) => /^Bearer\s+(.+)$/i.exec(h.authorization ?? "")?.[1]?.trim() || undefined,
 
