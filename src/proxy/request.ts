@@ -6,6 +6,7 @@ import { DIALECTS } from "../providers/dialects";
 import { countsTokens, type KeyParts, limitKey, requestModel, routeOf } from "../providers/key";
 import { bodyTier, tierField } from "../tiers/body";
 import { askForUsage } from "../usage/meter";
+import { type PriceTable, priceOf } from "../usage/prices";
 import type { Provider } from "../providers/table";
 import type { Asked } from "./asked";
 
@@ -35,19 +36,20 @@ export interface Described {
 /**
  * What a body (read by the body stage, proxy/held.ts; `json` its JSON, null: none) asks: its key,
  * cost, model and what goes upstream. `proven`: whether the credential has proven the identity its
- * path names (providers/key.ts limitKey). `maxOutput`: a model's whole output (PRICES'), asked only
- * where the row reserves it for a body that names no limit (policy/estimate.ts estimateFor).
+ * path names (providers/key.ts limitKey). `prices`: where the row reserves a model's whole output for
+ * a body that names no limit, the model's `maxOutput` is read there (policy/estimate.ts estimateFor).
  */
 export async function describe(
   p: Provider, headers: Headers, url: URL, rest: string, bytes: Uint8Array, json: unknown, label: string | null,
-  proven?: (credentialHash: string, identity: string) => boolean, maxOutput?: (model: string) => number | undefined,
+  proven?: (credentialHash: string, identity: string) => boolean, prices?: PriceTable,
 ): Promise<Described> {
   const key = await limitKey(p, headers, url, rest, json, label, proven);
   const model = requestModel(p, rest, json)?.slice(0, 128) ?? "*";
   const bodyModel = typeof json === "object" && json !== null ? (json as { model?: unknown }).model : undefined;
   const route = routeOf(p, rest);
   const d = DIALECTS[p.dialect];
-  const cost = countsTokens(p, rest) ? COUNT_COST : estimateFor(d, rest, json, bytes.byteLength, d.limits.unstatedOutput && maxOutput?.(model));
+  const maxOutput = d.limits.unstatedOutput && prices ? priceOf(prices, p.name, model)?.maxOutput : undefined;
+  const cost = countsTokens(p, rest) ? COUNT_COST : estimateFor(d, rest, json, bytes.byteLength, maxOutput);
   return {
     key, ...cost, stream: asksToStream(json, rest, url.search), model, sent: askForUsage(p, rest, url.search, json, bytes), body: { model: bodyModel },
     ...bodyTiers(d.tiers, json, route), route,

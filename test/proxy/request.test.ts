@@ -5,6 +5,7 @@ import { DEFAULT_OUTPUT_TOKENS } from "../../src/policy/estimate";
 import { IMAGE_TOKENS } from "../../src/policy/media";
 import { describe } from "../../src/proxy/request";
 import { providers } from "../../src/providers/registry";
+import { priceOf, priceTable } from "../../src/usage/prices";
 
 const table = providers("{}");
 const read = (provider: string, rest: string, body: object, headers: Record<string, string> = { authorization: "Bearer sk-a" }) => {
@@ -46,20 +47,19 @@ suite("describe: the estimate by route and row", () => {
   it("a Bedrock body that names no output limit is charged the model's whole output, as Bedrock reserves it; one that names one, that", async () => {
     const model = "us.anthropic.claude-haiku-4-5-20251001-v1:0";
     const rest = `/us-east-1/model/${encodeURIComponent(model)}/converse`;
-    const asked: string[] = [];
-    const maxOutput = (m: string) => (asked.push(m), 64_000);
-    const at = (body: object, provider = "bedrock", path = rest) =>
-      describe(table[provider]!, new Headers({ authorization: "Bearer ABSKkey" }), new URL(`http://gw/${provider}${path}`), path, new TextEncoder().encode(JSON.stringify(body)), body, null, undefined, maxOutput);
+    const prices = priceTable(undefined);
+    const at = (body: object, provider = "bedrock", path = rest, m = model) => {
+      const p = path.replace(encodeURIComponent(model), encodeURIComponent(m));
+      return describe(table[provider]!, new Headers({ authorization: "Bearer ABSKkey" }), new URL(`http://gw/${provider}${p}`), p, new TextEncoder().encode(JSON.stringify(body)), body, null, undefined, prices);
+    };
     const messages = [{ role: "user", content: [{ text: "hi" }] }];
+    // Its maxOutput in the built-in table (the inference profile's base model's).
+    expect(priceOf(prices, "bedrock", model)?.maxOutput).toBe(64_000);
     expect((await at({ messages })).out).toBe(64_000);
-    expect(asked).toEqual([model]);
     expect((await at({ messages, inferenceConfig: { maxTokens: 300 } })).out).toBe(300);
     // A model the price table does not know: the default.
-    const unknown = await describe(table.bedrock!, new Headers({ authorization: "Bearer ABSKkey" }), new URL(`http://gw/bedrock${rest}`), rest, new Uint8Array(2), {}, null, undefined, () => undefined);
-    expect(unknown.out).toBe(DEFAULT_OUTPUT_TOKENS);
-    // Another row never asks: its providers reserve no model's whole output.
-    asked.length = 0;
+    expect((await at({ messages }, "bedrock", rest, "us.example.house-model-v1:0")).out).toBe(DEFAULT_OUTPUT_TOKENS);
+    // Another row never reads it: its providers reserve no model's whole output.
     expect((await at({ model: "gpt-4o", messages: [] }, "openai", "/v1/chat/completions")).out).toBe(DEFAULT_OUTPUT_TOKENS);
-    expect(asked).toEqual([]);
   });
 });

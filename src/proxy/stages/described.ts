@@ -12,7 +12,7 @@ import { describe } from "../request";
 
 export const described: Stage = async (call, next) => {
   const { asked, who, pooled } = call;
-  const read = await describe(asked.provider, asked.headers, asked.incoming, asked.rest, call.bytes, call.json, asked.label, call.proven, (m) => priceOf(call.settings.prices, asked.provider.name, m)?.maxOutput);
+  const read = await describe(asked.provider, asked.headers, asked.incoming, asked.rest, call.bytes, call.json, asked.label, call.proven, call.settings.prices);
   call.read = read;
   call.dialect = DIALECTS[asked.provider.dialect];
   call.key = { key: read.key.key, provider: asked.provider.name, model: read.key.model };
