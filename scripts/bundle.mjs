@@ -52,7 +52,8 @@ import { transformSync } from "esbuild";
  * charged at its burndown rate (the row's `outputRate`) 456 bytes: 282,583; a stated window given back
  * what an answer did not draw of its reservation (`returnsUnused`, quota.ts `giveBack`) 554 bytes:
  * 283,137, hence 284 KB; a model's whole output charged where a body names none (`unstatedOutput`)
- * 159 bytes: 283,296; Vertex's tokens window charged prompts alone 14 bytes: 283,310.
+ * 159 bytes: 283,296; Vertex's tokens window charged prompts alone 14 bytes: 283,310; that maxOutput
+ * read by `describe` itself 4 bytes less: 283,306.
  */
 const BUDGET_BYTES = 284_000;
 
