@@ -218,8 +218,9 @@ it("shows the key, its limit history and its state in a real browser", async () 
   expect((await cells.nth(0).textContent())?.trim()).toBe("openai");
   expect((await cells.nth(1).textContent())?.trim()).toBe(MODEL);
   expect((await cells.nth(2).textContent())?.trim()).toBe(key.split(":")[2]!.slice(0, 8));
-  // A row whose limiter did not answer the list in time (a loaded machine) names nobody until a later refresh does.
-  await expect.poll(async () => ["dashboard-e2e", "(default)"].includes((await cells.nth(3).textContent())?.trim() ?? ""), { timeout: 15_000 }).toBe(true);
+  // A row whose limiter did not answer the list in time (a loaded machine) names nobody until a later
+  // refresh does: 15 s once passed by in `npm test` beside the other e2e suites, so 30 s (a miss shows what it said).
+  await expect.poll(async () => (await cells.nth(3).textContent())?.trim(), { timeout: 30_000 }).toMatch(/^(dashboard-e2e|\(default\))$/);
   expect((await cells.nth(4).textContent())?.trim()).toBe(String(state.concurrency.limit));
   const twin = page.locator(`#keys tbody tr[title="${secondKey}"] td`);
   await expect.poll(() => twin.nth(1).textContent()).toBe(MODEL);
