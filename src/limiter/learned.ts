@@ -23,7 +23,12 @@ export interface RefusedGrant {
   mark?: Granted;
   grantedAt?: number;
   cost: number;
+  /** Its output allowance, where it named one. */
+  out?: number;
 }
+
+/** What a grant drew from a window of `kind`. */
+const unitsOf = (kind: RefusedLimit["kind"], e: { cost: number; out?: number }): number => (kind === "requests" ? 1 : kind === "tokens" ? e.cost : (e.out ?? 0));
 
 /**
  * A 429 on a key whose provider told no window of `refused.kind`: the window it hit, set (or
@@ -31,7 +36,9 @@ export interface RefusedGrant {
  * A window the headers tell is theirs, and left alone.
  */
 export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: RefusedGrant, now: number): void {
-  const { kind, periodMs } = refused;
+  const { periodMs } = refused;
+  // A refusal of generated tokens on a request that named no output allowance cannot be counted in them: its requests are.
+  const kind = refused.kind === "output" && !(g.out! > 0) ? "requests" : refused.kind;
   const prev = q[kind];
   if (prev && prev.source !== "refusals") return;
   const n = g.mark?.requests;
@@ -43,20 +50,20 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
     const since = (g.grantedAt ?? now) - periodMs;
     const refusedN = new Set(q.refusedN ?? []);
     let counted = 0;
-    for (const e of q.recent ?? []) if ((n === undefined || e.n < n) && e.at > since && !refusedN.has(e.n)) counted += kind === "requests" ? 1 : e.cost;
+    for (const e of q.recent ?? []) if ((n === undefined || e.n < n) && e.at > since && !refusedN.has(e.n)) counted += unitsOf(kind, e);
     // Nothing let through in the period, as far as this log knows (a restart, a first request): no estimate; the hint alone holds the key.
     if (counted === 0 && prev?.limit == null) return;
     // A refusal says the limit is at most what was let through: it lowers a learned limit, never
     // raises it (a period that still holds the first episode's burst counts more than the refill).
     limit = prev?.limit != null ? Math.min(prev.limit, Math.max(counted, Math.ceil(prev.limit * MOST_CUT))) : counted;
     // A refused request never counts itself; a token window holds at least the refused request.
-    limit = Math.max(limit, kind === "requests" ? 1 : g.cost);
+    limit = Math.max(limit, unitsOf(kind, g));
   }
   // A stated quota is the most there is; a refusal under it is another user's share.
   if (prev?.stated !== undefined) limit = Math.min(limit, statedCeiling({ ...prev, periodMs })!);
   limit = Math.max(limit, 1);
   // Empty when refused; what was granted after it is owed on top.
-  const after = n === undefined ? 0 : kind === "requests" ? q.granted.requests - n : (q.recent ?? []).filter((e) => e.n > n).reduce((s, e) => s + e.cost, 0);
+  const after = n === undefined ? 0 : kind === "requests" ? q.granted.requests - n : (q.recent ?? []).filter((e) => e.n > n).reduce((s, e) => s + unitsOf(kind, e), 0);
   const window: QuotaWindow = {
     limit, remaining: Math.max(-limit, -after), observedAt: now, refillPerMs: limit / periodMs, capacity: limit, periodMs, source: "refusals", readAt: now,
     ...(prev?.stated !== undefined && { stated: prev.stated }),
@@ -65,11 +72,12 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
 }
 
 /**
- * A success of `cost` tokens on a key paced from its refusals: while the pace binds, the limit
- * creeps up (a request's worth every 1/PROBE periods at full use) to find a limit that grew.
+ * A success of `cost` tokens (and `out` of output allowance) on a key paced from its refusals: while
+ * a window's pace binds, its limit creeps up (a request's worth every 1/PROBE periods at full use)
+ * to find a limit that grew.
  */
-export function probe(q: QuotaState, cost: number, now: number): void {
-  for (const [w, units] of [[q.requests, 1], [q.tokens, cost]] as const) {
+export function probe(q: QuotaState, cost: number, now: number, out = 0): void {
+  for (const [w, units] of [[q.requests, 1], [q.tokens, cost], [q.output, out]] as const) {
     if (!w || w.source !== "refusals" || w.limit === null || units <= 0) continue;
     if (available(w, now) >= w.limit * BINDS) continue;
     const ceiling = statedCeiling(w) ?? Number.POSITIVE_INFINITY;

@@ -60,7 +60,7 @@ export class Outcomes {
       if (lease) lease.ok = true;
       if (lease && !o.streaming) k.leases.done(lease);
       noteHold(k.pace, o.latencyMs, true);
-      probe(k.quota, lease?.cost ?? 0, now);
+      probe(k.quota, lease?.cost ?? 0, now, lease?.out ?? 0);
       if (o.attempt <= 1) changed = onSuccess(k.aimd, k.config, now, k.leases.active);
     } else if (o.cls === "transient") onTransient(k.aimd);
     // A capacity refusal (a full provider or tier) says nothing of this key's limit: neutral to
@@ -84,7 +84,7 @@ function refused(k: Learner, o: Outcome, lease: Lease | undefined, now: number):
   const hold = () => (k.cooldownUntil = Math.max(k.cooldownUntil, now + (o.info.retryAfterMs ?? NO_HINT_GATE_MS)));
   const cost = lease?.cost ?? 1;
   // No window told: the refusal teaches the one it hit (a provider without limit headers).
-  if (o.info.refused) learnFromRefusal(k.quota, o.info.refused, { mark: lease?.mark, grantedAt: lease?.grantedAt, cost }, now);
+  if (o.info.refused) learnFromRefusal(k.quota, o.info.refused, { mark: lease?.mark, grantedAt: lease?.grantedAt, cost, out: lease?.out }, now);
   const seen = roomInReading(o.info, cost, lease?.out) ?? room(k.quota, cost, now, lease?.out);
   if (seen === "empty") {
     k.aimd.phase = "steady";

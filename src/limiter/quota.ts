@@ -150,15 +150,18 @@ export function charge(q: QuotaState, cost: number, now: number, out = 0): void 
  * `mark.requests`) drew `drawn` tokens in the end, and what it was charged above that goes back to
  * a tokens window learned from refusals or stated (one the provider's headers tell is theirs: the
  * next reading says it). The grant is counted at what it drew from then on, as a refusal reads the
- * log (learned.ts). A grant the log no longer holds gives nothing back. True when the window changed.
+ * log (learned.ts), on a key with no tokens window yet too. A grant the log no longer holds gives
+ * nothing back. True when the window changed.
  */
 export function giveBack(q: QuotaState, n: number, drawn: number, now: number): boolean {
   const w = q.tokens;
-  if (!w || w.source !== "refusals" || !(drawn >= 0)) return false;
+  if ((w && w.source !== "refusals") || !(drawn >= 0)) return false;
   const e = q.recent?.findLast((g) => g.n === n);
   const units = e ? e.cost - drawn : 0;
   if (!e || !(units > 0)) return false;
   e.cost = drawn;
+  // No window yet: the grant is counted at what it drew when a refusal teaches one (learned.ts).
+  if (!w) return false;
   const top = w.capacity ?? w.limit;
   w.remaining = top === null ? available(w, now) + units : Math.min(top, available(w, now) + units);
   w.observedAt = now;

@@ -13,7 +13,7 @@ export const statedCeiling = (w: QuotaWindow): number | null =>
 /** Applies the operator's statement to `q`, as it stands now; true when a window changed. */
 export function applyStated(q: QuotaState, s: StatedQuota | null, now: number): boolean {
   let changed = false;
-  for (const kind of ["requests", "tokens"] as const) {
+  for (const kind of ["requests", "tokens", "output"] as const) {
     const n = s?.[kind];
     const w = q[kind];
     if (w?.stated === n || (w && w.source !== "refusals")) continue;

@@ -65,12 +65,13 @@ export const outputRateOf = (d: Rated, model: string): number => (d.limits.outpu
  * What a key's windows are charged for a request of `cost` tokens in all, `out` of them its output
  * allowance: the whole; where the key's provider row counts generated tokens apart
  * (`limits.output`), the prompt's (`cost`) and the output's (`out`) each; where its windows count
- * the prompt alone (`limits.promptOnly`), the prompt's. Where its windows draw an output token at
+ * the prompt alone (`limits.promptOnly`), the prompt's, and the output's to a window of generated
+ * tokens its operator may state (`PROVIDERS`' quota). Where its windows draw an output token at
  * more than one (`limits.outputRate`, on the key's `model`), the output at that rate. Per key, not
  * per request: a pool's members may be of rows that count either way.
  */
 export function costFor(d: Rated & { limits: { output?: unknown; promptOnly?: true } }, cost: number, out: number | undefined, model = ""): { cost: number; out?: number } {
-  if (d.limits.promptOnly) return { cost: Math.max(1, cost - (out ?? 0)) };
+  if (d.limits.promptOnly) return { cost: Math.max(1, cost - (out ?? 0)), ...(out !== undefined && { out }) };
   const rate = outputRateOf(d, model);
   if (out && rate !== 1) {
     cost += out * (rate - 1);

@@ -131,6 +131,9 @@ function quotaIdPeriod(id: string): number | null {
   return null;
 }
 
+/** The window a quota's name or a refusal's words speak for: generated tokens alone, tokens, else requests. */
+const kindNamed = (words: string): RefusedLimit["kind"] => (/output[\s_-]?tokens?/i.test(words) ? "output" : /token/i.test(words) ? "tokens" : "requests");
+
 /** A `QuotaFailure` (Gemini's): the first violation's kind, period and limit (`quotaValue`, where sent). A per-day one is spent, read by the classifier. */
 function quotaFailure(err: Obj | null, fallbackMs: number): RefusedLimit | null {
   for (const d of errorDetails(err)) {
@@ -140,9 +143,20 @@ function quotaFailure(err: Obj | null, fallbackMs: number): RefusedLimit | null 
     const v = vs.find((x) => quotaIdPeriod(text(x.quotaId)) !== DAY_MS) ?? vs[0];
     if (!v) continue;
     const id = `${text(v.quotaId)} ${text(v.quotaMetric)}`;
-    return { kind: /token/i.test(id) ? "tokens" : "requests", periodMs: quotaIdPeriod(text(v.quotaId)) ?? fallbackMs, limit: decimal(v.quotaValue) ?? null };
+    return { kind: kindNamed(id), periodMs: quotaIdPeriod(text(v.quotaId)) ?? fallbackMs, limit: decimal(v.quotaValue) ?? null };
   }
   return null;
+}
+
+/**
+ * A refusal whose message alone names the quota it hit (Vertex's "Quota exceeded for
+ * aiplatform.googleapis.com/online_prediction_output_tokens_per_minute_per_base_model ...", Bedrock's
+ * "Too many tokens, please wait ..."): its kind, over the row's refusal period, limit unknown.
+ * Vertex's error sits in `error`, Bedrock's body is `{message}` (`Message` in some services).
+ */
+function quotaWords(body: unknown, err: Obj | null, periodMs: number): RefusedLimit | null {
+  const words = text(err?.message) || (isObj(body) ? text(body.message) || text(body.Message) : "");
+  return words ? { kind: kindNamed(words), periodMs, limit: null } : null;
 }
 
 /** `error.metadata.headers` (OpenRouter's: X-RateLimit-Limit/Remaining/Reset, reset in epoch ms): a reading, a cap when its reset is hours away. */
@@ -173,6 +187,8 @@ function fromBody(d: Dialect, body: unknown, now: number): { hint: number | null
     if (b === "error-details") {
       hint ??= parseRetryInfo(body);
       refused ??= quotaFailure(err, d.limits.refusalPeriodMs ?? MINUTE_MS);
+    } else if (b === "quota-words") {
+      refused ??= quotaWords(body, err, d.limits.refusalPeriodMs ?? MINUTE_MS);
     } else if (b === "metadata-headers") {
       requests ??= metadataHeaders(err, now);
       if (requests?.remaining === 0 && requests.resetAt !== null) hint ??= wait(Math.max(0, requests.resetAt - now));

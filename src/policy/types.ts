@@ -13,11 +13,12 @@ export interface QuotaReading {
 
 /**
  * What a refusal's body says of the limit it hit, when no header told the window: Gemini's
- * `QuotaFailure` (the quota's kind and period from its `quotaId`, its limit from `quotaValue`), or
- * else the dialect's period for a refusal. A key with no limit headers is paced from these.
+ * `QuotaFailure` (the quota's kind and period from its `quotaId`, its limit from `quotaValue`), a
+ * message that names its quota (Vertex's, Bedrock's: the kind), or else the dialect's period for a
+ * refusal. A key with no limit headers is paced from these. `output`: generated tokens alone.
  */
 export interface RefusedLimit {
-  kind: "requests" | "tokens";
+  kind: "requests" | "tokens" | "output";
   periodMs: number;
   limit: number | null;
 }

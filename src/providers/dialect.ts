@@ -59,9 +59,10 @@ export interface HintSpec {
  * names the window's period and kind and whose `quotaValue` (when sent) its limit.
  * `metadata-headers`: OpenRouter's `error.metadata.headers` with `X-RateLimit-Limit/Remaining/Reset`
  * (epoch ms). `try-again-in`: a message's "Please try again in 7.66s" (a wait only: never money
- * or key evidence).
+ * or key evidence). `quota-words`: a message that names the quota it hit in words (Vertex's metric,
+ * Bedrock's "Too many tokens"), for the kind of window a row that tells none learns from it.
  */
-export type BodyHint = "error-details" | "metadata-headers" | "try-again-in";
+export type BodyHint = "error-details" | "metadata-headers" | "try-again-in" | "quota-words";
 
 /** `retry-after`'s seconds or HTTP-date: the wait hint a row reads when it names none. */
 export const RETRY_AFTER: HintSpec = { header: "retry-after", unit: "retry-after" };

@@ -214,9 +214,11 @@ const ROWS = {
     // when it starts, and it is settled at what it drew when it ends: its prompt less cache reads and
     // its output at that rate (that sample, and aws/agent-toolkit-for-aws quota-health.md). Charged
     // at its start the most it can draw (its output limit at the rate), never less than Bedrock
-    // takes by its end; given back the rest with its answer. Only a stated quota has a tokens window.
+    // takes by its end; given back the rest with its answer. A refusal says which quota it hit in its
+    // message ("Too many tokens" or "Too many requests, please wait before trying again.", AWS's
+    // knowledge center, repost.aws/knowledge-center/bedrock-throttling-error): the window the key learns.
     limits: {
-      requests: none, tokens: none, body: [], outputRate: { rate: 5, models: /anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/ }, returnsUnused: true, unstatedOutput: "model",
+      requests: none, tokens: none, body: ["quota-words"], outputRate: { rate: 5, models: /anthropic\.claude-(?:3-7-sonnet|(?:opus|sonnet|haiku)-4)/ }, returnsUnused: true, unstatedOutput: "model",
     },
     refusals: [
       { means: "bad_key", status: [401, 403], code: ["invalidsignatureexception", "signaturedoesnotmatch", "unrecognizedclientexception", "invalidclienttokenid", "expiredtokenexception", "incompletesignature", "missingauthenticationtokenexception", "accessdeniedexception"] },
@@ -245,8 +247,10 @@ const ROWS = {
     // Its tokens quotas count input alone, for both families: Gemini's
     // `generate_content_input_tokens_per_minute_per_base_model` (/docs/quotas), Claude's
     // `online_prediction_input_tokens_per_minute_per_base_model`, whose output is a quota of its own
-    // (`..._output_tokens_per_minute_...`, partner-models/claude/quotas) that no statement here names.
-    limits: { requests: none, tokens: none, body: ["error-details"], promptOnly: true },
+    // (`..._output_tokens_per_minute_...`, partner-models/claude/quotas), stated as `outputTokensPerMinute`.
+    // A refusal names the quota it hit in its message alone ("Quota exceeded for
+    // aiplatform.googleapis.com/<metric> ..."): the window the key learns is that one.
+    limits: { requests: none, tokens: none, body: ["error-details", "quota-words"], promptOnly: true },
     // A service account that may not use the project, or whose project has no billing: the member's (its ErrorInfo reason, cloud.google.com/apis/design/errors).
     refusals: [...GOOGLE, { means: "bad_key", status: [403], reason: ["IAM_PERMISSION_DENIED", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"] }, { means: "spent", status: [403], reason: ["BILLING_DISABLED"] }],
     usage: READS,

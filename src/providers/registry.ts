@@ -31,12 +31,15 @@ export function providers(raw: unknown): Record<string, Provider> {
     const speaks = dialect ?? table[name]?.dialect ?? "generic";
     if (typeof speaks !== "string" || !Object.hasOwn(DIALECTS, speaks))
       throw new ConfigError(`PROVIDERS.${name}.dialect must be one of ${Object.keys(DIALECTS).join(", ")}`);
-    table[name] = { name, baseUrl: checkBase(name, base), flavour: flavour as FlavourName, dialect: speaks as DialectName, ...(quota !== undefined && { quota: parseQuota(name, quota) }) };
+    table[name] = { name, baseUrl: checkBase(name, base), flavour: flavour as FlavourName, dialect: speaks as DialectName, ...(quota !== undefined && { quota: parseQuota(name, quota, outputApart(DIALECTS[speaks as DialectName])) }) };
   }
   if (cache.size > 16) cache.clear();
   cache.set(text, table);
   return table;
 }
+
+/** Whether a dialect's tokens windows leave the output out (a window of its own, or none): a quota of it may be stated. */
+const outputApart = (d: { limits: { output?: unknown; promptOnly?: true } }): boolean => !!(d.limits.output || d.limits.promptOnly);
 
 function checkBase(name: string, base: string): string {
   let url: URL;

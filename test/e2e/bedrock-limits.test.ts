@@ -35,11 +35,17 @@ const SONNET_TPM = 200_000;
 /** A third, asked with no output limit: Bedrock reserves its whole output (64,000) for each request. */
 const OPUS = "us.anthropic.claude-opus-4-5-20251101-v1:0";
 const OPUS_TPM = 700_000;
+/**
+ * A fourth, whose tokens quota nobody states: its refusals say "Too many tokens" (AWS's knowledge
+ * center, repost.aws/knowledge-center/bedrock-throttling-error), and the key learns a tokens window.
+ */
+const MISTRAL = "mistral.mistral-small-2402-v1:0";
+const MISTRAL_TPM = 6_000;
 const stack = useBedrockStack({
   limits: {
     [`${ACCOUNT}/${REGION}/${LLAMA}`]: { rpm: RPM }, [`${ACCOUNT}/${REGION}/${LLAMA_SMALL}`]: { rpm: KNOWN_RPM },
     [`${ACCOUNT}/${REGION}/${CLAUDE}`]: { rpm: 6_000, tpm: KNOWN_TPM }, [`${ACCOUNT}/${REGION}/${SONNET}`]: { rpm: 6_000, tpm: SONNET_TPM },
-    [`${ACCOUNT}/${REGION}/${OPUS}`]: { rpm: 6_000, tpm: OPUS_TPM },
+    [`${ACCOUNT}/${REGION}/${OPUS}`]: { rpm: 6_000, tpm: OPUS_TPM }, [`${ACCOUNT}/${REGION}/${MISTRAL}`]: { rpm: 6_000, tpm: MISTRAL_TPM },
   },
   latencyMs: LATENCY_MS,
   outputTokens: 2 * MAX_TOKENS,
@@ -145,5 +151,25 @@ describe("a Bedrock model at its quota", () => {
     expect(mine.filter((a) => a.status === 200)).toHaveLength(n);
     expect(mine.filter((a) => a.status === 429), "attempts refused upstream").toHaveLength(0);
     console.log(`[bedrock, stated tokens quota, no output limit] ${n} answered in ${run.makespanMs} ms at 20 in flight; none refused upstream`);
+  });
+
+  it("a tokens quota nobody states: its refusals name tokens, and the key learns a tokens window, not a count of requests", { timeout: 60_000 }, async () => {
+    const aws = awsVia(stack, (await admin(stack).mint("bedrock-learned-tokens", "aws")).key);
+    // Each draws its prompt and 100 out of the minute's 6,000: about 54 in the bucket, then one a second.
+    const ask = { modelId: MISTRAL, messages: USER, inferenceConfig: { maxTokens: MAX_TOKENS } };
+    const n = 58;
+    const run = await fleet(n, 8, async () => (await aws.send(new ConverseCommand(ask))).$metadata.httpStatusCode ?? 0);
+    expect(run.sent.map((s) => s.status).filter((s) => s !== 200), "caller-visible failures").toEqual([]);
+    const mine = stack.standin.stats().log.filter((a) => a.provider === "bedrock" && a.model === MISTRAL);
+    const refused = mine.filter((a) => a.status === 429).length;
+    expect(refused, "the refusals that teach it").toBeGreaterThanOrEqual(1);
+    const key = (await admin(stack).member("aws", "aws-a")).keys.find((k) => k.includes(MISTRAL))!;
+    const { quotas } = (await (await admin(stack).fetch("GET", `/admin/keys/${encodeURIComponent(key)}`)).json()) as { quotas: Record<string, { limit: number } | null> };
+    // What was let through in the minute before a refusal, in tokens (less what it had not heard of
+    // yet: requests on tickets whose use came after); a requests window would count about 54.
+    expect(quotas.requests, "no requests window").toBeNull();
+    expect(quotas.tokens?.limit).toBeGreaterThanOrEqual(0.25 * MISTRAL_TPM);
+    expect(quotas.tokens?.limit).toBeLessThanOrEqual(1.1 * MISTRAL_TPM);
+    console.log(`[bedrock, learned tokens quota] ${n} answered in ${run.makespanMs} ms; ${refused} of ${mine.length} attempts refused upstream; learned ${Math.round(quotas.tokens!.limit)} tokens a minute`);
   });
 });

@@ -34,6 +34,14 @@ const QUOTA_RPM = 120;
 const TOKENS_TPM = 30_000;
 const TOKENS_GEMINI = "gemini-2.5-pro";
 const TOKENS_CLAUDE = "claude-opus-4-1";
+/**
+ * Claude's output tokens a minute, a quota of its own on Vertex (partner-models/claude/quotas:
+ * `online_prediction_output_tokens_per_minute_per_base_model`), in two more projects: stated for one
+ * model, learned from the refusals of another, whose message alone names the quota.
+ */
+const OUTPUT_TPM = 60_000;
+const OUTPUT_STATED = "claude-haiku-4-5";
+const OUTPUT_LEARNED = "claude-sonnet-4";
 
 let standin: Standin;
 let gateway: Gateway;
@@ -59,20 +67,29 @@ beforeAll(async () => {
   await new Promise<void>((ok) => otlp.listen(otlpPort, "127.0.0.1", ok));
   standin = await startStandin({
     latencyMs: 20, outputTokens: 7, streamChunks: 3,
-    keyLimits: { "quota-proj": { rpm: QUOTA_RPM }, "tokens-proj": { rpm: 6_000, tpm: 0, itpm: TOKENS_TPM, otpm: 10_000_000 } },
+    keyLimits: {
+      "quota-proj": { rpm: QUOTA_RPM }, "tokens-proj": { rpm: 6_000, tpm: 0, itpm: TOKENS_TPM, otpm: 10_000_000 },
+      "output-proj": { rpm: 6_000, tpm: 0, itpm: 10_000_000, otpm: OUTPUT_TPM },
+    },
   });
   // One service account with a role in every project the pools use: what a team's key file is.
-  member = standin.serviceAccount({ project: "member-proj", name: "slotgate-pool", projects: ["member-proj", "quota-proj", "tokens-proj"] });
+  member = standin.serviceAccount({ project: "member-proj", name: "slotgate-pool", projects: ["member-proj", "quota-proj", "tokens-proj", "output-proj"] });
   const pools = {
     gcp: { provider: "vertex", members: [{ name: "gcp-a", provider: "vertex", project: "member-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
     quota: { provider: "vertex", members: [{ name: "gcp-q", provider: "vertex", project: "quota-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
     tokens: { provider: "vertex", members: [{ name: "gcp-t", provider: "vertex", project: "tokens-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
+    output: { provider: "vertex", members: [{ name: "gcp-o", provider: "vertex", project: "output-proj", location: "us-east5", secret: "VERTEX_SA_KEY" }] },
   };
   gateway = await startGateway({
     providers: {
       vertex: {
         baseUrl: `${standin.url}/{resource}-aiplatform.googleapis.com`,
-        quota: { models: { [`us-east5/${TOKENS_GEMINI}`]: { tokensPerMinute: TOKENS_TPM }, [`us-east5/${TOKENS_CLAUDE}`]: { tokensPerMinute: TOKENS_TPM } } },
+        quota: {
+          models: {
+            [`us-east5/${TOKENS_GEMINI}`]: { tokensPerMinute: TOKENS_TPM }, [`us-east5/${TOKENS_CLAUDE}`]: { tokensPerMinute: TOKENS_TPM },
+            [`us-east5/${OUTPUT_STATED}`]: { outputTokensPerMinute: OUTPUT_TPM },
+          },
+        },
       },
     },
     vars: {
@@ -315,6 +332,43 @@ describe("a tokens quota the operator states, which Vertex counts in input token
   });
 });
 
+describe("Claude's output tokens quota, which Vertex counts apart", () => {
+  /** `n` Claude requests at once through pool `output` asking `maxTokens` each: their statuses, the project's attempts, and the key's quotas. */
+  async function burst(model: string, n: number, maxTokens: number) {
+    const admin = new Admin(gateway.url, ADMIN_TOKEN);
+    const claude = claudeVk((await admin.mint(`vertex-output-${model}`, "output")).key);
+    const before = standin.stats().log.length;
+    const statuses = await Promise.all(Array.from({ length: n }, () =>
+      claude.messages.create({ model, max_tokens: maxTokens, messages: HELLO }).then(() => 200, (e: { status?: number }) => e.status ?? 0)));
+    const attempts = standin.stats().log.slice(before).filter((a) => a.path.includes("/projects/output-proj/"));
+    const k = (await admin.member("output", "gcp-o")).keys.find((x) => x.includes(`/${model}:`))!;
+    const { quotas } = (await (await admin.fetch("GET", `/admin/keys/${encodeURIComponent(k)}`)).json()) as { quotas: Record<string, { limit: number | null; stated?: number } | null | undefined> };
+    return { statuses, attempts, refused: attempts.filter((a) => a.status === 429).length, quotas };
+  }
+
+  it("stated (`outputTokensPerMinute`): 64 asking 1,000 out at once on 60,000 a minute, @anthropic-ai/vertex-sdk: none refused upstream", async () => {
+    // The minute's bucket holds 60 of them; the other 4 wait a second each. Unstated, they all went and 4 were refused.
+    const { statuses, attempts, refused, quotas } = await burst(OUTPUT_STATED, 64, 1_000);
+    expect(statuses).toEqual(Array(64).fill(200));
+    expect(refused, "attempts refused upstream").toBe(0);
+    expect(attempts).toHaveLength(64);
+    expect(quotas.output).toMatchObject({ limit: OUTPUT_TPM, stated: OUTPUT_TPM });
+    expect(quotas.tokens ?? null, "no input window stated or learned").toBeNull();
+  });
+
+  it("learned from its refusals: the window they name is the output's, at what was let through, not a count of requests", { timeout: 60_000 }, async () => {
+    const { statuses, refused, quotas } = await burst(OUTPUT_LEARNED, 64, 1_000);
+    expect(statuses).toEqual(Array(64).fill(200));
+    expect(refused, "the burst's refusals teach it").toBeGreaterThanOrEqual(1);
+    // 60 let through in the minute of the first refusal, each asking 1,000: up to 60,000 of output,
+    // less those sent on tickets whose use reached the key's object after the refusal (the window
+    // is learned from what it has heard of). A requests window would count 60.
+    expect(quotas.output?.limit).toBeGreaterThanOrEqual(0.25 * OUTPUT_TPM);
+    expect(quotas.output?.limit, "probes climb a little above it while its pace binds").toBeLessThanOrEqual(1.1 * OUTPUT_TPM);
+    expect(quotas.requests ?? null).toBeNull();
+  });
+});
+
 describe("what the gateway says of it", () => {
   it("the ledger's tokens equal the stand-in's counts, streams included", async () => {
     const want: Record<string, { input: number; output: number }> = {};
@@ -324,7 +378,7 @@ describe("what the gateway says of it", () => {
         w.input += u.input;
         w.output += u.output;
       }
-    expect(Object.keys(want).sort()).toEqual([CLAUDE, GEMINI, TOKENS_CLAUDE, TOKENS_GEMINI].sort());
+    expect(Object.keys(want).sort()).toEqual([CLAUDE, GEMINI, TOKENS_CLAUDE, TOKENS_GEMINI, OUTPUT_STATED, OUTPUT_LEARNED].sort());
     let got: Record<string, { input: number; output: number; unknown: number }> = {};
     for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 300))) {
       const res = await fetch(`${gateway.url}/admin/usage?since=0&by=model`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

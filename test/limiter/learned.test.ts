@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { learnFromRefusal } from "../../src/limiter/learned";
+import { learnFromRefusal, probe } from "../../src/limiter/learned";
 import type { QuotaState } from "../../src/limiter/quota";
 
 describe("learnFromRefusal", () => {
@@ -19,5 +19,30 @@ describe("learnFromRefusal", () => {
     // A refusal that counts fewer lowers it, at most to MOST_CUT of it at once.
     learnFromRefusal(q, { kind: "requests", periodMs: 60_000, limit: null }, { mark: { requests: 90, tokens: 90 }, grantedAt: 200_000, cost: 1 }, 200_100);
     expect(q.requests?.limit).toBe(42);
+  });
+
+  // Vertex's Claude limits its output tokens a minute apart: a refusal of that quota is counted in
+  // what the grants let through asked to generate, not in their prompts, nor in requests.
+  it("a refusal of generated tokens learns a window of them, counted in the grants' output allowances", () => {
+    const recent = Array.from({ length: 30 }, (_, i) => ({ n: i + 1, at: 1_000 + i * 10, cost: 500, out: 2_000 }));
+    const q: QuotaState = { requests: null, tokens: null, output: null, granted: { requests: 32, tokens: 16_000, output: 64_000 }, recent: [...recent, { n: 31, at: 1_400, cost: 500, out: 2_000 }, { n: 32, at: 1_500, cost: 500, out: 1_000 }] };
+    learnFromRefusal(q, { kind: "output", periodMs: 60_000, limit: null }, { mark: { requests: 31, tokens: 15_500, output: 62_000 }, grantedAt: 1_400, cost: 500, out: 2_000 }, 1_600);
+    expect(q.requests).toBeNull();
+    expect(q.tokens).toBeNull();
+    expect(q.output).toMatchObject({ limit: 60_000, capacity: 60_000, source: "refusals", remaining: -1_000 });
+    expect(q.output!.refillPerMs).toBeCloseTo(1, 6);
+    // Successes while its pace binds raise it, by what they generate.
+    q.output!.remaining = 0;
+    q.output!.observedAt = 1_600;
+    probe(q, 500, 1_600, 2_000);
+    expect(q.output!.limit).toBeGreaterThan(60_000);
+    expect(q.requests).toBeNull();
+  });
+
+  it("a refusal of generated tokens on a request that named no output allowance learns its requests", () => {
+    const q: QuotaState = { requests: null, tokens: null, output: null, granted: { requests: 11, tokens: 1_100 }, recent: Array.from({ length: 10 }, (_, i) => ({ n: i + 1, at: 1_000, cost: 100 })) };
+    learnFromRefusal(q, { kind: "output", periodMs: 60_000, limit: null }, { mark: { requests: 11, tokens: 1_100 }, grantedAt: 1_100, cost: 100 }, 1_200);
+    expect(q.output).toBeNull();
+    expect(q.requests?.limit).toBe(10);
   });
 });

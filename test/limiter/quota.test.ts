@@ -1,5 +1,6 @@
 // A key's quota windows and what they allow (src/limiter/quota.ts); readings set them up here (quota-reading.ts).
 import { describe, expect, it } from "vitest";
+import { learnFromRefusal } from "../../src/limiter/learned";
 import { available, charge, emptyQuota, fitsAt, giveBack, paceRate, room, tight, describe as view } from "../../src/limiter/quota";
 import { applyStated } from "../../src/limiter/stated";
 import { observe } from "../../src/limiter/quota-reading";
@@ -130,9 +131,18 @@ describe("giveBack: a provider that returns what an answer did not use of its re
     const before = available(q.tokens!, 0);
     expect(giveBack(q, 1, 100, 0)).toBe(false);
     expect(available(q.tokens!, 0)).toBe(before);
+    expect(q.recent!.find((e) => e.n === 1)!.cost, "a reading's replay counts what was charged").toBe(5_000);
     const none = emptyQuota();
     applyStated(none, { requests: 50 }, 0);
     charge(none, 5_000, 0);
     expect(giveBack(none, 1, 100, 0)).toBe(false);
+    // With no tokens window yet, the grant is counted at what it drew: a refusal that teaches one
+    // (Bedrock's "Too many tokens") counts what Bedrock let through, not the reservations.
+    expect(none.recent!.find((e) => e.n === 1)!.cost).toBe(100);
+    charge(none, 5_000, 1);
+    giveBack(none, 2, 200, 1);
+    charge(none, 50, 2);
+    learnFromRefusal(none, { kind: "tokens", periodMs: 60_000, limit: null }, { mark: { ...none.granted }, grantedAt: 2, cost: 50 }, 3);
+    expect(none.tokens?.limit, "100 and 200 drawn, where 10,000 were reserved").toBe(300);
   });
 });

@@ -27,6 +27,21 @@ describe("applyStated", () => {
     expect(view({ ...q.requests!, stated: undefined }, 1_000)).not.toHaveProperty("stated");
   });
 
+  it("a stated output window is drawn by output allowances alone, and a statement taken away leaves it as learned", () => {
+    const q = emptyQuota();
+    expect(applyStated(q, { output: 6_000 }, 0)).toBe(true);
+    expect(q.output).toMatchObject({ limit: 6_000, remaining: 6_000, source: "refusals", stated: 6_000 });
+    expect(q.tokens).toBeNull();
+    for (let i = 0; i < 3; i++) charge(q, 500, 0, 2_000);
+    // Full: the next 2,000 of output wait 20 s of refill (100 a second); a request naming no output does not wait.
+    expect(fitsAt(q, 500, 0, 1, false, 0, 2_000)).toBe(20_000);
+    expect(fitsAt(q, 500, 0)).toBe(0);
+    expect(paceRate(q, 500, 2_000)! * MIN).toBeCloseTo(3);
+    expect(view(q.output!, 0)).toMatchObject({ limit: 6_000, remaining: 0, stated: 6_000 });
+    expect(applyStated(q, {}, 0)).toBe(true);
+    expect(q.output).not.toHaveProperty("stated");
+  });
+
   it("states nothing: leaves an unknown key unknown", () => {
     const q = emptyQuota();
     expect(applyStated(q, null, 0)).toBe(false);

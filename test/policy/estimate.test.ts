@@ -76,12 +76,14 @@ describe("estimate's output allowance: what a window of generated tokens alone i
     expect(costFor(DIALECTS.anthropic, 28, 16)).toEqual({ cost: 12, out: 16 });
     expect(costFor(DIALECTS.bedrock, 28, 16)).toEqual({ cost: 28 });
     expect(costFor(DIALECTS.anthropic, 28, undefined)).toEqual({ cost: 28 });
-    // A row whose windows count the prompt alone (Gemini's "Tokens per minute (input)") is charged it alone.
-    expect(costFor(DIALECTS.gemini, 28, 16)).toEqual({ cost: 12 });
-    expect(costFor(DIALECTS.gemini, 10, 16)).toEqual({ cost: 1 });
+    // A row whose windows count the prompt alone (Gemini's "Tokens per minute (input)") charges its tokens
+    // windows it alone; its output goes to a window of generated tokens, where one is stated (Vertex's Claude).
+    expect(costFor(DIALECTS.gemini, 28, 16)).toEqual({ cost: 12, out: 16 });
+    expect(costFor(DIALECTS.gemini, 10, 16)).toEqual({ cost: 1, out: 16 });
+    expect(costFor(DIALECTS.vertex, 28, 16)).toEqual({ cost: 12, out: 16 });
     for (const [name, d] of Object.entries(DIALECTS)) if (d.limits.promptOnly) expect(d.limits.output, name).toBeUndefined();
-    // Every row that reads a window of generated tokens sends its allowance; no other does.
-    for (const [name, d] of Object.entries(DIALECTS)) expect("out" in costOf(d, body, 48), name).toBe(d.limits.output !== undefined);
+    // Every row that reads or may be stated a window of generated tokens sends its allowance; no other does.
+    for (const [name, d] of Object.entries(DIALECTS)) expect("out" in costOf(d, body, 48), name).toBe(d.limits.output !== undefined || d.limits.promptOnly === true);
   });
 });
 
@@ -123,7 +125,7 @@ describe("what a body asks for (issue 39)", () => {
     for (const m of ["us-east-1/anthropic.claude-3-5-sonnet-20241022-v2:0", "us-east-1/anthropic.claude-3-haiku-20240307-v1:0", "us-east-1/meta.llama3-3-70b-instruct-v1:0", "us-east-1/amazon.nova-pro-v1:0"])
       expect(costFor(DIALECTS.bedrock, 1_020, 1_000, m), m).toEqual({ cost: 1_020 });
     // A model the rate names on another row (Anthropic's own API, Vertex's Claude) draws an output token once.
-    expect(costFor(DIALECTS.vertex, 1_020, 1_000, "us-east5/claude-sonnet-4-5")).toEqual({ cost: 20 }); // its windows count the prompt alone
+    expect(costFor(DIALECTS.vertex, 1_020, 1_000, "us-east5/claude-sonnet-4-5")).toEqual({ cost: 20, out: 1_000 }); // its windows count the prompt alone, its output apart
     expect(costFor(DIALECTS.anthropic, 1_020, 1_000, "claude-sonnet-4-5")).toEqual({ cost: 20, out: 1_000 });
     // No model given (a caller that does not know it): once.
     expect(costFor(DIALECTS.bedrock, 1_020, 1_000)).toEqual({ cost: 1_020 });

@@ -123,6 +123,25 @@ describe("limits, as each dialect tells them", () => {
     expect(parse("openai", {}, gemini("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "15")).refused).toBeUndefined();
   });
 
+  it("vertex and bedrock: a 429 names the quota it hit in its message alone, and the key learns that window (partner-models/claude/quotas; repost.aws/knowledge-center/bedrock-throttling-error)", () => {
+    const vertex = (metric: string) => ({ error: { code: 429, status: "RESOURCE_EXHAUSTED", message: `Quota exceeded for aiplatform.googleapis.com/${metric} with base model: anthropic-claude-sonnet-4-5. Please submit a quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai.` } });
+    const refused = (kind: string) => ({ kind, periodMs: MINUTE_MS, limit: null });
+    expect(parse("vertex", {}, vertex("online_prediction_output_tokens_per_minute_per_base_model")).refused).toEqual(refused("output"));
+    expect(parse("vertex", {}, vertex("global_online_prediction_input_tokens_per_minute_per_base_model")).refused).toEqual(refused("tokens"));
+    expect(parse("vertex", {}, vertex("generate_content_input_tokens_per_minute_per_base_model")).refused).toEqual(refused("tokens"));
+    expect(parse("vertex", {}, vertex("online_prediction_requests_per_base_model")).refused).toEqual(refused("requests"));
+    // The dynamic shared quota names none: a requests window, as before.
+    expect(parse("vertex", {}, { error: { code: 429, status: "RESOURCE_EXHAUSTED", message: "Resource exhausted, please try again later." } }).refused).toEqual(refused("requests"));
+    // Bedrock's body is a message alone, its type in a header.
+    expect(parse("bedrock", {}, { message: "Too many tokens, please wait before trying again." }).refused).toEqual(refused("tokens"));
+    expect(parse("bedrock", {}, { message: "Too many requests, please wait before trying again." }).refused).toEqual(refused("requests"));
+    expect(parse("bedrock", {}, "").refused).toEqual(refused("requests"));
+    // Gemini's QuotaFailure names its quota in its id, before any words.
+    expect(parse("vertex", {}, gemini("GenerateContentInputTokensPerModelPerMinute-FreeTier")).refused).toEqual(refused("tokens"));
+    // A row that does not read words learns a requests window from the same message.
+    expect(parse("xai", {}, { error: { message: "Too many tokens" } }).refused).toMatchObject({ kind: "requests" });
+  });
+
   it("openrouter: a 429's error.metadata.headers, reset in epoch ms; hours away, it is a cap (openrouter.ai/docs/api-reference/limits)", () => {
     const limited = (remaining: string, resetIn: number) => ({
       error: { code: 429, message: "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day", metadata: { headers: { "X-RateLimit-Limit": "50", "X-RateLimit-Remaining": remaining, "X-RateLimit-Reset": String(NOW + resetIn) } } },

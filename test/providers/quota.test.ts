@@ -31,11 +31,14 @@ describe("PROVIDERS' quota", () => {
     [{ requestsPerMinute: "50" }, "PROVIDERS.bedrock.quota.requestsPerMinute must be a number above 0"],
     [{ tokensPerMinute: -1 }, "PROVIDERS.bedrock.quota.tokensPerMinute must be a number above 0"],
     [{ tokensPerMinute: 1e12 }, "at most"],
-    [{ rpm: 50 }, "PROVIDERS.bedrock.quota takes requestsPerMinute, tokensPerMinute and models, not rpm"],
+    [{ rpm: 50 }, "PROVIDERS.bedrock.quota takes requestsPerMinute, tokensPerMinute, outputTokensPerMinute and models, not rpm"],
+    // Bedrock's tokens quota counts the output too (at its burndown rate): a window of output alone would never be drawn.
+    [{ outputTokensPerMinute: 8_000 }, "PROVIDERS.bedrock.quota.outputTokensPerMinute: this provider's tokensPerMinute counts output tokens too"],
+    [{ models: { m: { outputTokensPerMinute: 8_000 } } }, `PROVIDERS.bedrock.quota.models["m"].outputTokensPerMinute: this provider's tokensPerMinute counts output tokens too`],
     [[50], "PROVIDERS.bedrock.quota must be an object"],
     [50, "PROVIDERS.bedrock.quota must be an object"],
     [{ models: [] }, "PROVIDERS.bedrock.quota.models must be an object of model ids"],
-    [{ models: { m: { models: {} } } }, `PROVIDERS.bedrock.quota.models["m"] takes requestsPerMinute, tokensPerMinute, not models`],
+    [{ models: { m: { models: {} } } }, `PROVIDERS.bedrock.quota.models["m"] takes requestsPerMinute, tokensPerMinute, outputTokensPerMinute, not models`],
     [{ models: { m: { requestsPerMinute: null } } }, `PROVIDERS.bedrock.quota.models["m"].requestsPerMinute must be a number`],
   ])("refuses %j with a config error naming the field", (quota, message) => {
     let err: unknown;
@@ -55,6 +58,22 @@ describe("PROVIDERS' quota", () => {
     expect(statedFor(spec, "us-east-1/meta.other", true)).toEqual({ requests: 10 });
     // Unscoped (an OpenRouter model id has a slash of its own): only the whole name.
     expect(statedFor(spec, "us-east-1/meta.llama")).toEqual({ requests: 10 });
+  });
+
+  it("Vertex's Claude is stated its output tokens a minute apart (partner-models/claude/quotas); a row with output windows of its own may be too", () => {
+    const claude = "us-east5/claude-sonnet-4-5";
+    const t = providers({
+      vertex: { quota: { requestsPerMinute: 60, tokensPerMinute: 200_000, models: { "claude-sonnet-4-5": { tokensPerMinute: 400_000, outputTokensPerMinute: 40_000 } } } },
+      anthropic: { quota: { outputTokensPerMinute: 8_000 } },
+      "my-vertex": { baseUrl: "https://vertex.example.test", dialect: "vertex", quota: { outputTokensPerMinute: 1_000 } },
+    });
+    expect(statedFor(t.vertex!.quota, claude, true)).toEqual({ tokens: 400_000, output: 40_000 });
+    expect(statedFor(t.vertex!.quota, "us-central1/gemini-2.5-flash", true)).toEqual({ requests: 60, tokens: 200_000 });
+    expect(statedFor(t.anthropic!.quota, "claude-haiku-4-5")).toEqual({ output: 8_000 });
+    expect(statedFor(t["my-vertex"]!.quota, "claude-haiku-4-5")).toEqual({ output: 1_000 });
+    // OpenAI's and a generic provider's tokens quota counts both.
+    expect(() => providers({ openai: { quota: { outputTokensPerMinute: 1 } } })).toThrow(ConfigError);
+    expect(() => providers({ local: { baseUrl: "http://127.0.0.1:9", quota: { outputTokensPerMinute: 1 } } })).toThrow(ConfigError);
   });
 
   it("a statement of nothing is no statement", () => {

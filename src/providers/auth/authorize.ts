@@ -14,6 +14,13 @@ export interface Authorizer {
   authorize(method: string, url: URL, headers: Headers, body: Uint8Array | null): Promise<void>;
   /** The provider refused the credential (a 401): forget a minted one, so the next attempt mints anew. True when there was one. */
   renew?(): boolean;
+  /**
+   * Makes ready what `authorize` will need (a minted token), before the attempt takes its slot: a
+   * key's windows are charged when a slot is granted, and a provider counts a request when it
+   * arrives, so a mint in between would have the limiter a mint's time ahead of it. Never throws:
+   * a failed mint is thrown by the attempt's `authorize`, where an attempt's failures are handled.
+   */
+  prepare?(): Promise<void>;
 }
 
 /**
@@ -40,10 +47,19 @@ const tokens = new GoogleTokens({ fetch: (input, init) => fetch(input, init), no
 /** A bearer token minted from `key` (kept until shortly before it expires, then minted again); `waitUntil` keeps a mint alive for the requests that wait on it. */
 export function tokenAuthorizer(key: ServiceAccountKey, waitUntil?: (p: Promise<unknown>) => void): Authorizer {
   let last: string | null = null;
+  /** A mint `prepare` saw fail: its attempt fails with it, never minting twice. */
+  let failed: { err: unknown } | null = null;
   return {
     async authorize(_method, _url, headers) {
+      const f = failed;
+      failed = null;
+      if (f) throw f.err;
       last = await tokens.token(key, { waitUntil });
       headers.set("authorization", `Bearer ${last}`);
+    },
+    async prepare() {
+      failed = null;
+      await tokens.token(key, { waitUntil }).catch((err: unknown) => void (failed = { err }));
     },
     renew() {
       if (last === null) return false;
