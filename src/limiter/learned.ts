@@ -45,6 +45,10 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
   if (n !== undefined) {
     q.refusedN = [...(q.refusedN ?? []), n].slice(-REFUSED_KEPT);
   }
+  if (prev?.learned && n !== undefined && g.grantedAt !== undefined && g.grantedAt <= prev.learned.at) {
+    straggler(prev, n, unitsOf(kind, g), now);
+    return;
+  }
   let limit = refused.limit;
   if (limit === null) {
     const since = (g.grantedAt ?? now) - periodMs;
@@ -66,9 +70,25 @@ export function learnFromRefusal(q: QuotaState, refused: RefusedLimit, g: Refuse
   const after = n === undefined ? 0 : kind === "requests" ? q.granted.requests - n : (q.recent ?? []).filter((e) => e.n > n).reduce((s, e) => s + unitsOf(kind, e), 0);
   const window: QuotaWindow = {
     limit, remaining: Math.max(-limit, -after), observedAt: now, refillPerMs: limit / periodMs, capacity: limit, periodMs, source: "refusals", readAt: now,
-    ...(prev?.stated !== undefined && { stated: prev.stated }),
+    ...(prev?.stated !== undefined && { stated: prev.stated }), ...(n !== undefined && { learned: { at: now, n } }),
   };
   q[kind] = window;
+}
+
+/**
+ * A refusal of grant `n`, made before the window was learned from the refusal that opened its
+ * burst: it was in flight then, and says nothing that one did not. Sends reorder on their way (a
+ * burst's refused requests are seldom its last grants), so counting again from it would count only
+ * the grants numbered before it, and lower the limit by those let through after it. The limit
+ * stands. Numbered after the refusal that set the window, it was owed in the level; refused, it
+ * drew nothing, and that comes back.
+ */
+function straggler(w: QuotaWindow, n: number, units: number, now: number): void {
+  if (n <= w.learned!.n) return;
+  const top = w.capacity ?? w.limit;
+  const level = available(w, now) + units;
+  w.remaining = top === null ? level : Math.min(top, level);
+  w.observedAt = now;
 }
 
 /**

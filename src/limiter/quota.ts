@@ -35,6 +35,11 @@ export interface QuotaWindow {
    * from refusals: where it starts, and the most a probe raises it to.
    */
   stated?: number;
+  /**
+   * On a window learned from refusals, the refusal that set it last: when, and its grant's number.
+   * A refusal of a grant made before then is of the same burst (learned.ts).
+   */
+  learned?: { at: number; n: number };
   /** A window told without limit and reset: its refill as observed between readings (units per ms). */
   learnedPerMs?: number;
   /** The provider refuses outright one request above `limit` (its dialect's window says so; too-large.ts). */

@@ -360,10 +360,10 @@ describe("Claude's output tokens quota, which Vertex counts apart", () => {
     const { statuses, refused, quotas } = await burst(OUTPUT_LEARNED, 64, 1_000);
     expect(statuses).toEqual(Array(64).fill(200));
     expect(refused, "the burst's refusals teach it").toBeGreaterThanOrEqual(1);
-    // 60 let through in the minute of the first refusal, each asking 1,000: up to 60,000 of output,
-    // less those sent on tickets whose use reached the key's object after the refusal (the window
-    // is learned from what it has heard of). A requests window would count 60.
-    expect(quotas.output?.limit).toBeGreaterThanOrEqual(0.25 * OUTPUT_TPM);
+    // 60 let through in the minute of the first refusal, each asking 1,000: 60,000 of output, counted
+    // from the grants numbered before it (the burst's other refusals, its sends reordered, leave it:
+    // learned.ts). A requests window would count 60.
+    expect(quotas.output?.limit).toBeGreaterThanOrEqual(0.9 * OUTPUT_TPM);
     expect(quotas.output?.limit, "probes climb a little above it while its pace binds").toBeLessThanOrEqual(1.1 * OUTPUT_TPM);
     expect(quotas.requests ?? null).toBeNull();
   });

@@ -45,4 +45,28 @@ describe("learnFromRefusal", () => {
     expect(q.output).toBeNull();
     expect(q.requests?.limit).toBe(10);
   });
+
+  // Seen through wrangler dev (e2e vertex): 64 sent at once into a bucket of 60, the provider
+  // refused grants 61, 60, 59 and 58 (their sends overtaken by 62 to 64). Counting again at each
+  // refusal from the grants numbered before it lowered the limit to 57 where 60 went through.
+  it("the refusals of one burst, its sends reordered: the first sets the window, the rest leave its limit", () => {
+    const recent = Array.from({ length: 64 }, (_, i) => ({ n: i + 1, at: 1_000, cost: 10 }));
+    const q: QuotaState = { requests: null, tokens: null, granted: { requests: 64, tokens: 640 }, recent };
+    const refuse = (n: number, now: number, grantedAt = 1_000) => learnFromRefusal(q, { kind: "requests", periodMs: 60_000, limit: null }, { mark: { requests: n, tokens: 10 * n }, grantedAt, cost: 10 }, now);
+    refuse(61, 1_200);
+    expect(q.requests).toMatchObject({ limit: 60, remaining: -3, learned: { at: 1_200, n: 61 } });
+    for (const n of [60, 59, 58]) refuse(n, 1_210);
+    expect(q.requests!.limit, "not 57").toBe(60);
+    expect(q.requests!.remaining).toBe(-3);
+    // One numbered after the first, owed in the level: refused, it drew nothing.
+    refuse(63, 1_220);
+    expect(q.requests!.limit).toBe(60);
+    expect(q.requests!.remaining).toBeCloseTo(-2 + (60 / 60_000) * 20, 6);
+    // A refusal of a later grant is a new episode: counted again (grants 65 and 66 after the window was learned).
+    q.recent!.push({ n: 65, at: 30_000, cost: 10 }, { n: 66, at: 30_000, cost: 10 });
+    q.granted = { requests: 66, tokens: 660 };
+    refuse(66, 30_100, 30_000);
+    expect(q.requests!.learned).toEqual({ at: 30_100, n: 66 });
+    expect(q.requests!.limit).toBe(60);
+  });
 });
