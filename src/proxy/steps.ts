@@ -38,7 +38,7 @@ export async function pickTarget(s: Attempts): Promise<Target | Response | Again
 /** A slot at `at`'s limiter, or the answer when there is none before the deadline. */
 export async function acquireSlot(s: Attempts, at: Target): Promise<Slot | Response | Again> {
   const { plan } = s;
-  await at.authorizer?.prepare?.();
+  if (at.authorizer?.prepare) await at.authorizer.prepare();
   const leaseId = `${s.requestId}:${++s.asks}`;
   const asked = s.now();
   let { tier, key, limiter } = attemptTier(s, at);
