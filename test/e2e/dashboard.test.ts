@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Gateway, startGateway } from "../support/gateway.ts";
+import { gatewayProviders } from "../support/standin/bases.ts";
 import { type Standin, startStandin } from "../support/standin/index.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -16,6 +17,8 @@ const API_KEY = "sk-e2e-dashboard";
 const MODEL = "gpt-4o-mini";
 const SCREENSHOT = resolve(import.meta.dirname, "../../test-results/dashboard.png");
 const REASONS = ["slow_start", "steady_up", "rate_limit", "quota", "manual"];
+/** A Gemini key whose quotas the operator states (Gemini tells none): its requests, and output tokens apart from its input. */
+const GEMINI = { model: "gemini-2.5-flash", key: "gemini-e2e-dashboard-key", quota: { requestsPerMinute: 300, outputTokensPerMinute: 50_000 } };
 
 interface State {
   key: string;
@@ -40,7 +43,7 @@ beforeAll(async () => {
   // 429s cut it, steady growth climbs back into the cap, and so on. Nothing else limits.
   standin = await startStandin({ maxConcurrent: 6, latencyMs: 200, rpm: 5_000, tpm: 200_000 });
   gateway = await startGateway({
-    providers: { openai: { baseUrl: standin.url } },
+    providers: { openai: { baseUrl: standin.url }, gemini: { ...gatewayProviders(standin.url, ["gemini"]).gemini!, quota: GEMINI.quota } },
     // A short cut debounce, so that a few seconds of traffic make more than one episode.
     vars: {
       ADMIN_TOKEN, COOLDOWN_MS: "1000", BASE_BACKOFF_MS: "50", USAGE_FLUSH_MS: "300",
@@ -164,6 +167,19 @@ it("shows the key, its limit history and its state in a real browser", async () 
   const counted = (await upstream())!;
   expect(counted["2xx"]).toBe(standin.stats().successes);
   expect([counted["3xx"], counted["5xx"], counted.unreachable]).toEqual([0, 0, 0]);
+
+  // Two requests to the stated Gemini key: it is listed once its first answer has proved it.
+  let geminiKey = "";
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(`${gateway.url}/gemini/v1beta/models/${GEMINI.model}:generateContent`, {
+      method: "POST",
+      headers: { "x-goog-api-key": GEMINI.key, "content-type": "application/json" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: `stated ${i}` }] }], generationConfig: { maxOutputTokens: 16 } }),
+    });
+    await r.arrayBuffer();
+    expect(r.status).toBe(200);
+    geminiKey = r.headers.get("x-slotgate-key")!;
+  }
 
   // The usage ledger has the traffic's minutes before the page loads (limiters write every 300 ms here).
   await expect.poll(async () => (await admin<{ totals: { requests: number } }>("/admin/usage")).totals.requests, { timeout: 15_000 }).toBeGreaterThan(0);
@@ -339,6 +355,17 @@ it("shows the key, its limit history and its state in a real browser", async () 
   const total = byModel.groups.find((g) => g.model === MODEL)!.costUsd;
   const money = (v: number) => `$${v < 1 ? v.toFixed(4) : v.toFixed(2)}`;
   await expect.poll(() => page.locator(`#spend-legend > span[data-name="${MODEL}"]`).textContent(), { timeout: 10_000 }).toBe(`${MODEL} ${money(total)}`);
+
+  // The stated Gemini key's detail: its requests and output windows at their statements, its input
+  // window (Gemini tells none, and none is stated) not reported.
+  const geminiRow = page.locator(`#keys tbody tr[title="${geminiKey}"]`);
+  await expect.poll(() => geminiRow.count(), { timeout: 15_000 }).toBe(1);
+  await geminiRow.click();
+  await expect.poll(() => page.locator("#d-key").textContent()).toBe(geminiKey);
+  const quotas = (await page.locator("#d-quotas").textContent()) ?? "";
+  expect(quotas).toMatch(/requests left\d+ \/ 300 \(stated 300\)/);
+  expect(quotas).toMatch(/input tokensnot reported/);
+  expect(quotas).toMatch(/output tokens left[\d,]+ \/ 50,000 \(stated 50,000\)/);
 
   // The token never shows up in a URL: neither the page's nor any request it made.
   expect(page.url()).not.toContain(ADMIN_TOKEN);

@@ -267,13 +267,18 @@ function renderDetail() {
   rows("d-conc", [["limit", c.limit], ["min / max", c.min + " / " + c.max], ["in flight", c.inFlight],
     ["queued", c.queued], ["phase", c.phase], ["cooldown", gate]]);
   var q = [];
-  ["requests", "tokens"].forEach(function (name) {
+  // A key with a window of output tokens apart (Anthropic's OTPM, Fireworks', a Vertex Claude's
+  // stated one) counts its prompts alone in `tokens`; a statement in PROVIDERS is shown beside it.
+  var apart = !!detail.quotas.output;
+  ["requests", "tokens", "output"].forEach(function (name) {
     var w = detail.quotas[name];
-    if (!w) { q.push([name, "not reported"]); return; }
-    var left = el("span", "", fmtQty(w.remaining) + " / " + (w.limit == null ? "?" : fmtQty(w.limit)));
-    left.title = fmtNum(w.remaining) + " / " + (w.limit == null ? "?" : fmtNum(w.limit));
-    q.push([name + " left", left]);
-    q.push([name + " reset in", countdown(w.resetAt)]);
+    var label = name === "output" ? "output tokens" : name === "tokens" && apart ? "input tokens" : name;
+    if (!w) { if (name !== "output") q.push([label, "not reported"]); return; }
+    var stated = w.stated == null ? "" : " (stated " + fmtQty(w.stated) + ")";
+    var left = el("span", "", fmtQty(w.remaining) + " / " + (w.limit == null ? "?" : fmtQty(w.limit)) + stated);
+    left.title = fmtNum(w.remaining) + " / " + (w.limit == null ? "?" : fmtNum(w.limit)) + (w.stated == null ? "" : " (stated " + fmtNum(w.stated) + " a minute)");
+    q.push([label + " left", left]);
+    q.push([label + " reset in", countdown(w.resetAt)]);
   });
   rows("d-quotas", q);
   rows("d-metrics", [["requests", m.totalRequests], ["completed", m.completedRequests], ["failed", m.failedRequests],
